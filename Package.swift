@@ -1,0 +1,48 @@
+// swift-tools-version: 6.1
+// CodexKit: a Linux-first Swift SDK for the OpenAI Responses API (ChatGPT/Codex backend and public API).
+// The module map and dependency direction are fixed in Docs/Architecture.md (from the project's DESIGN §1);
+// Scripts/check-imports.sh enforces them on every `import` in Sources/.
+import PackageDescription
+
+/// One settings block for every Swift target (STYLE rule 4): Swift 6 mode plus the upcoming features.
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "CodexKit",
+    products: [
+        .library(name: "CodexSchema", targets: ["CodexSchema"]),
+        .library(name: "CodexCore", targets: ["CodexCore"]),
+        .executable(name: "codexctl", targets: ["codexctl"]),
+    ],
+    targets: [
+        .target(
+            name: "CodexSchema",
+            swiftSettings: swiftSettings,
+            // Floating-point conversions call libm; the module does not need Foundation for anything else.
+            linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
+        ),
+        .target(name: "CodexCore", dependencies: ["CodexSchema"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "codexctl",
+            dependencies: ["CodexSchema", "CodexCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CodexSchemaTests",
+            dependencies: ["CodexSchema"],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "CodexCoreTests", dependencies: ["CodexCore", "CodexSchema"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "codexctlTests",
+            dependencies: ["codexctl"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Fails on any `import` edge in Sources/ that Docs/Architecture.md (the project's DESIGN §1) does not allow.
+# SwiftPM only checks declared target dependencies; this also catches transitive imports that would compile.
+#
+# Usage: Scripts/check-imports.sh [ROOT]   (ROOT defaults to the repository root; it must contain Sources/)
+set -euo pipefail
+root="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
+cd "$root"
+
+# Toolchain modules every target may import.
+toolchain="Foundation FoundationEssentials Dispatch Synchronization Glibc Musl Darwin _Concurrency"
+
+allowed_for() {
+  case "$1" in
+    CodexSchema)        echo "Foundation FoundationEssentials" ;;
+    CodexCore)          echo "CodexSchema $toolchain" ;;
+    CodexTransport)     echo "CodexCore CodexSchema FoundationNetworking $toolchain" ;;
+    CodexRecovery)      echo "CodexCore CodexSchema CodexTransport $toolchain" ;;
+    CodexStorageSQLite) echo "CodexCore CSQLite $toolchain" ;;
+    CodexRuntime)       echo "CodexCore CodexSchema CodexTransport CodexRecovery $toolchain" ;;
+    codexctl)           echo "CodexSchema CodexCore CodexTransport CodexRecovery CodexStorageSQLite CodexRuntime FoundationNetworking $toolchain" ;;
+    CSQLite)            echo "" ;;
+    *)                  return 1 ;;
+  esac
+}
+
+status=0
+for dir in Sources/*/; do
+  module=$(basename "$dir")
+  if ! allowed=$(allowed_for "$module"); then
+    echo "check-imports: module '$module' is not in the dependency table" >&2
+    status=1
+    continue
+  fi
+  # Every import statement, whatever its attributes or access level: `@testable import X`, `private import X.Y`.
+  while IFS=: read -r file line text; do
+    imported=$(sed -E 's/^[[:space:]]*(@[A-Za-z_]+[[:space:]]+)*((public|package|internal|fileprivate|private)[[:space:]]+)?import[[:space:]]+((typealias|struct|class|enum|protocol|let|var|func)[[:space:]]+)?([A-Za-z_][A-Za-z0-9_]*).*/\6/' <<<"$text")
+    if [[ " $allowed " != *" $imported "* ]]; then
+      echo "check-imports: $file:$line: $module may not import $imported" >&2
+      status=1
+    fi
+  done < <(grep -rnE '^[[:space:]]*(@[A-Za-z_]+[[:space:]]+)*((public|package|internal|fileprivate|private)[[:space:]]+)?import[[:space:]]+' "$dir" --include='*.swift' || true)
+done
+
+if [ "$status" -eq 0 ]; then
+  echo "check-imports: ok"
+fi
+exit "$status"

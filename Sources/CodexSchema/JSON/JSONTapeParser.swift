@@ -1,0 +1,414 @@
+/// The strict, non-recursive JSON parser: UTF-8 bytes to a ``JSONTape``.
+///
+/// Open containers live on an explicit frame stack, so nesting depth is bounded only by the configured
+/// limit, never by the call stack. Strings are scanned eight bytes at a time until a quote, backslash,
+/// control character or non-ASCII byte appears; strings without escapes stay in the source text.
+struct JSONTapeParser {
+    private struct Frame {
+        let isObject: Bool
+        let entryIndex: Int
+        var count: UInt32 = 0
+    }
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private let count: Int
+    private let maximumDepth: Int
+    private var index = 0
+    private var tape = JSONTape()
+    /// Source offsets of keys whose bytes went to the arena (they had escapes), by tape index; other
+    /// keys' offsets follow from their entries.
+    private var escapedKeyOffsets: [Int: Int] = [:]
+    private var frames: [Frame] = []
+
+    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
+        self.bytes = bytes
+        self.count = bytes.count
+        self.maximumDepth = maximumDepth
+    }
+
+    // MARK: - Document
+
+    mutating func parseDocument() throws(CodexSchemaError) -> JSONTape {
+        tape.entries.reserveCapacity(16 + count / 4)
+        skipWhitespace()
+        while true {
+            guard index < count else { throw error(.jsonUnexpectedEnd, "input ends where a value was expected") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"):
+                try checkDepth()
+                index += 1
+                skipWhitespace()
+                let entryIndex = tape.entries.count
+                tape.entries.append(JSONTape.Entry(kind: .object, flags: 0, count: 0, payload: Int64(entryIndex + 1)))
+                if index < count, bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                } else {
+                    frames.append(Frame(isObject: true, entryIndex: entryIndex))
+                    try parseKey()
+                    continue
+                }
+            case UInt8(ascii: "["):
+                try checkDepth()
+                index += 1
+                skipWhitespace()
+                let entryIndex = tape.entries.count
+                tape.entries.append(JSONTape.Entry(kind: .array, flags: 0, count: 0, payload: Int64(entryIndex + 1)))
+                if index < count, bytes[index] == UInt8(ascii: "]") {
+                    index += 1
+                } else {
+                    frames.append(Frame(isObject: false, entryIndex: entryIndex))
+                    continue
+                }
+            case UInt8(ascii: "\""):
+                try parseString()
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                var scanner = JSONNumberScanner(bytes: bytes, start: index)
+                let number = try scanner.scan()
+                index = scanner.end
+                if case .int(let value) = number.storage {
+                    tape.entries.append(JSONTape.Entry(kind: .integer, flags: 0, count: 0, payload: value))
+                } else {
+                    tape.entries.append(JSONTape.Entry(kind: .number, flags: 0, count: 0, payload: Int64(tape.numbers.count)))
+                    tape.numbers.append(number)
+                }
+            case UInt8(ascii: "t"):
+                try expectLiteral("true")
+                tape.entries.append(JSONTape.Entry(kind: .true, flags: 0, count: 0, payload: 0))
+            case UInt8(ascii: "f"):
+                try expectLiteral("false")
+                tape.entries.append(JSONTape.Entry(kind: .false, flags: 0, count: 0, payload: 0))
+            case UInt8(ascii: "n"):
+                try expectLiteral("null")
+                tape.entries.append(JSONTape.Entry(kind: .null, flags: 0, count: 0, payload: 0))
+            default:
+                throw error(.jsonUnexpectedCharacter, "unexpected character where a value was expected")
+            }
+
+            // A value is complete: count it in its container, closing the containers that end here.
+            attaching: while true {
+                guard !frames.isEmpty else {
+                    skipWhitespace()
+                    if index < count { throw error(.jsonTrailingData, "unexpected data after the JSON value") }
+                    return tape
+                }
+                frames[frames.count - 1].count += 1
+                let frame = frames[frames.count - 1]
+                skipWhitespace()
+                guard index < count else { throw error(.jsonUnexpectedEnd, "input ends inside an array or object") }
+                let next = bytes[index]
+                if next == UInt8(ascii: ",") {
+                    let commaOffset = index
+                    index += 1
+                    skipWhitespace()
+                    if index < count, bytes[index] == (frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                        throw CodexSchemaError(code: .jsonTrailingComma, message: "trailing comma", byteOffset: commaOffset)
+                    }
+                    if frame.isObject { try parseKey() }
+                    break attaching
+                }
+                if next == (frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                    index += 1
+                    frames.removeLast()
+                    try close(frame)
+                    continue attaching
+                }
+                throw error(
+                    .jsonUnexpectedCharacter,
+                    frame.isObject ? "expected ',' or '}' after an object member" : "expected ',' or ']' after an array element"
+                )
+            }
+        }
+    }
+
+    private mutating func checkDepth() throws(CodexSchemaError) {
+        if frames.count >= maximumDepth {
+            throw error(.jsonDepthLimitExceeded, "nesting is deeper than the limit of \(maximumDepth)")
+        }
+    }
+
+    private mutating func parseKey() throws(CodexSchemaError) {
+        guard index < count else { throw error(.jsonUnexpectedEnd, "input ends where an object key was expected") }
+        guard bytes[index] == UInt8(ascii: "\"") else {
+            throw error(.jsonUnexpectedCharacter, "expected a string key")
+        }
+        let keyOffset = index
+        try parseString()
+        if tape.entries[tape.entries.count - 1].flags & JSONTape.Flags.inArena != 0 {
+            escapedKeyOffsets[tape.entries.count - 1] = keyOffset
+        }
+        skipWhitespace()
+        guard index < count else { throw error(.jsonUnexpectedEnd, "input ends where ':' was expected") }
+        guard bytes[index] == UInt8(ascii: ":") else { throw error(.jsonUnexpectedCharacter, "expected ':' after an object key") }
+        index += 1
+        skipWhitespace()
+    }
+
+    private mutating func close(_ frame: Frame) throws(CodexSchemaError) {
+        tape.entries[frame.entryIndex].count = frame.count
+        tape.entries[frame.entryIndex].payload = Int64(tape.entries.count)
+        guard frame.isObject, frame.count > 1 else { return }
+        if let duplicate = firstDuplicateKey(object: frame.entryIndex) {
+            let entry = tape.entries[duplicate]
+            let offset = escapedKeyOffsets[duplicate] ?? Int(entry.payload) - 1
+            throw CodexSchemaError(code: .jsonDuplicateKey, message: "object has a duplicate key", byteOffset: offset)
+        }
+    }
+
+    /// The tape index of the first key of the object at `object` that repeats an earlier key.
+    private func firstDuplicateKey(object: Int) -> Int? {
+        let memberCount = Int(tape.entries[object].count)
+        // A scratch list of key indices; small objects keep it on the stack.
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: memberCount) { keys -> Int? in
+            var key = object + 1
+            for position in 0..<memberCount {
+                keys[position] = key
+                let value = key + 1
+                switch tape.entries[value].kind {
+                case .array, .object: key = Int(tape.entries[value].payload)
+                default: key = value + 1
+                }
+            }
+            if memberCount <= JSONObject.indexThreshold {
+                // Compare lengths first, then bytes of keys still in the source; arena keys go the slow way.
+                var needsView = false
+                for later in 1..<memberCount {
+                    let right = tape.entries[keys[later]]
+                    for earlier in 0..<later {
+                        let left = tape.entries[keys[earlier]]
+                        guard left.count == right.count else { continue }
+                        if (left.flags | right.flags) & JSONTape.Flags.inArena != 0 {
+                            needsView = true
+                        } else if let base = bytes.baseAddress,
+                                  memcmpBytes(base + Int(left.payload), base + Int(right.payload), Int(left.count)) {
+                            return keys[later]
+                        }
+                    }
+                }
+                if !needsView { return nil }
+            }
+            return tape.withView(source: bytes) { view -> Int? in
+                if memberCount <= JSONObject.indexThreshold {
+                    for later in 1..<memberCount {
+                        for earlier in 0..<later where view.stringsEqual(keys[earlier], keys[later]) { return keys[later] }
+                    }
+                    return nil
+                }
+                var seen = Set<[UInt8]>(minimumCapacity: memberCount)
+                for key in keys where !seen.insert(Array(view.bytes(key))).inserted { return key }
+                return nil
+            }
+        }
+    }
+
+    // MARK: - Tokens
+
+    @inline(__always)
+    private mutating func skipWhitespace() {
+        while index < count {
+            switch bytes[index] {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func expectLiteral(_ literal: StaticString) throws(CodexSchemaError) {
+        let length = literal.utf8CodeUnitCount
+        let expected = UnsafeBufferPointer(start: literal.utf8Start, count: length)
+        for offset in 0..<length {
+            guard index + offset < count else {
+                throw CodexSchemaError(code: .jsonUnexpectedEnd, message: "input ends inside a literal", byteOffset: count)
+            }
+            guard bytes[index + offset] == expected[offset] else {
+                throw CodexSchemaError(code: .jsonUnexpectedCharacter, message: "invalid literal", byteOffset: index + offset)
+            }
+        }
+        index += length
+    }
+
+    private func error(_ code: CodexSchemaError.Code, _ message: String) -> CodexSchemaError {
+        CodexSchemaError(code: code, message: message, byteOffset: index)
+    }
+
+    // MARK: - Strings
+
+    /// Parses the string whose opening quote is at `index` onto the tape; leaves `index` after its
+    /// closing quote.
+    private mutating func parseString() throws(CodexSchemaError) {
+        let start = index + 1
+        var cursor = start
+        var ascii = true
+        guard let base = bytes.baseAddress else { throw error(.jsonUnexpectedEnd, "input ends inside a string") }
+        while true {
+            // Eight bytes at a time while none is a quote, backslash, control or non-ASCII byte.
+            while cursor + 8 <= count {
+                let word = UnsafeRawPointer(base + cursor).loadUnaligned(as: UInt64.self)
+                if Self.needsAttention(word) { break }
+                cursor += 8
+            }
+            guard cursor < count else {
+                throw CodexSchemaError(code: .jsonUnexpectedEnd, message: "input ends inside a string", byteOffset: count)
+            }
+            let byte = bytes[cursor]
+            if byte == UInt8(ascii: "\"") {
+                index = cursor + 1
+                tape.entries.append(JSONTape.Entry(
+                    kind: .string, flags: ascii ? JSONTape.Flags.ascii : 0, count: UInt32(cursor - start), payload: Int64(start)
+                ))
+                return
+            }
+            if byte == UInt8(ascii: "\\") {
+                return try parseEscapedString(start: start, firstEscape: cursor, ascii: ascii)
+            }
+            if byte < 0x20 {
+                throw CodexSchemaError(code: .jsonControlCharacter, message: "unescaped control character in a string", byteOffset: cursor)
+            }
+            if byte >= 0x80 {
+                ascii = false
+                cursor += try validateUTF8Sequence(at: cursor)
+            } else {
+                cursor += 1
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func needsAttention(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let hasQuote = (quote &- ones) & ~quote
+        let hasBackslash = (backslash &- ones) & ~backslash
+        let hasControl = (word &- ones &* 0x20) & ~word
+        return ((hasQuote | hasBackslash | hasControl) & highs) | (word & highs) != 0
+    }
+
+    /// The slow path once a backslash appears: decode into the tape's arena.
+    private mutating func parseEscapedString(start: Int, firstEscape: Int, ascii: Bool) throws(CodexSchemaError) {
+        let arenaStart = tape.arena.count
+        tape.arena.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<firstEscape]))
+        var cursor = firstEscape
+        while cursor < count {
+            let byte = bytes[cursor]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index = cursor + 1
+                var flags = JSONTape.Flags.inArena
+                if !tape.arena[arenaStart...].contains(where: { $0 >= 0x80 }) { flags |= JSONTape.Flags.ascii }
+                tape.entries.append(JSONTape.Entry(
+                    kind: .string, flags: flags, count: UInt32(tape.arena.count - arenaStart), payload: Int64(arenaStart)
+                ))
+                return
+            case UInt8(ascii: "\\"):
+                cursor = try decodeEscape(at: cursor)
+            case 0..<0x20:
+                throw CodexSchemaError(code: .jsonControlCharacter, message: "unescaped control character in a string", byteOffset: cursor)
+            case 0x80...:
+                let length = try validateUTF8Sequence(at: cursor)
+                tape.arena.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[cursor..<(cursor + length)]))
+                cursor += length
+            default:
+                tape.arena.append(byte)
+                cursor += 1
+            }
+        }
+        throw CodexSchemaError(code: .jsonUnexpectedEnd, message: "input ends inside a string", byteOffset: count)
+    }
+
+    /// Decodes the escape whose backslash is at `position` into the arena; returns the next position.
+    private mutating func decodeEscape(at position: Int) throws(CodexSchemaError) -> Int {
+        guard position + 1 < count else {
+            throw CodexSchemaError(code: .jsonUnexpectedEnd, message: "input ends inside an escape", byteOffset: count)
+        }
+        let simple: UInt8
+        switch bytes[position + 1] {
+        case UInt8(ascii: "\""): simple = 0x22
+        case UInt8(ascii: "\\"): simple = 0x5C
+        case UInt8(ascii: "/"): simple = 0x2F
+        case UInt8(ascii: "b"): simple = 0x08
+        case UInt8(ascii: "f"): simple = 0x0C
+        case UInt8(ascii: "n"): simple = 0x0A
+        case UInt8(ascii: "r"): simple = 0x0D
+        case UInt8(ascii: "t"): simple = 0x09
+        case UInt8(ascii: "u"):
+            let unit = try hexUnit(at: position)
+            var scalarValue = UInt32(unit)
+            var next = position + 6
+            if (0xD800...0xDBFF).contains(unit) {
+                guard next + 1 < count, bytes[next] == UInt8(ascii: "\\"), bytes[next + 1] == UInt8(ascii: "u") else {
+                    throw CodexSchemaError(code: .jsonLoneSurrogate, message: "high surrogate escape without a low surrogate", byteOffset: position)
+                }
+                let low = try hexUnit(at: next)
+                guard (0xDC00...0xDFFF).contains(low) else {
+                    throw CodexSchemaError(code: .jsonLoneSurrogate, message: "high surrogate escape without a low surrogate", byteOffset: position)
+                }
+                scalarValue = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
+                next += 6
+            } else if (0xDC00...0xDFFF).contains(unit) {
+                throw CodexSchemaError(code: .jsonLoneSurrogate, message: "low surrogate escape without a high surrogate", byteOffset: position)
+            }
+            guard let scalar = Unicode.Scalar(scalarValue) else {
+                throw CodexSchemaError(code: .jsonInvalidEscape, message: "escape is not a Unicode scalar", byteOffset: position)
+            }
+            tape.arena.append(contentsOf: UTF8.encode(scalar) ?? UTF8.EncodedScalar())
+            return next
+        default:
+            throw CodexSchemaError(code: .jsonInvalidEscape, message: "invalid escape sequence", byteOffset: position)
+        }
+        tape.arena.append(simple)
+        return position + 2
+    }
+
+    /// The UTF-16 unit of the `\uXXXX` escape whose backslash is at `position`.
+    private func hexUnit(at position: Int) throws(CodexSchemaError) -> UInt16 {
+        guard position + 6 <= count else {
+            throw CodexSchemaError(code: .jsonUnexpectedEnd, message: "input ends inside a \\u escape", byteOffset: count)
+        }
+        var unit: UInt16 = 0
+        for offset in 2..<6 {
+            let byte = bytes[position + offset]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default:
+                throw CodexSchemaError(code: .jsonInvalidEscape, message: "\\u escape needs four hex digits", byteOffset: position + offset)
+            }
+            unit = unit << 4 | UInt16(digit)
+        }
+        return unit
+    }
+
+    /// Validates the multi-byte UTF-8 sequence starting at `position` (RFC 3629: no overlong forms,
+    /// no surrogates, nothing above U+10FFFF) and returns its length.
+    private func validateUTF8Sequence(at position: Int) throws(CodexSchemaError) -> Int {
+        let lead = bytes[position]
+        let length: Int
+        var lower: UInt8 = 0x80
+        var upper: UInt8 = 0xBF
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; lower = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: length = 3; upper = 0x9F
+        case 0xF0: length = 4; lower = 0x90
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; upper = 0x8F
+        default:
+            throw CodexSchemaError(code: .jsonInvalidUTF8, message: "invalid UTF-8 lead byte", byteOffset: position)
+        }
+        for offset in 1..<length {
+            guard position + offset < count else {
+                throw CodexSchemaError(code: .jsonInvalidUTF8, message: "truncated UTF-8 sequence", byteOffset: position)
+            }
+            let byte = bytes[position + offset]
+            let (low, high) = offset == 1 ? (lower, upper) : (UInt8(0x80), UInt8(0xBF))
+            guard byte >= low, byte <= high else {
+                throw CodexSchemaError(code: .jsonInvalidUTF8, message: "invalid UTF-8 continuation byte", byteOffset: position)
+            }
+        }
+        return length
+    }
+}

@@ -1,0 +1,503 @@
+/// Whether an evaluation records errors (``ReportMode``) or only needs the verdict (``VerdictMode``).
+/// A type parameter rather than a flag, so each mode gets its own specialized code.
+protocol EvaluationMode {
+    static var collects: Bool { get }
+}
+
+/// Stop at the first failure; record nothing.
+enum VerdictMode: EvaluationMode {
+    static var collects: Bool { false }
+}
+
+/// Record every failing keyword.
+enum ReportMode: EvaluationMode {
+    static var collects: Bool { true }
+}
+
+/// Evaluates a tape instance against a ``SchemaProgram``.
+///
+/// With `collect` off an evaluation stops at the first failure and records nothing (the fast verdict);
+/// with it on, every failing keyword is recorded with its instance and schema pointers. Subschemas of
+/// `anyOf`, `oneOf` and `not` are always evaluated as verdicts, and their applicator reports one error.
+/// Everything it reads during a walk is a plain record behind an unsafe pointer: no reference counting.
+struct SchemaEvaluator {
+    private enum PathComponent {
+        /// The tape index of a member's key.
+        case key(Int)
+        case index(Int)
+    }
+
+    private typealias Node = SchemaProgram.Node
+    private typealias Flags = SchemaProgram.NodeFlags
+
+    private let program: SchemaProgram
+    private let nodes: UnsafePointer<Node>
+    private let rules: UnsafeBufferPointer<SchemaProgram.Rule>
+    private let children: UnsafeBufferPointer<Int32>
+    private let keyBytes: UnsafeBufferPointer<UInt8>
+    private let stringRanges: UnsafeBufferPointer<SchemaProgram.Span>
+    private let numbers: UnsafeBufferPointer<JSONNumber>
+    private let tape: JSONTapeView
+    private var work = 0
+    private var depth = 0
+    private var path: [PathComponent] = []
+    private(set) var errors: [JSONValidationError] = []
+
+    /// Runs `body` with an evaluator over `program` and `tape`.
+    static func with<Output>(
+        _ program: SchemaProgram, _ tape: JSONTapeView, _ body: (inout SchemaEvaluator) throws(CodexSchemaError) -> Output
+    ) throws(CodexSchemaError) -> Output {
+        let outcome: Result<Output, CodexSchemaError> = program.nodes.withUnsafeBufferPointer { nodes in
+            program.rules.withUnsafeBufferPointer { rules in
+                program.children.withUnsafeBufferPointer { children in
+                    program.bytes.withUnsafeBufferPointer { bytes in
+                        program.stringRanges.withUnsafeBufferPointer { ranges in
+                            program.numbers.withUnsafeBufferPointer { numbers in
+                                guard let nodes = nodes.baseAddress else {
+                                    return .failure(CodexSchemaError(code: .invalidSchema, message: "schema program is empty"))
+                                }
+                                var evaluator = SchemaEvaluator(
+                                    program: program, nodes: nodes, rules: rules, children: children, keyBytes: bytes,
+                                    stringRanges: ranges, numbers: numbers, tape: tape
+                                )
+                                do throws(CodexSchemaError) {
+                                    return .success(try body(&evaluator))
+                                } catch {
+                                    return .failure(error)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return try outcome.get()
+    }
+
+    private init(
+        program: SchemaProgram,
+        nodes: UnsafePointer<Node>,
+        rules: UnsafeBufferPointer<SchemaProgram.Rule>,
+        children: UnsafeBufferPointer<Int32>,
+        keyBytes: UnsafeBufferPointer<UInt8>,
+        stringRanges: UnsafeBufferPointer<SchemaProgram.Span>,
+        numbers: UnsafeBufferPointer<JSONNumber>,
+        tape: JSONTapeView
+    ) {
+        self.program = program
+        self.nodes = nodes
+        self.rules = rules
+        self.children = children
+        self.keyBytes = keyBytes
+        self.stringRanges = stringRanges
+        self.numbers = numbers
+        self.tape = tape
+    }
+
+    // MARK: - Entry
+
+    mutating func evaluate<Mode: EvaluationMode>(
+        _ nodeIndex: Int32, _ at: Int, _ mode: Mode.Type, relaxed: Bool
+    ) throws(CodexSchemaError) -> Bool {
+        let collect = Mode.collects
+        work += 1
+        if work > program.limits.maximumValidationWork {
+            throw CodexSchemaError(
+                code: .schemaWorkLimitExceeded,
+                message: "validation needed more than \(program.limits.maximumValidationWork) subschema evaluations",
+                schemaPointer: program.pointers[Int(nodeIndex)]
+            )
+        }
+        let node = nodes + Int(nodeIndex)
+        if node.pointee.constant >= 0 {
+            if node.pointee.constant == 0, collect { record(nodeIndex, "false", "no value is allowed here") }
+            return node.pointee.constant == 1
+        }
+        depth += 1
+        defer { depth -= 1 }
+        if depth > program.limits.maximumEvaluationDepth {
+            throw CodexSchemaError(
+                code: .schemaWorkLimitExceeded,
+                message: "validation nested deeper than \(program.limits.maximumEvaluationDepth) subschema evaluations",
+                schemaPointer: program.pointers[Int(nodeIndex)]
+            )
+        }
+
+        var valid = true
+        let flags = node.pointee.flags
+        let kind = tape.kind(at)
+        if flags & Flags.hasType != 0, !matches(node.pointee.typeMask, at) {
+            guard collect else { return false }
+            valid = false
+            let found: String
+            switch kind {
+            case .null: found = "null"
+            case .false, .true: found = "boolean"
+            case .integer: found = "integer"
+            case .number: found = tape.number(at).isInteger ? "integer" : "number"
+            case .string: found = "string"
+            case .array: found = "array"
+            case .object: found = "object"
+            }
+            record(nodeIndex, "type", "expected \(SchemaProgram.typeNames(node.pointee.typeMask)), found \(found)")
+        }
+        if flags & Flags.hasEnum != 0, !enumContains(node, at) {
+            guard collect else { return false }
+            valid = false
+            record(nodeIndex, "enum", "value is not one of the \(node.pointee.enumSpan.count) allowed values")
+        }
+        if flags & Flags.hasConst != 0, !tape.equals(at, program.values[Int(node.pointee.constIndex)]) {
+            guard collect else { return false }
+            valid = false
+            record(nodeIndex, "const", "value is not the required constant")
+        }
+
+        switch kind {
+        case .object where flags & Flags.checksObjects != 0:
+            if try !evaluateObject(nodeIndex, node, at, mode, relaxed: relaxed) {
+                guard collect else { return false }
+                valid = false
+            }
+        case .array where flags & Flags.checksArrays != 0:
+            if try !evaluateArray(nodeIndex, node, at, mode, relaxed: relaxed) {
+                guard collect else { return false }
+                valid = false
+            }
+        case .string where flags & Flags.checksStrings != 0:
+            if !evaluateString(nodeIndex, node, at, mode, relaxed: relaxed) {
+                guard collect else { return false }
+                valid = false
+            }
+        case .integer, .number:
+            if flags & Flags.checksNumbers != 0, try !evaluateNumber(nodeIndex, node, at, mode) {
+                guard collect else { return false }
+                valid = false
+            }
+        default:
+            break
+        }
+
+        if flags & Flags.hasApplicators != 0, try !evaluateApplicators(nodeIndex, node, at, mode, relaxed: relaxed) {
+            guard collect else { return false }
+            valid = false
+        }
+        return valid
+    }
+
+    // MARK: - Keywords by instance type
+
+    private mutating func evaluateObject<Mode: EvaluationMode>(
+        _ nodeIndex: Int32, _ node: UnsafePointer<Node>, _ at: Int, _ mode: Mode.Type, relaxed: Bool
+    ) throws(CodexSchemaError) -> Bool {
+        let collect = Mode.collects
+        var valid = true
+        var requiredSeen: Int32 = 0
+        var hint: Int32 = 0
+        var extraKeys: [Int] = []
+        let ruleSpan = node.pointee.rules
+        let additional = node.pointee.additional
+        let memberCount = tape.entries[at].count
+        var key = at + 1
+        for _ in 0..<memberCount {
+            let value = key + 1
+            let next = tape.next(value)
+            defer { key = next }
+            if let position = rulePosition(ruleSpan, key, hint: hint) {
+                hint = position + 1
+                let rule = rules[Int(ruleSpan.start + position)]
+                if rule.isRequired { requiredSeen += 1 }
+                if rule.schema >= 0 {
+                    if collect { path.append(.key(key)) }
+                    let memberValid = try evaluate(rule.schema, value, mode, relaxed: relaxed)
+                    if collect { path.removeLast() }
+                    if !memberValid {
+                        guard collect else { return false }
+                        valid = false
+                    }
+                    continue
+                }
+            }
+            guard additional >= 0 else { continue }
+            if nodes[Int(additional)].constant == 0 {
+                guard collect else { return false }
+                valid = false
+                extraKeys.append(key)
+                continue
+            }
+            if collect { path.append(.key(key)) }
+            let memberValid = try evaluate(additional, value, mode, relaxed: relaxed)
+            if collect { path.removeLast() }
+            if !memberValid {
+                guard collect else { return false }
+                valid = false
+            }
+        }
+        for key in extraKeys {
+            path.append(.key(key))
+            record(nodeIndex, "additionalProperties", "property is not allowed")
+            path.removeLast()
+        }
+        if requiredSeen < node.pointee.requiredCount, !relaxed {
+            guard collect else { return false }
+            valid = false
+            for position in 0..<ruleSpan.count where rules[Int(ruleSpan.start + position)].isRequired {
+                if !objectHasKey(at, ruleSpan.start + position) {
+                    record(nodeIndex, "required", "missing required property \"\(program.ruleKeys[Int(ruleSpan.start + position)])\"")
+                }
+            }
+        }
+        let count = Int(memberCount)
+        if node.pointee.minProperties >= 0, !relaxed, count < node.pointee.minProperties {
+            guard collect else { return false }
+            valid = false
+            record(nodeIndex, "minProperties", "object has fewer than \(node.pointee.minProperties) properties")
+        }
+        if node.pointee.maxProperties >= 0, count > node.pointee.maxProperties {
+            guard collect else { return false }
+            valid = false
+            record(nodeIndex, "maxProperties", "object has more than \(node.pointee.maxProperties) properties")
+        }
+        return valid
+    }
+
+    private mutating func evaluateArray<Mode: EvaluationMode>(
+        _ nodeIndex: Int32, _ node: UnsafePointer<Node>, _ at: Int, _ mode: Mode.Type, relaxed: Bool
+    ) throws(CodexSchemaError) -> Bool {
+        let collect = Mode.collects
+        var valid = true
+        let count = Int(tape.entries[at].count)
+        if node.pointee.minItems >= 0, !relaxed, count < node.pointee.minItems {
+            guard collect else { return false }
+            valid = false
+            record(nodeIndex, "minItems", "array has fewer than \(node.pointee.minItems) items")
+        }
+        if node.pointee.maxItems >= 0, count > node.pointee.maxItems {
+            guard collect else { return false }
+            valid = false
+            record(nodeIndex, "maxItems", "array has more than \(node.pointee.maxItems) items")
+        }
+        if node.pointee.has(Flags.uniqueItems), !tape.elementsAreUnique(at) {
+            guard collect else { return false }
+            valid = false
+            record(nodeIndex, "uniqueItems", "array items are not unique")
+        }
+        let items = node.pointee.items
+        if items >= 0 {
+            var element = at + 1
+            for position in 0..<count {
+                if collect { path.append(.index(position)) }
+                let elementValid = try evaluate(items, element, mode, relaxed: relaxed)
+                if collect { path.removeLast() }
+                if !elementValid {
+                    guard collect else { return false }
+                    valid = false
+                }
+                element = tape.next(element)
+            }
+        }
+        return valid
+    }
+
+    private mutating func evaluateString<Mode: EvaluationMode>(
+        _ nodeIndex: Int32, _ node: UnsafePointer<Node>, _ at: Int, _ mode: Mode.Type, relaxed: Bool
+    ) -> Bool {
+        let collect = Mode.collects
+        var valid = true
+        // Lengths are in Unicode scalars; UTF-8 byte counts bound them (scalars ≤ bytes ≤ 4 × scalars).
+        let bytes = Int(tape.entries[at].count)
+        let maximum = node.pointee.maxLength
+        if maximum >= 0, bytes > maximum, tape.scalarCount(at) > maximum {
+            guard collect else { return false }
+            valid = false
+            record(nodeIndex, "maxLength", "string is longer than \(maximum) characters")
+        }
+        let minimum = node.pointee.minLength
+        if minimum >= 0, !relaxed, (bytes + 3) / 4 < minimum, tape.scalarCount(at) < minimum {
+            guard collect else { return false }
+            valid = false
+            record(nodeIndex, "minLength", "string is shorter than \(minimum) characters")
+        }
+        return valid
+    }
+
+    private mutating func evaluateNumber<Mode: EvaluationMode>(
+        _ nodeIndex: Int32, _ node: UnsafePointer<Node>, _ at: Int, _ mode: Mode.Type
+    ) throws(CodexSchemaError) -> Bool {
+        let collect = Mode.collects
+        var valid = true
+        let number = tape.number(at)
+        if node.pointee.minimum >= 0, JSONNumber.compare(number, numbers[Int(node.pointee.minimum)]) < 0 {
+            guard collect else { return false }
+            valid = false
+            record(nodeIndex, "minimum", "number is below the minimum \(numbers[Int(node.pointee.minimum)])")
+        }
+        if node.pointee.maximum >= 0, JSONNumber.compare(number, numbers[Int(node.pointee.maximum)]) > 0 {
+            guard collect else { return false }
+            valid = false
+            record(nodeIndex, "maximum", "number is above the maximum \(numbers[Int(node.pointee.maximum)])")
+        }
+        if node.pointee.exclusiveMinimum >= 0, JSONNumber.compare(number, numbers[Int(node.pointee.exclusiveMinimum)]) <= 0 {
+            guard collect else { return false }
+            valid = false
+            record(nodeIndex, "exclusiveMinimum", "number is not above \(numbers[Int(node.pointee.exclusiveMinimum)])")
+        }
+        if node.pointee.exclusiveMaximum >= 0, JSONNumber.compare(number, numbers[Int(node.pointee.exclusiveMaximum)]) >= 0 {
+            guard collect else { return false }
+            valid = false
+            record(nodeIndex, "exclusiveMaximum", "number is not below \(numbers[Int(node.pointee.exclusiveMaximum)])")
+        }
+        if node.pointee.multipleOf >= 0 {
+            let divisor = numbers[Int(node.pointee.multipleOf)]
+            guard let isMultiple = number.isMultiple(of: divisor) else {
+                throw CodexSchemaError(
+                    code: .schemaWorkLimitExceeded,
+                    message: "multipleOf on numbers this long exceeds the work bound",
+                    schemaPointer: program.pointers[Int(nodeIndex)] + "/multipleOf"
+                )
+            }
+            if !isMultiple {
+                guard collect else { return false }
+                valid = false
+                record(nodeIndex, "multipleOf", "number is not a multiple of \(divisor)")
+            }
+        }
+        return valid
+    }
+
+    // MARK: - Applicators
+
+    private mutating func evaluateApplicators<Mode: EvaluationMode>(
+        _ nodeIndex: Int32, _ node: UnsafePointer<Node>, _ at: Int, _ mode: Mode.Type, relaxed: Bool
+    ) throws(CodexSchemaError) -> Bool {
+        let collect = Mode.collects
+        var valid = true
+        let ref = node.pointee.ref
+        if ref >= 0, try !evaluate(ref, at, mode, relaxed: relaxed) {
+            guard collect else { return false }
+            valid = false
+        }
+        let allOf = node.pointee.allOf
+        for position in 0..<allOf.count where try !evaluate(children[Int(allOf.start + position)], at, mode, relaxed: relaxed) {
+            guard collect else { return false }
+            valid = false
+        }
+        let anyOf = node.pointee.anyOf
+        if anyOf.count > 0 {
+            var matched = false
+            for position in 0..<anyOf.count where try evaluate(children[Int(anyOf.start + position)], at, VerdictMode.self, relaxed: relaxed) {
+                matched = true
+                break
+            }
+            if !matched {
+                guard collect else { return false }
+                valid = false
+                record(nodeIndex, "anyOf", "value matches none of the \(anyOf.count) subschemas")
+            }
+        }
+        let oneOf = node.pointee.oneOf
+        if oneOf.count > 0 {
+            var matches = 0
+            for position in 0..<oneOf.count where try evaluate(children[Int(oneOf.start + position)], at, VerdictMode.self, relaxed: relaxed) {
+                matches += 1
+                if relaxed || matches > 1 { break }
+            }
+            if matches == 0 || (matches > 1 && !relaxed) {
+                guard collect else { return false }
+                valid = false
+                record(
+                    nodeIndex,
+                    "oneOf",
+                    matches == 0
+                        ? "value matches none of the \(oneOf.count) subschemas"
+                        : "value matches more than one of the \(oneOf.count) subschemas"
+                )
+            }
+        }
+        let negated = node.pointee.not
+        if negated >= 0, try evaluate(negated, at, VerdictMode.self, relaxed: false) {
+            guard collect else { return false }
+            valid = false
+            record(nodeIndex, "not", "value matches a schema it must not match")
+        }
+        return valid
+    }
+
+    // MARK: - Helpers
+
+    @inline(__always)
+    private func matches(_ mask: UInt8, _ at: Int) -> Bool {
+        typealias Bit = SchemaProgram.TypeBit
+        switch tape.kind(at) {
+        case .null: return mask & Bit.null != 0
+        case .false, .true: return mask & Bit.boolean != 0
+        case .object: return mask & Bit.object != 0
+        case .array: return mask & Bit.array != 0
+        case .string: return mask & Bit.string != 0
+        case .integer: return mask & (Bit.number | Bit.integer) != 0
+        case .number:
+            if mask & Bit.number != 0 { return true }
+            return mask & Bit.integer != 0 && tape.number(at).isInteger
+        }
+    }
+
+    @inline(__always)
+    private func keyEquals(_ span: (start: Int32, count: Int32), _ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard Int(span.count) == key.count else { return false }
+        let start = Int(span.start)
+        return JSONTapeView.equal(UnsafeBufferPointer(rebasing: keyBytes[start..<(start + key.count)]), key)
+    }
+
+    /// The position within `span` of the rule whose key equals the key entry at `key`; `hint` first.
+    @inline(__always)
+    private func rulePosition(_ span: SchemaProgram.Span, _ key: Int, hint: Int32) -> Int32? {
+        let bytes = tape.bytes(key)
+        if hint < span.count {
+            let rule = rules[Int(span.start + hint)]
+            if keyEquals((rule.keyStart, rule.keyCount), bytes) { return hint }
+        }
+        for position in 0..<span.count where position != hint {
+            let rule = rules[Int(span.start + position)]
+            if keyEquals((rule.keyStart, rule.keyCount), bytes) { return position }
+        }
+        return nil
+    }
+
+    private func objectHasKey(_ at: Int, _ ruleIndex: Int32) -> Bool {
+        let rule = rules[Int(ruleIndex)]
+        var key = at + 1
+        for _ in 0..<tape.entries[at].count {
+            if keyEquals((rule.keyStart, rule.keyCount), tape.bytes(key)) { return true }
+            key = tape.next(key + 1)
+        }
+        return false
+    }
+
+    private func enumContains(_ node: UnsafePointer<Node>, _ at: Int) -> Bool {
+        let span = node.pointee.enumSpan
+        if node.pointee.has(Flags.enumIsStrings) {
+            guard tape.kind(at) == .string else { return false }
+            let bytes = tape.bytes(at)
+            for position in 0..<span.count {
+                let range = stringRanges[Int(span.start + position)]
+                if keyEquals((range.start, range.count), bytes) { return true }
+            }
+            return false
+        }
+        for position in 0..<span.count where tape.equals(at, program.values[Int(span.start + position)]) { return true }
+        return false
+    }
+
+    private mutating func record(_ nodeIndex: Int32, _ keyword: String, _ message: String) {
+        var pointer = ""
+        for component in path {
+            pointer += "/"
+            switch component {
+            case .key(let key): pointer += JSONPointer.escape(tape.string(key))
+            case .index(let index): pointer += String(index)
+            }
+        }
+        let base = program.pointers[Int(nodeIndex)]
+        let schemaPointer = keyword == "false" ? base : base + "/" + keyword
+        errors.append(JSONValidationError(instancePointer: pointer, schemaPointer: schemaPointer, keyword: keyword, message: message))
+    }
+}

@@ -1,0 +1,45 @@
+/// One `codexctl` command or command group.
+protocol CLICommand {
+    /// The word that selects it, e.g. `schema`.
+    static var name: String { get }
+    /// Its help page.
+    static var help: CommandHelp { get }
+    /// Subcommands, for a group.
+    static var subcommands: [any CLICommand.Type] { get }
+    /// Runs it with the arguments after its name; returns the exit status.
+    static func run(_ arguments: [String]) async -> Int32
+}
+
+extension CLICommand {
+    static var subcommands: [any CLICommand.Type] { [] }
+
+    /// Dispatches to a subcommand, or prints help. For command groups.
+    static func dispatch(_ arguments: [String]) async -> Int32 {
+        guard let first = arguments.first else {
+            Console.out(help.text)
+            return Console.Status.success
+        }
+        if first == "-h" || first == "--help" {
+            Console.out(help.text)
+            return Console.Status.success
+        }
+        guard let command = subcommands.first(where: { $0.name == first }) else {
+            return Console.usageFailure("Unknown subcommand '\(first)'", help: help)
+        }
+        return await command.run(Array(arguments.dropFirst()))
+    }
+
+    /// Whether the arguments ask for help; prints it if so.
+    static func printsHelp(_ arguments: [String]) -> Bool {
+        guard arguments.contains("-h") || arguments.contains("--help") else { return false }
+        Console.out(help.text)
+        return true
+    }
+
+    /// Finds the command at a path such as `["schema", "validate"]`.
+    static func find(_ path: ArraySlice<String>) -> (any CLICommand.Type)? {
+        guard let first = path.first else { return self }
+        guard let next = subcommands.first(where: { $0.name == first }) else { return nil }
+        return next.find(path.dropFirst())
+    }
+}

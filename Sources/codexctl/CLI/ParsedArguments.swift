@@ -1,0 +1,54 @@
+/// A command line split into flags, options with values, and positional arguments.
+///
+/// Accepts `--name value`, `--name=value` and `--` (everything after it is positional). A lone `-` is
+/// positional (standard input).
+struct ParsedArguments {
+    private(set) var flags: Set<String> = []
+    private(set) var options: [String: String] = [:]
+    private(set) var positionals: [String] = []
+
+    /// Parses `arguments`, treating names in `valueOptions` as options that take a value.
+    init(_ arguments: [String], flags knownFlags: Set<String>, valueOptions: Set<String>) throws(UsageError) {
+        var index = 0
+        var onlyPositionals = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositionals || argument == "-" || !argument.hasPrefix("-") {
+                positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                onlyPositionals = true
+                continue
+            }
+            var name = argument
+            var inlineValue: String?
+            if let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            if knownFlags.contains(name), inlineValue == nil {
+                flags.insert(name)
+            } else if valueOptions.contains(name) {
+                if let inlineValue {
+                    options[name] = inlineValue
+                } else {
+                    guard index < arguments.count else { throw UsageError("Missing value for '\(name)'") }
+                    options[name] = arguments[index]
+                    index += 1
+                }
+            } else {
+                throw UsageError("Unknown option '\(name)'")
+            }
+        }
+    }
+
+    func has(_ flag: String) -> Bool { flags.contains(flag) }
+}
+
+/// A command-line usage mistake: printed as `Error: …` plus the usage line, exit status 64.
+struct UsageError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}

@@ -1,0 +1,34 @@
+import CodexCore
+
+/// `codexctl`: the top-level command.
+enum RootCommand: CLICommand {
+    static let name = "codexctl"
+    static let help = CommandHelp(
+        overview: "CodexKit's admin tool: schema validation, benchmarks and (in later releases) runtime administration.",
+        usage: "codexctl <subcommand> [options]",
+        options: [("--version", "Show the version.")],
+        subcommands: [
+            ("schema", "Compile JSON schemas, validate instances, run conformance suites."),
+            ("bench", "Run the benchmarks (build with -c release)."),
+            ("help", "Show help for a subcommand."),
+        ]
+    )
+    static var subcommands: [any CLICommand.Type] { [SchemaCommand.self, BenchCommand.self] }
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        switch arguments.first {
+        case "--version":
+            Console.line("codexctl \(CodexKitVersion.current)")
+            return Console.Status.success
+        case "help":
+            let path = arguments.dropFirst()
+            guard let command = find(path) else {
+                return Console.usageFailure("Unknown command '\(path.joined(separator: " "))'", help: help)
+            }
+            Console.out(command.help.text)
+            return Console.Status.success
+        default:
+            return await dispatch(arguments)
+        }
+    }
+}

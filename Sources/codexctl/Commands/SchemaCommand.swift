@@ -1,0 +1,100 @@
+import CodexSchema
+import Foundation
+
+/// `codexctl schema`: the JSON schema tools.
+enum SchemaCommand: CLICommand {
+    static let name = "schema"
+    static let help = CommandHelp(
+        overview: "Compile JSON schemas against CodexKit's supported subset, validate instances, run conformance suites.",
+        usage: "codexctl schema <subcommand>",
+        subcommands: [
+            ("check", "Compile a schema and report unsupported keywords."),
+            ("validate", "Validate a JSON instance against a schema."),
+            ("conformance", "Run a directory of JSON-Schema-Test-Suite files."),
+        ]
+    )
+    static var subcommands: [any CLICommand.Type] { [SchemaCheckCommand.self, SchemaValidateCommand.self, SchemaConformanceCommand.self] }
+
+    static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
+
+    /// Reads and parses a JSON file (or `-` for standard input) for a schema command.
+    static func loadJSON(_ path: String, what: String) -> Result<JSONValue, LoadFailure> {
+        let data: Data
+        do {
+            data = try Console.readInput(path)
+        } catch {
+            return .failure(LoadFailure(message: "Cannot read \(what) '\(path)'", status: Console.Status.unreadableInput))
+        }
+        do {
+            return .success(try JSONValue(parsing: data, options: .init(maximumDepth: 512, maximumBytes: 256 * 1024 * 1024)))
+        } catch {
+            return .failure(LoadFailure(message: "\(what.capitalized) '\(path)' is not valid JSON: \(error)", status: Console.Status.unreadableInput))
+        }
+    }
+
+    struct LoadFailure: Error {
+        let message: String
+        let status: Int32
+    }
+
+    /// The JSON object printed for a schema compilation error.
+    static func errorJSON(_ error: CodexSchemaError) -> JSONValue {
+        var members: JSONObject = ["code": .string(error.code.rawValue), "message": .string(error.message)]
+        if let pointer = error.schemaPointer { members["schema_pointer"] = .string(pointer) }
+        if !error.unsupportedLocations.isEmpty { members["locations"] = .array(error.unsupportedLocations.map(JSONValue.string)) }
+        return .object(members)
+    }
+}
+
+/// `codexctl schema check SCHEMA.json`.
+enum SchemaCheckCommand: CLICommand {
+    static let name = "check"
+    static let help = CommandHelp(
+        overview: "Compile a schema against CodexKit's supported keyword subset and report every unsupported keyword.",
+        usage: "codexctl schema check [--json] <schema>",
+        arguments: [("<schema>", "The schema file, or - for standard input.")],
+        options: [("--json", "Print one JSON object instead of text.")]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: [])
+        } catch {
+            return Console.usageFailure(error.message, help: help)
+        }
+        guard parsed.positionals.count == 1 else {
+            return Console.usageFailure(parsed.positionals.isEmpty ? "Missing expected argument '<schema>'" : "Too many arguments", help: help)
+        }
+        let schema: JSONValue
+        switch SchemaCommand.loadJSON(parsed.positionals[0], what: "schema") {
+        case .success(let value): schema = value
+        case .failure(let failure):
+            Console.error("Error: \(failure.message)\n")
+            return failure.status
+        }
+        do {
+            let validator = try JSONSchemaValidator(schema: schema)
+            if parsed.has("--json") {
+                Console.line(JSONValue.object(["ok": true, "nodes": .number(JSONNumber(validator.nodeCount))]).canonicalString())
+            } else {
+                Console.line("ok: schema compiles (\(validator.nodeCount) subschemas)")
+            }
+            return Console.Status.success
+        } catch {
+            if parsed.has("--json") {
+                var object = SchemaCommand.errorJSON(error).objectValue ?? [:]
+                object["ok"] = false
+                Console.line(JSONValue.object(object).canonicalString())
+            } else {
+                Console.line("error: \(error.code): \(error.message)")
+                let locations = error.unsupportedLocations.isEmpty ? [error.schemaPointer].compactMap { $0 } : error.unsupportedLocations
+                for location in locations {
+                    Console.line("  at \(location.isEmpty ? "(root)" : location)")
+                }
+            }
+            return Console.Status.failure
+        }
+    }
+}

@@ -1,0 +1,4 @@
+import Foundation
+
+let status = await RootCommand.run(Array(CommandLine.arguments.dropFirst()))
+exit(status)
