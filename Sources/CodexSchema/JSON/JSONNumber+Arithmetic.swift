@@ -36,11 +36,16 @@ extension JSONNumber: Comparable {
         return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
-    /// Whether `self ÷ divisor` is an integer, computed exactly. `divisor` must be above zero.
+    /// Whether `self ÷ divisor` is an integer, computed exactly (`0.0075` is a multiple of `0.0001`;
+    /// `1e308` is not a multiple of `0.123456789`).
     ///
-    /// - Parameter maximumDigits: a bound on the work for very long significands; past it the
-    ///   function returns `nil` rather than running for long.
-    func isMultiple(of divisor: JSONNumber, maximumDigits: Int = 100_000) -> Bool? {
+    /// - Parameters:
+    ///   - divisor: A number above zero.
+    ///   - maximumDigits: A bound on the work for very long significands.
+    /// - Returns: The answer, or `nil` when the significands together have more than `maximumDigits`
+    ///   digits (rather than running for long), or when `divisor` is not above zero.
+    public func isMultiple(of divisor: JSONNumber, maximumDigits: Int = 100_000) -> Bool? {
+        if divisor.isZero || divisor.isNegative { return nil }
         if case .int(let value) = storage, case .int(let step) = divisor.storage, step > 0 {
             return value % step == 0
         }

@@ -12,7 +12,8 @@
 /// object == ["a": 2, "b": 1, "c": true] // true
 /// ```
 public struct JSONObject: Sendable, Hashable {
-    /// One member.
+    /// One member. Keys compare by their code points, as JSON does (not by Unicode canonical
+    /// equivalence, as Swift's `String ==` does).
     public struct Member: Sendable, Hashable {
         /// The member's name.
         public var key: String
@@ -23,6 +24,17 @@ public struct JSONObject: Sendable, Hashable {
         public init(key: String, value: JSONValue) {
             self.key = key
             self.value = value
+        }
+
+        /// Equal keys (by code points) and equal values.
+        public static func == (lhs: Member, rhs: Member) -> Bool {
+            JSONText.equal(lhs.key, rhs.key) && lhs.value == rhs.value
+        }
+
+        /// Hashes the key's code points and the value.
+        public func hash(into hasher: inout Hasher) {
+            JSONText.hash(key, into: &hasher)
+            hasher.combine(value)
         }
     }
 
@@ -77,10 +89,14 @@ public struct JSONObject: Sendable, Hashable {
         return result
     }
 
-    /// The position of `key` in ``members``, or `nil`.
+    /// The position of `key` in ``members`` (matched by code points), or `nil`.
     public func position(of key: String) -> Int? {
-        if let index { return index[key] }
-        for position in members.indices where members[position].key == key { return position }
+        if let index {
+            guard let position = index[key] else { return nil }
+            if JSONText.equal(members[position].key, key) { return position }
+            // A canonically equivalent but different key: search exactly.
+        }
+        for position in members.indices where JSONText.equal(members[position].key, key) { return position }
         return nil
     }
 
@@ -101,7 +117,7 @@ public struct JSONObject: Sendable, Hashable {
             } else if let newValue {
                 members.append(Member(key: key, value: newValue))
                 if index != nil {
-                    index?[key] = members.count - 1
+                    if index?.updateValue(members.count - 1, forKey: key) != nil { index = Self.buildIndex(members) }
                 } else if members.count > Self.indexThreshold {
                     index = Self.buildIndex(members)
                 }
@@ -114,22 +130,13 @@ public struct JSONObject: Sendable, Hashable {
         JSONObject(uncheckedMembers: try members.map { Member(key: $0.key, value: try transform($0.value)) })
     }
 
-    /// The position of the first member whose key repeats an earlier one, or `nil`.
-    static func firstDuplicateKey(in members: [Member]) -> Int? {
-        if members.count <= indexThreshold {
-            for later in members.indices.dropFirst() {
-                for earlier in 0..<later where members[earlier].key == members[later].key { return later }
-            }
-            return nil
-        }
-        var seen = Set<String>(minimumCapacity: members.count)
-        for (position, member) in members.enumerated() where !seen.insert(member.key).inserted { return position }
-        return nil
-    }
-
-    private static func buildIndex(_ members: [Member]) -> [String: Int] {
+    /// A hash index of the keys, or `nil` when two keys are canonically equivalent but not equal (Swift's
+    /// dictionary would merge them), in which case lookups scan.
+    private static func buildIndex(_ members: [Member]) -> [String: Int]? {
         var index = [String: Int](minimumCapacity: members.count)
-        for (position, member) in members.enumerated() { index[member.key] = position }
+        for (position, member) in members.enumerated() {
+            if index.updateValue(position, forKey: member.key) != nil { return nil }
+        }
         return index
     }
 
@@ -138,7 +145,7 @@ public struct JSONObject: Sendable, Hashable {
         guard lhs.members.count == rhs.members.count else { return false }
         for (position, member) in lhs.members.enumerated() {
             // Same order is the common case: check the same position first.
-            if position < rhs.members.count, rhs.members[position].key == member.key {
+            if position < rhs.members.count, JSONText.equal(rhs.members[position].key, member.key) {
                 guard rhs.members[position].value == member.value else { return false }
                 continue
             }
@@ -152,8 +159,7 @@ public struct JSONObject: Sendable, Hashable {
         var combined = 0
         for member in members {
             var memberHasher = Hasher()
-            memberHasher.combine(member.key)
-            memberHasher.combine(member.value)
+            memberHasher.combine(member)
             combined = combined &+ memberHasher.finalize()
         }
         hasher.combine(members.count)

@@ -82,6 +82,47 @@ public enum JSONValue: Sendable, Hashable {
     }
 }
 
+extension JSONValue {
+    /// JSON equality: numbers mathematically (`1 == 1.0`), strings by code points (so `"ä"` and
+    /// `"a\u{308}"` differ, unlike Swift's `String ==`), objects regardless of member order; a Boolean
+    /// never equals a number.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let left), .bool(let right)): return left == right
+        case (.number(let left), .number(let right)): return left == right
+        case (.string(let left), .string(let right)): return JSONText.equal(left, right)
+        case (.array(let left), .array(let right)): return left == right
+        case (.object(let left), .object(let right)): return left == right
+        default: return false
+        }
+    }
+
+    /// Hashes consistently with ``==(_:_:)``.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0 as UInt8)
+        case .bool(let flag): hasher.combine(1 as UInt8); hasher.combine(flag)
+        case .number(let number): hasher.combine(2 as UInt8); hasher.combine(number)
+        case .string(let text): hasher.combine(3 as UInt8); JSONText.hash(text, into: &hasher)
+        case .array(let elements): hasher.combine(4 as UInt8); hasher.combine(elements)
+        case .object(let object): hasher.combine(5 as UInt8); hasher.combine(object)
+        }
+    }
+}
+
+/// String comparison by code points (UTF-8 bytes), which is JSON's notion of string equality.
+enum JSONText {
+    static func equal(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.count == rhs.utf8.count && lhs.utf8.elementsEqual(rhs.utf8)
+    }
+
+    static func hash(_ text: String, into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+}
+
 extension JSONValue: ExpressibleByNilLiteral {
     /// `nil` is `null`.
     public init(nilLiteral: ()) { self = .null }
