@@ -1,0 +1,276 @@
+public import Foundation
+
+/// The one public error of CodexKit's runtime layer: a stable code, a log-safe message and optional
+/// HTTP, retry, interruption and execution-limit details.
+///
+/// ```swift
+/// do {
+///     _ = try await runtime.send(request, in: threadID)
+/// } catch let error as AgentRuntimeError where error.code == .threadBusy {
+///     // one persistent turn per thread
+/// } catch let error as AgentRuntimeError where error.executionLimit == .toolCalls {
+///     // the turn used up its tool-call budget
+/// }
+/// ```
+///
+/// ``description`` never contains credentials, prompts or model output.
+public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
+    /// A stable snake_case error code. Unknown codes keep their raw value.
+    public struct Code: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+        /// The code text.
+        public let rawValue: String
+        /// Creates a code.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// Creates a code from a literal.
+        public init(stringLiteral value: String) { rawValue = value }
+        /// The code text.
+        public var description: String { rawValue }
+
+        /// A second persistent turn was started on a busy thread.
+        public static let threadBusy: Code = "thread_busy"
+        /// No such thread.
+        public static let threadNotFound: Code = "thread_not_found"
+        /// A custom backend's stream ended without `turnCompleted`.
+        public static let turnSummaryMissing: Code = "turn_summary_missing"
+        /// The Responses stream ended without `response.completed`.
+        public static let responsesStreamDisconnected: Code = "responses_stream_disconnected"
+        /// A tool result with an unknown, duplicate, mismatched or late invocation.
+        public static let invalidToolResult: Code = "invalid_tool_result"
+        /// The backend does not support steering.
+        public static let steeringUnsupported: Code = "steering_unsupported"
+        /// The steering queue is full.
+        public static let steeringQueueFull: Code = "steering_queue_full"
+        /// The turn is not active (stale turn ID or finished turn).
+        public static let turnNotActive: Code = "turn_not_active"
+        /// The account's quota or usage limit is exhausted (never retried).
+        public static let quotaExceeded: Code = "quota_exceeded"
+        /// A turn budget was exhausted; see ``AgentRuntimeError/executionLimit``.
+        public static let executionLimitExceeded: Code = "execution_limit_exceeded"
+        /// The runtime configuration is invalid.
+        public static let invalidConfiguration: Code = "invalid_configuration"
+        /// Turn limits are invalid.
+        public static let invalidTurnLimits: Code = "invalid_turn_limits"
+        /// The request's context could not be encoded.
+        public static let invalidRequestContext: Code = "invalid_request_context"
+        /// The response format's name or schema is unusable.
+        public static let invalidResponseFormat: Code = "invalid_response_format"
+        /// The response schema uses a keyword outside the supported subset.
+        public static let unsupportedSchemaKeyword: Code = "unsupported_schema_keyword"
+        /// The model's structured output failed schema validation.
+        public static let structuredOutputInvalid: Code = "structured_output_invalid"
+        /// The model's structured output did not decode into the requested type.
+        public static let structuredOutputDecodingFailed: Code = "structured_output_decoding_failed"
+        /// A required structured output was not produced.
+        public static let structuredOutputMissing: Code = "structured_output_missing"
+        /// A structured payload exceeded its size limit.
+        public static let structuredOutputTooLarge: Code = "structured_output_too_large"
+        /// An image exceeds the size limit.
+        public static let imageTooLarge: Code = "image_too_large"
+        /// Too many images in one message.
+        public static let tooManyImages: Code = "too_many_images"
+        /// A tool definition is invalid (for example its name).
+        public static let invalidToolDefinition: Code = "invalid_tool_definition"
+        /// The provider rejected the request (HTTP 4xx other than auth and rate limits).
+        public static let invalidRequest: Code = "invalid_request"
+        /// Authentication failed or is missing.
+        public static let unauthorized: Code = "unauthorized"
+        /// The account may not do this (HTTP 403).
+        public static let forbidden: Code = "forbidden"
+        /// Rate limited (HTTP 429 without a quota code).
+        public static let rateLimited: Code = "rate_limited"
+        /// The provider failed (HTTP 5xx or `response.failed`).
+        public static let providerError: Code = "provider_error"
+        /// The provider ended the response as incomplete.
+        public static let responseIncomplete: Code = "response_incomplete"
+        /// A network failure.
+        public static let transportFailure: Code = "transport_failure"
+        /// A timeout (connect, first byte, idle or total).
+        public static let timedOut: Code = "timed_out"
+        /// The work was cancelled.
+        public static let cancelled: Code = "cancelled"
+        /// A stored record could not be read.
+        public static let storageFailure: Code = "storage_failure"
+    }
+
+    /// HTTP details of a failed provider response.
+    public struct HTTPDetails: Sendable, Hashable, Codable {
+        /// The HTTP status.
+        public var statusCode: Int
+        /// The provider's error code, e.g. `insufficient_quota`.
+        public var providerCode: String?
+        /// The provider's error type, e.g. `invalid_request_error`.
+        public var providerType: String?
+        /// The request ID the provider reported.
+        public var requestID: String?
+        /// How long the provider asked to wait, capped at one day.
+        public var retryAfter: TimeInterval?
+
+        /// Creates HTTP details.
+        public init(statusCode: Int, providerCode: String? = nil, providerType: String? = nil, requestID: String? = nil, retryAfter: TimeInterval? = nil) {
+            self.statusCode = statusCode
+            self.providerCode = providerCode
+            self.providerType = providerType
+            self.requestID = requestID
+            self.retryAfter = retryAfter.map { min(max($0, 0), 86_400) }
+        }
+    }
+
+    /// Whether a retry could have replayed output the caller already saw.
+    public enum RetrySafety: String, Sendable, Hashable, Codable {
+        /// No output had been delivered: a retry is a clean replay.
+        case beforeOutput
+        /// Output had been delivered: no automatic retry.
+        case outputAlreadyEmitted
+    }
+
+    /// Retry bookkeeping at the time of failure.
+    public struct RetryDetails: Sendable, Hashable, Codable {
+        /// The attempt that failed (1-based).
+        public var attempt: Int
+        /// The attempts allowed.
+        public var maximumAttempts: Int
+        /// Whether the failure class is retryable at all.
+        public var isRetryable: Bool
+        /// Whether a retry was still safe.
+        public var safety: RetrySafety
+
+        /// Creates retry details.
+        public init(attempt: Int, maximumAttempts: Int, isRetryable: Bool, safety: RetrySafety) {
+            self.attempt = attempt
+            self.maximumAttempts = maximumAttempts
+            self.isRetryable = isRetryable
+            self.safety = safety
+        }
+    }
+
+    /// Where a stream stopped when it was interrupted.
+    public struct InterruptionDetails: Sendable, Hashable, Codable {
+        /// The provider's response ID, if one was seen.
+        public var responseID: String?
+        /// The last `sequence_number` received.
+        public var lastSequenceNumber: Int?
+        /// Whether any output had been delivered.
+        public var hadOutput: Bool
+        /// Whether any tool activity had been seen.
+        public var hadToolActivity: Bool
+        /// Whether the provider reported the response complete before the failure.
+        public var providerCompleted: Bool
+        /// The transport error domain, e.g. `NSURLErrorDomain`.
+        public var transportDomain: String?
+        /// The transport error code.
+        public var transportCode: Int?
+
+        /// Creates interruption details.
+        public init(
+            responseID: String? = nil, lastSequenceNumber: Int? = nil, hadOutput: Bool = false, hadToolActivity: Bool = false,
+            providerCompleted: Bool = false, transportDomain: String? = nil, transportCode: Int? = nil
+        ) {
+            self.responseID = responseID
+            self.lastSequenceNumber = lastSequenceNumber
+            self.hadOutput = hadOutput
+            self.hadToolActivity = hadToolActivity
+            self.providerCompleted = providerCompleted
+            self.transportDomain = transportDomain
+            self.transportCode = transportCode
+        }
+    }
+
+    /// The stable code.
+    public var code: Code
+    /// A short, log-safe explanation.
+    public var message: String
+    /// HTTP details, for provider responses.
+    public var http: HTTPDetails?
+    /// Retry bookkeeping.
+    public var retry: RetryDetails?
+    /// Where an interrupted stream stopped.
+    public var interruption: InterruptionDetails?
+    /// Which budget was exhausted, for `execution_limit_exceeded`.
+    public var executionLimit: AgentExecutionLimit?
+    /// The error that caused this one, if any (not part of ``description``).
+    public var underlying: (any Error & Sendable)?
+
+    /// Creates an error.
+    public init(
+        code: Code,
+        message: String,
+        http: HTTPDetails? = nil,
+        retry: RetryDetails? = nil,
+        interruption: InterruptionDetails? = nil,
+        executionLimit: AgentExecutionLimit? = nil,
+        underlying: (any Error & Sendable)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.http = http
+        self.retry = retry
+        self.interruption = interruption
+        self.executionLimit = executionLimit
+        self.underlying = underlying
+    }
+
+    /// An execution-limit error for `limit`.
+    public static func executionLimitExceeded(_ limit: AgentExecutionLimit) -> AgentRuntimeError {
+        AgentRuntimeError(code: .executionLimitExceeded, message: "the turn exhausted its \(limit.rawValue) budget", executionLimit: limit)
+    }
+
+    /// `code: message` with the HTTP status, provider code and request ID when present. Log-safe.
+    public var description: String {
+        var text = "\(code.rawValue): \(message)"
+        if let http {
+            text += " (HTTP \(http.statusCode)"
+            if let providerCode = http.providerCode { text += ", provider code \(providerCode)" }
+            if let requestID = http.requestID { text += ", request \(requestID)" }
+            text += ")"
+        }
+        if let executionLimit { text += " (limit: \(executionLimit.rawValue))" }
+        return text
+    }
+}
+
+extension AgentRuntimeError: Hashable {
+    /// Hashes every field but ``underlying``.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+        hasher.combine(http)
+        hasher.combine(retry)
+        hasher.combine(interruption)
+        hasher.combine(executionLimit)
+    }
+
+    /// Equal when every field but ``underlying`` is equal.
+    public static func == (lhs: AgentRuntimeError, rhs: AgentRuntimeError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.http == rhs.http && lhs.retry == rhs.retry
+            && lhs.interruption == rhs.interruption && lhs.executionLimit == rhs.executionLimit
+    }
+}
+
+extension AgentRuntimeError: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case code, message, http, retry, interruption, executionLimit
+    }
+
+    /// Decodes every field but ``underlying``.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        code = try container.decode(Code.self, forKey: .code)
+        message = try container.decode(String.self, forKey: .message)
+        http = try container.decodeIfPresent(HTTPDetails.self, forKey: .http)
+        retry = try container.decodeIfPresent(RetryDetails.self, forKey: .retry)
+        interruption = try container.decodeIfPresent(InterruptionDetails.self, forKey: .interruption)
+        executionLimit = try container.decodeIfPresent(AgentExecutionLimit.self, forKey: .executionLimit)
+        underlying = nil
+    }
+
+    /// Encodes every field but ``underlying``.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(code, forKey: .code)
+        try container.encode(message, forKey: .message)
+        try container.encodeIfPresent(http, forKey: .http)
+        try container.encodeIfPresent(retry, forKey: .retry)
+        try container.encodeIfPresent(interruption, forKey: .interruption)
+        try container.encodeIfPresent(executionLimit, forKey: .executionLimit)
+    }
+}

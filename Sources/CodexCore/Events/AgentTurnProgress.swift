@@ -1,0 +1,11 @@
+/// Provider progress within a turn: message boundaries, reasoning-summary text and web-search activity.
+public enum AgentTurnProgress: Sendable, Hashable, Codable {
+    /// A message started (with its phase when the provider gave one).
+    case messageStarted(itemID: String, phase: AgentMessagePhase?)
+    /// A message finished.
+    case messageCompleted(itemID: String, phase: AgentMessagePhase?)
+    /// A piece of reasoning-summary text (raw private reasoning is never exposed).
+    case reasoningSummaryDelta(itemID: String, summaryIndex: Int, delta: String)
+    /// Web-search activity (`in_progress`, `searching`, `completed`, …), with the query when known.
+    case webSearch(itemID: String, status: String, query: String?)
+}

@@ -1,0 +1,80 @@
+
+/// Everything a backend needs to run one turn. A sketch that the runtime issue refines.
+public struct AgentBackendTurnRequest: Sendable {
+    /// The thread.
+    public var threadID: AgentThreadID
+    /// The turn.
+    public var turnID: AgentTurnID
+    /// The request being answered.
+    public var request: Request
+    /// History to replay (empty for ephemeral turns).
+    public var history: [AgentHistoryItem]
+    /// The resolved model.
+    public var model: CodexModel
+    /// The resolved effort.
+    public var reasoningEffort: ReasoningEffort?
+    /// The resolved instructions (persona, skills).
+    public var instructions: String
+    /// The host tools available.
+    public var tools: [ToolDefinition]
+    /// The structured response contract, for structured turns.
+    public var responseFormat: AgentStructuredOutputFormat?
+
+    /// Creates a turn request.
+    public init(
+        threadID: AgentThreadID, turnID: AgentTurnID, request: Request, history: [AgentHistoryItem] = [], model: CodexModel,
+        reasoningEffort: ReasoningEffort? = nil, instructions: String = "", tools: [ToolDefinition] = [],
+        responseFormat: AgentStructuredOutputFormat? = nil
+    ) {
+        self.threadID = threadID
+        self.turnID = turnID
+        self.request = request
+        self.history = history
+        self.model = model
+        self.reasoningEffort = reasoningEffort
+        self.instructions = instructions
+        self.tools = tools
+        self.responseFormat = responseFormat
+    }
+}
+
+/// A running turn as a backend exposes it: its events and the controls the runtime may use.
+///
+/// - Important: A successful turn must emit ``AgentBackendEvent/turnCompleted(_:)``; a stream that
+///   simply ends fails with `turn_summary_missing`.
+public struct AgentTurnStream: Sendable {
+    /// The turn's events, in order.
+    public let events: AsyncThrowingStream<AgentBackendEvent, any Error>
+    /// Accepts one tool result by invocation ID.
+    public let submitToolResult: @Sendable (ToolResultEnvelope) async throws -> Void
+    /// Queues steering input for the next model request, if supported.
+    public let steer: (@Sendable (String, [AgentImageAttachment]) async throws -> Void)?
+    /// Interrupts the turn, if supported.
+    public let interrupt: (@Sendable () async -> Void)?
+    /// Returns once the first request was accepted (before any output or tool effect).
+    public let waitUntilReady: @Sendable () async throws -> Void
+
+    /// Creates a turn stream.
+    public init(
+        events: AsyncThrowingStream<AgentBackendEvent, any Error>,
+        submitToolResult: @escaping @Sendable (ToolResultEnvelope) async throws -> Void = { _ in },
+        steer: (@Sendable (String, [AgentImageAttachment]) async throws -> Void)? = nil,
+        interrupt: (@Sendable () async -> Void)? = nil,
+        waitUntilReady: @escaping @Sendable () async throws -> Void = {}
+    ) {
+        self.events = events
+        self.submitToolResult = submitToolResult
+        self.steer = steer
+        self.interrupt = interrupt
+        self.waitUntilReady = waitUntilReady
+    }
+}
+
+/// A model backend: runs turns.
+///
+/// Implementation requirements: honour task cancellation promptly; emit `turnCompleted` for success;
+/// keep tool-result identities (invocation ID and tool name).
+public protocol AgentBackend: Sendable {
+    /// Starts a turn.
+    func startTurn(_ request: AgentBackendTurnRequest) async throws -> AgentTurnStream
+}

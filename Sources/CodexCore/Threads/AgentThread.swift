@@ -1,0 +1,192 @@
+public import Foundation
+
+/// A thread's state as the runtime reports it. Unknown states are kept.
+public struct AgentThreadStatus: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The name.
+    public let rawValue: String
+    /// Creates a status.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// The name.
+    public var description: String { rawValue }
+    /// No turn is running.
+    public static let idle = AgentThreadStatus(rawValue: "idle")
+    /// A persistent turn is running.
+    public static let running = AgentThreadStatus(rawValue: "running")
+    /// Waiting for a tool result or an approval.
+    public static let waiting = AgentThreadStatus(rawValue: "waiting")
+
+    /// Decodes the name.
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    /// Encodes the name.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// A thread's model settings.
+public struct AgentThreadConfiguration: Sendable, Hashable, Codable {
+    /// The model, or `nil` for the backend's default.
+    public var model: CodexModel?
+    /// The effort, or `nil` for the model's default.
+    public var reasoningEffort: ReasoningEffort?
+
+    /// Creates a configuration.
+    public init(model: CodexModel? = nil, reasoningEffort: ReasoningEffort? = nil) {
+        self.model = model
+        self.reasoningEffort = reasoningEffort
+    }
+}
+
+/// A conversation thread.
+public struct AgentThread: Sendable, Hashable, Codable, Identifiable {
+    /// The thread's identifier.
+    public var id: AgentThreadID
+    /// A title.
+    public var title: String?
+    /// Model and effort.
+    public var configuration: AgentThreadConfiguration
+    /// The thread's persona, replacing the runtime's.
+    public var persona: AgentPersonaStack?
+    /// Skill IDs pinned to the thread.
+    public var skillIDs: [String]
+    /// The current status.
+    public var status: AgentThreadStatus
+    /// The account the thread belongs to, when bound.
+    public var accountBinding: String?
+    /// When it was created.
+    public var createdAt: Date
+    /// When it last changed.
+    public var updatedAt: Date
+
+    /// Creates a thread.
+    public init(
+        id: AgentThreadID = AgentThreadID(),
+        title: String? = nil,
+        configuration: AgentThreadConfiguration = .init(),
+        persona: AgentPersonaStack? = nil,
+        skillIDs: [String] = [],
+        status: AgentThreadStatus = .idle,
+        accountBinding: String? = nil,
+        createdAt: Date = Date(),
+        updatedAt: Date? = nil
+    ) {
+        self.id = id
+        self.title = title
+        self.configuration = configuration
+        self.persona = persona
+        self.skillIDs = skillIDs
+        self.status = status
+        self.accountBinding = accountBinding
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt ?? createdAt
+    }
+}
+
+/// How a turn ended, or that it is still running. Unknown statuses are kept.
+public struct AgentTurnStatus: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The name.
+    public let rawValue: String
+    /// Creates a status.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// The name.
+    public var description: String { rawValue }
+    /// Still running.
+    public static let running = AgentTurnStatus(rawValue: "running")
+    /// Finished successfully.
+    public static let completed = AgentTurnStatus(rawValue: "completed")
+    /// Failed.
+    public static let failed = AgentTurnStatus(rawValue: "failed")
+    /// Cancelled by the user or host.
+    public static let interrupted = AgentTurnStatus(rawValue: "interrupted")
+
+    /// Decodes the name.
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    /// Encodes the name.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// A turn record.
+public struct AgentTurn: Sendable, Hashable, Codable, Identifiable {
+    /// The turn's identifier.
+    public var id: AgentTurnID
+    /// Its thread.
+    public var threadID: AgentThreadID
+    /// The status.
+    public var status: AgentTurnStatus
+    /// Whether it was ephemeral.
+    public var executionMode: RequestExecutionMode
+    /// When it started.
+    public var startedAt: Date
+    /// When it ended.
+    public var finishedAt: Date?
+    /// Token usage, when known.
+    public var usage: AgentUsage?
+    /// The failure, for failed turns.
+    public var failure: AgentRuntimeError?
+
+    /// Creates a turn record.
+    public init(
+        id: AgentTurnID = AgentTurnID(), threadID: AgentThreadID, status: AgentTurnStatus = .running,
+        executionMode: RequestExecutionMode = .threaded, startedAt: Date = Date(), finishedAt: Date? = nil,
+        usage: AgentUsage? = nil, failure: AgentRuntimeError? = nil
+    ) {
+        self.id = id
+        self.threadID = threadID
+        self.status = status
+        self.executionMode = executionMode
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.usage = usage
+        self.failure = failure
+    }
+}
+
+/// What a successful turn produced.
+public struct AgentTurnSummary: Sendable, Hashable, Codable {
+    /// The turn.
+    public var turnID: AgentTurnID
+    /// The thread.
+    public var threadID: AgentThreadID
+    /// The final assistant message, when there is one.
+    public var finalMessage: AgentMessage?
+    /// Token usage, when reported.
+    public var usage: AgentUsage?
+    /// The provider's response ID of the last model pass.
+    public var responseID: String?
+    /// When it finished.
+    public var finishedAt: Date
+
+    /// Creates a summary.
+    public init(
+        turnID: AgentTurnID, threadID: AgentThreadID, finalMessage: AgentMessage? = nil, usage: AgentUsage? = nil,
+        responseID: String? = nil, finishedAt: Date = Date()
+    ) {
+        self.turnID = turnID
+        self.threadID = threadID
+        self.finalMessage = finalMessage
+        self.usage = usage
+        self.responseID = responseID
+        self.finishedAt = finishedAt
+    }
+}
+
+/// Why and where a turn was interrupted.
+public struct AgentTurnInterruption: Sendable, Hashable, Codable {
+    /// The turn.
+    public var turnID: AgentTurnID
+    /// The thread.
+    public var threadID: AgentThreadID
+    /// A short reason, e.g. `cancelled` or `interrupted_by_host`.
+    public var reason: String
+
+    /// Creates an interruption.
+    public init(turnID: AgentTurnID, threadID: AgentThreadID, reason: String) {
+        self.turnID = turnID
+        self.threadID = threadID
+        self.reason = reason
+    }
+}

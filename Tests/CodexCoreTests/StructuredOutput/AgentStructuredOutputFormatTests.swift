@@ -1,0 +1,52 @@
+import CodexCore
+import CodexSchema
+import Foundation
+import Testing
+
+private struct ShippingReplyDraft: AgentStructuredOutput {
+    let subject: String
+    let reply: String
+    let urgency: String
+
+    static let responseFormat = AgentStructuredOutputFormat(
+        name: "shipping_reply_draft",
+        description: "A concise shipping support reply draft.",
+        schema: .object(
+            properties: ["subject": .string(), "reply": .string(), "urgency": .string(enum: ["low", "medium", "high"])],
+            required: ["subject", "reply", "urgency"],
+            additionalProperties: false
+        )
+    )
+}
+
+@Suite struct AgentStructuredOutputFormatTests {
+    @Test func specFormatCompilesAndEnforcesItsSchema() throws {
+        let format = ShippingReplyDraft.responseFormat
+        #expect(format.strict)
+        let validator = try format.validator()
+        #expect(try validator.isValid(jsonBytes: Array(#"{"subject":"s","reply":"r","urgency":"low"}"#.utf8)))
+        #expect(try !validator.isValid(jsonBytes: Array(#"{"subject":"s","reply":"r","urgency":"urgent"}"#.utf8)))
+        #expect(try !validator.isValid(jsonBytes: Array(#"{"subject":"s","reply":"r","urgency":"low","x":1}"#.utf8)))
+        #expect(format.schema["properties"]?.objectValue?.keys == ["subject", "reply", "urgency"])
+    }
+
+    @Test func unusableFormatsAreTypedErrors() {
+        let badName = AgentStructuredOutputFormat(name: "has space", rawSchema: ["type": "object"])
+        #expect((#expect(throws: AgentRuntimeError.self) { try badName.validator() })?.code == .invalidResponseFormat)
+        let longName = AgentStructuredOutputFormat(name: String(repeating: "a", count: 65), rawSchema: true)
+        #expect((#expect(throws: AgentRuntimeError.self) { try longName.validator() })?.code == .invalidResponseFormat)
+        let pattern = AgentStructuredOutputFormat(name: "p", rawSchema: ["type": "string", "pattern": "^a"])
+        let error = #expect(throws: AgentRuntimeError.self) { try pattern.validator() }
+        #expect(error?.code == .unsupportedSchemaKeyword)
+        #expect((error?.underlying as? CodexSchemaError)?.schemaPointer == "/pattern")
+    }
+
+    @Test func formatsAndSnapshotsRoundTrip() throws {
+        let format = ShippingReplyDraft.responseFormat
+        #expect(try JSONDecoder().decode(AgentStructuredOutputFormat.self, from: JSONEncoder().encode(format)) == format)
+        let metadata = AgentStructuredOutputMetadata(formatName: "f", payload: ["b": 2, "a": 1.5])
+        #expect(metadata.payloadDigest == SHA256.hexDigest(of: Array(#"{"a":1.5,"b":2}"#.utf8)))
+        #expect(try JSONDecoder().decode(AgentStructuredOutputMetadata.self, from: JSONEncoder().encode(metadata)) == metadata)
+        #expect(AgentStructuredStreamingOptions().required)
+    }
+}

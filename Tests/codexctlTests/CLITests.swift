@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+
+@Suite struct CLITests {
+    @Test func versionAndHelp() throws {
+        let version = try CommandRunner.codexctl(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout == "codexctl 0.1.0\n")
+        for arguments in [["--help"], ["-h"], ["help"], []] {
+            let help = try CommandRunner.codexctl(arguments)
+            #expect(help.status == 0)
+            #expect(help.stdout.hasPrefix("OVERVIEW: "))
+            #expect(help.stdout.contains("\nUSAGE: codexctl <subcommand> [options]\n"))
+            #expect(help.stdout.contains("\nSUBCOMMANDS:\n  schema"))
+            #expect(help.stderr.isEmpty)
+        }
+    }
+
+    @Test func helpForASubcommandMatchesItsHelpFlag() throws {
+        let viaHelp = try CommandRunner.codexctl(["help", "schema", "validate"])
+        let viaFlag = try CommandRunner.codexctl(["schema", "validate", "--help"])
+        #expect(viaHelp.status == 0)
+        #expect(viaHelp.stdout == viaFlag.stdout)
+        #expect(viaHelp.stdout.contains("USAGE: codexctl schema validate --schema <schema> [--partial] [--json] <instance>"))
+        #expect(viaHelp.stdout.contains("ARGUMENTS:\n  <instance>"))
+    }
+
+    @Test func usageErrorsGoToStandardErrorWithStatus64() throws {
+        let unknown = try CommandRunner.codexctl(["frobnicate"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stdout.isEmpty)
+        #expect(unknown.stderr.hasPrefix("Error: Unknown subcommand 'frobnicate'\nUsage: codexctl <subcommand> [options]\n"))
+        let missing = try CommandRunner.codexctl(["schema", "validate", "x.json"])
+        #expect(missing.status == 64)
+        #expect(missing.stderr.hasPrefix("Error: Missing expected option '--schema <schema>'\n"))
+        let badOption = try CommandRunner.codexctl(["schema", "check", "--bogus", "x"])
+        #expect(badOption.status == 64)
+        #expect(badOption.stderr.hasPrefix("Error: Unknown option '--bogus'\n"))
+        let badHelp = try CommandRunner.codexctl(["help", "nope"])
+        #expect(badHelp.status == 64)
+    }
+}
+
+@Suite struct SchemaCommandTests {
+    static let schema = #"{"type":"object","properties":{"a":{"type":"string","minLength":3},"b":{"enum":[1,2]}},"required":["a"],"additionalProperties":false}"#
+
+    @Test func validateReportsValidAndInvalid() throws {
+        let schemaPath = try CommandRunner.temporaryFile(Self.schema)
+        let valid = try CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, try CommandRunner.temporaryFile(#"{"a":"abc","b":2.0}"#)])
+        #expect(valid.status == 0)
+        #expect(valid.stdout == "valid\n")
+        let invalid = try CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "-"], stdin: #"{"a":"x","b":3,"c":true}"#)
+        #expect(invalid.status == 1)
+        #expect(invalid.stdout == """
+        invalid: 3 errors
+          /a: string is shorter than 3 characters (minLength at /properties/a/minLength)
+          /b: value is not one of the 2 allowed values (enum at /properties/b/enum)
+          /c: property is not allowed (additionalProperties at /additionalProperties)
+
+        """)
+    }
+
+    @Test func validateJSONAndPartialModes() throws {
+        let schemaPath = try CommandRunner.temporaryFile(Self.schema)
+        let json = try CommandRunner.codexctl(["schema", "validate", "--json", "--schema=\(schemaPath)", "-"], stdin: #"{"b":1}"#)
+        #expect(json.status == 1)
+        #expect(json.stdout == #"{"errors":[{"instance_pointer":"","keyword":"required","message":"missing required property \"a\"","schema_pointer":"/required"}],"valid":false}"# + "\n")
+        let partial = try CommandRunner.codexctl(["schema", "validate", "--partial", "--json", "--schema", schemaPath, "-"], stdin: #"{"a":"x"}"#)
+        #expect(partial.status == 0)
+        #expect(partial.stdout == #"{"errors":[],"valid":true}"# + "\n")
+    }
+
+    @Test func validateExitsTwoOnUnreadableInput() throws {
+        let schemaPath = try CommandRunner.temporaryFile(Self.schema)
+        let missing = try CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "/nonexistent/instance.json"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr == "Error: Cannot read instance '/nonexistent/instance.json'\n")
+        let malformed = try CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "-"], stdin: "[1,]")
+        #expect(malformed.status == 2)
+        #expect(malformed.stderr == "Error: Instance '-' is not valid JSON: json_trailing_comma: trailing comma (at byte 2)\n")
+        let badSchema = try CommandRunner.codexctl(["schema", "validate", "--schema", try CommandRunner.temporaryFile(#"{"pattern":"x"}"#), "-"], stdin: "1")
+        #expect(badSchema.status == 2)
+        #expect(badSchema.stderr.contains("does not compile: unsupported_schema_keyword"))
+    }
+
+    @Test func checkListsEveryUnsupportedKeyword() throws {
+        let ok = try CommandRunner.codexctl(["schema", "check", try CommandRunner.temporaryFile(Self.schema)])
+        #expect(ok.status == 0)
+        #expect(ok.stdout == "ok: schema compiles (4 subschemas)\n")
+        let unsupported = try CommandRunner.codexctl(["schema", "check", "-"], stdin: #"{"properties":{"a":{"format":"email"}},"if":{}}"#)
+        #expect(unsupported.status == 1)
+        #expect(unsupported.stdout == """
+        error: unsupported_schema_keyword: schema keyword "format" is outside the supported subset (and 1 more)
+          at /properties/a/format
+          at /if
+
+        """)
+        let json = try CommandRunner.codexctl(["schema", "check", "--json", "-"], stdin: #"{"pattern":"x"}"#)
+        #expect(json.stdout == #"{"code":"unsupported_schema_keyword","locations":["/pattern"],"message":"schema keyword \"pattern\" is outside the supported subset","ok":false,"schema_pointer":"/pattern"}"# + "\n")
+    }
+
+    @Test func conformanceRunsTheCorpusAndEndsWithTheCounts() throws {
+        let result = try CommandRunner.codexctl(["schema", "conformance", "Tests/CodexSchemaTests/Fixtures/jsonschema"])
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.last == "641 passed, 0 failed")
+        #expect(lines.first == "rejected.json: 297 passed, 0 failed")
+        #expect(lines.contains("supported/type.json: 56 passed, 0 failed"))
+    }
+
+    @Test func conformanceFailuresExitOne() throws {
+        let path = try CommandRunner.temporaryFile(
+            #"[{"description":"g","schema":{"minimum":2},"tests":[{"description":"ok","data":3,"valid":true},{"description":"wrong","data":3,"valid":false}]}]"#,
+            name: "suite.json"
+        )
+        let result = try CommandRunner.codexctl(["schema", "conformance", URL(fileURLWithPath: path).deletingLastPathComponent().path])
+        #expect(result.status == 1)
+        #expect(result.stdout == "suite.json: 1 passed, 1 failed\n  FAIL g / wrong: expected invalid, got valid\n1 passed, 1 failed\n")
+    }
+}
+
+@Suite struct BenchCommandTests {
+    @Test func schemaBenchPrintsOneJSONObjectInTheSharedShape() throws {
+        let result = try CommandRunner.codexctl(["bench", "schema", "--json", "--only", "diet_plan", "--run-seconds", "0.01", "--runs", "1"])
+        #expect(result.status == 0)
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        #expect(object?["suite"] as? String == "schema")
+        #expect(["debug", "release"].contains(object?["build"] as? String ?? ""))
+        let results = object?["results"] as? [[String: Any]] ?? []
+        #expect(results.map { $0["mode"] as? String ?? "" } == ["parsed", "parsed-value", "parse+validate"])
+        #expect(results.allSatisfy { $0["name"] as? String == "diet_plan" && $0["bytes"] as? Int == 280 })
+        let combined = results[2]
+        #expect((combined["baseline"] as? [String: Any])?["name"] as? String == "JSONSerialization parse")
+        #expect(combined["ratio"] is Double || combined["ratio"] is Int)
+    }
+}
+
+@Suite struct ImportCheckTests {
+    @Test func theImportCheckPassesOnTheRepositoryAndCatchesAForbiddenEdge() throws {
+        let script = CommandRunner.repositoryRoot.appendingPathComponent("Scripts/check-imports.sh")
+        let clean = try CommandRunner.run(script, [])
+        #expect(clean.status == 0)
+        #expect(clean.stdout == "check-imports: ok\n")
+
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("imports-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        try FileManager.default.copyItem(at: CommandRunner.repositoryRoot.appendingPathComponent("Sources"), to: scratch.appendingPathComponent("Sources"))
+        let victim = scratch.appendingPathComponent("Sources/CodexSchema/JSON/JSONValue.swift")
+        try (try String(contentsOf: victim, encoding: .utf8) + "\n@preconcurrency internal import CodexCore\n").write(to: victim, atomically: true, encoding: .utf8)
+        let dirty = try CommandRunner.run(script, [scratch.path])
+        #expect(dirty.status == 1)
+        #expect(dirty.stderr.contains("Sources/CodexSchema/JSON/JSONValue.swift:"))
+        #expect(dirty.stderr.contains(": CodexSchema may not import CodexCore"))
+    }
+}
