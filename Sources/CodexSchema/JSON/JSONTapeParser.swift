@@ -169,6 +169,27 @@ struct JSONTapeParser {
                 }
             }
             if memberCount <= JSONObject.indexThreshold {
+                // A 64-bit filter on (length, first byte): distinct signatures cannot be duplicates.
+                var seen: UInt64 = 0
+                var possibleDuplicate = false
+                for position in 0..<memberCount {
+                    let entry = tape.entries[keys[position]]
+                    let first: UInt8
+                    if entry.count == 0 {
+                        first = 0
+                    } else if entry.flags & JSONTape.Flags.inArena != 0 {
+                        first = tape.arena[Int(entry.payload)]
+                    } else {
+                        first = bytes[Int(entry.payload)]
+                    }
+                    let bit: UInt64 = 1 << ((UInt64(entry.count) &* 31 &+ UInt64(first)) & 63)
+                    if seen & bit != 0 {
+                        possibleDuplicate = true
+                        break
+                    }
+                    seen |= bit
+                }
+                if !possibleDuplicate { return nil }
                 // Compare lengths first, then bytes of keys still in the source; arena keys go the slow way.
                 var needsView = false
                 for later in 1..<memberCount {
@@ -243,7 +264,12 @@ struct JSONTapeParser {
             // Eight bytes at a time while none is a quote, backslash, control or non-ASCII byte.
             while cursor + 8 <= count {
                 let word = UnsafeRawPointer(base + cursor).loadUnaligned(as: UInt64.self)
-                if Self.needsAttention(word) { break }
+                let mask = Self.attentionMask(word)
+                if mask != 0 {
+                    // The lowest flagged byte is exact (the tricks only misfire above a true hit).
+                    cursor += mask.trailingZeroBitCount >> 3
+                    break
+                }
                 cursor += 8
             }
             guard cursor < count else {
@@ -273,7 +299,9 @@ struct JSONTapeParser {
     }
 
     @inline(__always)
-    private static func needsAttention(_ word: UInt64) -> Bool {
+    /// High bits set in the bytes of `word` (little-endian) that are a quote, a backslash, a control
+    /// character or non-ASCII. Bytes above the first flagged one may be flagged spuriously.
+    private static func attentionMask(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let quote = word ^ (ones &* 0x22)
@@ -281,7 +309,7 @@ struct JSONTapeParser {
         let hasQuote = (quote &- ones) & ~quote
         let hasBackslash = (backslash &- ones) & ~backslash
         let hasControl = (word &- ones &* 0x20) & ~word
-        return ((hasQuote | hasBackslash | hasControl) & highs) | (word & highs) != 0
+        return ((hasQuote | hasBackslash | hasControl) | word) & highs
     }
 
     /// The slow path once a backslash appears: decode into the tape's arena.

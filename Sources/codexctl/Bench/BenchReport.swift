@@ -89,6 +89,8 @@ struct BenchReport {
 struct BenchTimer {
     var runSeconds: Double
     var runs: Int
+    /// A fixed batch size instead of calibration (for instruction counting under valgrind).
+    var fixedIterations: Int?
 
     /// Returns the median operations per second of `body`, which performs one operation per call and
     /// returns a value folded into a checksum so the work cannot be optimized away.
@@ -96,7 +98,7 @@ struct BenchTimer {
         let clock = ContinuousClock()
         var checksum = 0
         var batch = 1
-        while true {
+        while fixedIterations == nil {
             let start = clock.now
             for _ in 0..<batch { checksum &+= try body() }
             let elapsed = Self.seconds(clock.now - start)
@@ -106,6 +108,7 @@ struct BenchTimer {
             }
             batch *= 4
         }
+        if let fixedIterations { batch = fixedIterations }
         var rates: [Double] = []
         for _ in 0..<runs {
             let start = clock.now

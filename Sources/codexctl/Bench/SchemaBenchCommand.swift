@@ -10,7 +10,7 @@ enum SchemaBenchCommand: CLICommand {
         'parse+validate', each next to Foundation's JSONSerialization parsing the same bytes; plus the JSON \
         parser's MB/s on big_payload next to JSONSerialization's.
         """,
-        usage: "codexctl bench schema [--json] [--workloads <dir>] [--only <name>] [--mode <mode>] [--run-seconds <s>] [--runs <n>]",
+        usage: "codexctl bench schema [--json] [--workloads <dir>] [--only <name>] [--mode <mode>] [--run-seconds <s>] [--runs <n>] [--iterations <n>]",
         options: [
             ("--json", "Print one JSON object (the shared benchmark shape)."),
             ("--workloads <dir>", "The workload directory (default: Benchmarks/schema of this checkout)."),
@@ -18,6 +18,7 @@ enum SchemaBenchCommand: CLICommand {
             ("--mode <mode>", "Run only one mode: parsed, parsed-value, parse+validate or json_parse."),
             ("--run-seconds <s>", "Minimum duration of one run (default 0.5)."),
             ("--runs <n>", "Runs per figure; the median is reported (default 5)."),
+            ("--iterations <n>", "Run exactly n operations per run instead of calibrating (for valgrind)."),
         ]
     )
 
@@ -25,7 +26,7 @@ enum SchemaBenchCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--workloads", "--only", "--mode", "--run-seconds", "--runs"])
+            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--workloads", "--only", "--mode", "--run-seconds", "--runs", "--iterations"])
         } catch {
             return Console.usageFailure(error.message, help: help)
         }
@@ -37,7 +38,7 @@ enum SchemaBenchCommand: CLICommand {
         }
         let directory = parsed.options["--workloads"].map { URL(fileURLWithPath: $0) } ?? BenchData.directory("schema")
         do {
-            let report = try SchemaBenchmark(directory: directory, only: parsed.options["--only"], mode: parsed.options["--mode"], timer: BenchTimer(runSeconds: runSeconds, runs: runs)).run()
+            let report = try SchemaBenchmark(directory: directory, only: parsed.options["--only"], mode: parsed.options["--mode"], timer: BenchTimer(runSeconds: runSeconds, runs: runs, fixedIterations: parsed.options["--iterations"].flatMap { Int($0) })).run()
             report.print(json: parsed.has("--json"))
             return Console.Status.success
         } catch {
