@@ -16,15 +16,13 @@ public import Foundation
 /// ``description`` never contains credentials, prompts or model output.
 public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
     /// A stable snake_case error code. Unknown codes keep their raw value.
-    public struct Code: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public struct Code: OpenVocabulary, ExpressibleByStringLiteral {
         /// The code text.
         public let rawValue: String
         /// Creates a code.
         public init(rawValue: String) { self.rawValue = rawValue }
         /// Creates a code from a literal.
         public init(stringLiteral value: String) { rawValue = value }
-        /// The code text.
-        public var description: String { rawValue }
 
         /// A second persistent turn was started on a busy thread.
         public static let threadBusy: Code = "thread_busy"

@@ -24,17 +24,6 @@ public struct AgentIdentifier<Kind: AgentIdentifierKind>: RawRepresentable, Send
     /// Wraps a literal identifier.
     public init(stringLiteral value: String) { rawValue = value }
 
-    /// Decodes a plain JSON string.
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    /// Encodes a plain JSON string.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
     /// The identifier text.
     public var description: String { rawValue }
 

@@ -32,13 +32,11 @@ public enum AgentLogLevel: Int, Sendable, Hashable, Codable, Comparable, CustomS
 }
 
 /// The area an event comes from. Open: hosts may add their own.
-public struct AgentLogCategory: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+public struct AgentLogCategory: OpenVocabulary {
     /// The name.
     public let rawValue: String
     /// Creates a category.
     public init(rawValue: String) { self.rawValue = rawValue }
-    /// The name.
-    public var description: String { rawValue }
 
     /// Sign-in, tokens, sessions.
     public static let auth = AgentLogCategory(rawValue: "auth")

@@ -1,13 +1,11 @@
 public import Foundation
 
 /// Who wrote a message.
-public struct AgentMessageRole: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+public struct AgentMessageRole: OpenVocabulary {
     /// The wire name.
     public let rawValue: String
     /// Creates a role from its wire name (unknown names are kept).
     public init(rawValue: String) { self.rawValue = rawValue }
-    /// The wire name.
-    public var description: String { rawValue }
 
     /// The user.
     public static let user = AgentMessageRole(rawValue: "user")
@@ -18,13 +16,6 @@ public struct AgentMessageRole: RawRepresentable, Sendable, Hashable, Codable, C
     /// System instructions.
     public static let system = AgentMessageRole(rawValue: "system")
 
-    /// Decodes the wire name.
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    /// Encodes the wire name.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 }
 
 /// What an assistant message is for, when the provider says: progress narration or the final answer.

@@ -4,23 +4,14 @@
 /// let model: CodexModel = .gpt6Astra        // "gpt-6-astra"
 /// let custom = CodexModel(rawValue: "gpt-7-preview")
 /// ```
-public struct CodexModel: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct CodexModel: OpenVocabulary, ExpressibleByStringLiteral {
     /// The slug sent as `model`.
     public let rawValue: String
     /// Wraps a slug.
     public init(rawValue: String) { self.rawValue = rawValue }
     /// Wraps a literal slug.
     public init(stringLiteral value: String) { rawValue = value }
-    /// The slug.
-    public var description: String { rawValue }
 
-    /// Decodes the slug.
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    /// Encodes the slug.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 
     /// GPT-6 Astra: default effort low; efforts low … ultra; 272,000-token window.
     public static let gpt6Astra: CodexModel = "gpt-6-astra"
@@ -56,7 +47,7 @@ public struct CodexModel: RawRepresentable, Sendable, Hashable, Codable, CustomS
 /// What the catalog knows about a model. Metadata only: it does not grant account access.
 public struct CodexModelInfo: Sendable, Hashable, Codable {
     /// Input kinds a model accepts.
-    public struct Modality: RawRepresentable, Sendable, Hashable, Codable {
+    public struct Modality: OpenVocabulary {
         /// The wire name.
         public let rawValue: String
         /// Creates a modality.

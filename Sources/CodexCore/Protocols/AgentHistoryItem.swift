@@ -33,7 +33,7 @@ public struct AgentReasoningItem: Sendable, Hashable, Codable {
 }
 
 /// Kinds of system events in history. Unknown kinds are kept.
-public struct AgentSystemEventType: RawRepresentable, Sendable, Hashable, Codable {
+public struct AgentSystemEventType: OpenVocabulary {
     /// The name.
     public let rawValue: String
     /// Creates a kind.
@@ -47,13 +47,6 @@ public struct AgentSystemEventType: RawRepresentable, Sendable, Hashable, Codabl
     /// A turn was interrupted.
     public static let turnInterrupted = AgentSystemEventType(rawValue: "turn_interrupted")
 
-    /// Decodes the name.
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    /// Encodes the name.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 }
 
 /// A turn lifecycle event in history.

@@ -2,7 +2,7 @@
 /// user's prompt so the model sees it without it pretending to be user-authored text.
 public struct AgentDeveloperMessage: Sendable, Hashable, Codable {
     /// What the message carries.
-    public struct Kind: RawRepresentable, Sendable, Hashable, Codable {
+    public struct Kind: OpenVocabulary {
         /// The stable name.
         public let rawValue: String
         /// Creates a kind from its name.

@@ -1,3 +1,4 @@
+import CodexSchema
 import Foundation
 
 /// One turn's input: the user's text and images plus optional typed context, fulfilment policy and
@@ -74,10 +75,8 @@ public struct Request: Sendable, Hashable, Codable {
     ) throws {
         self.init(text: text, images: images, executionMode: executionMode, personaOverride: personaOverride, skillSelection: skillSelection)
         if let context {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.withoutEscapingSlashes]
             do {
-                renderedContext = String(decoding: try encoder.encode(context), as: UTF8.self)
+                renderedContext = try JSONValueEncoder().encode(context).compactString()
             } catch {
                 throw AgentRuntimeError(code: .invalidRequestContext, message: "the request context could not be encoded as JSON")
             }

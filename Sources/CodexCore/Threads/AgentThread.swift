@@ -1,13 +1,11 @@
 public import Foundation
 
 /// A thread's state as the runtime reports it. Unknown states are kept.
-public struct AgentThreadStatus: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+public struct AgentThreadStatus: OpenVocabulary {
     /// The name.
     public let rawValue: String
     /// Creates a status.
     public init(rawValue: String) { self.rawValue = rawValue }
-    /// The name.
-    public var description: String { rawValue }
     /// No turn is running.
     public static let idle = AgentThreadStatus(rawValue: "idle")
     /// A persistent turn is running.
@@ -15,13 +13,6 @@ public struct AgentThreadStatus: RawRepresentable, Sendable, Hashable, Codable, 
     /// Waiting for a tool result or an approval.
     public static let waiting = AgentThreadStatus(rawValue: "waiting")
 
-    /// Decodes the name.
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    /// Encodes the name.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 }
 
 /// A thread's model settings.
@@ -84,13 +75,11 @@ public struct AgentThread: Sendable, Hashable, Codable, Identifiable {
 }
 
 /// How a turn ended, or that it is still running. Unknown statuses are kept.
-public struct AgentTurnStatus: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+public struct AgentTurnStatus: OpenVocabulary {
     /// The name.
     public let rawValue: String
     /// Creates a status.
     public init(rawValue: String) { self.rawValue = rawValue }
-    /// The name.
-    public var description: String { rawValue }
     /// Still running.
     public static let running = AgentTurnStatus(rawValue: "running")
     /// Finished successfully.
@@ -100,13 +89,6 @@ public struct AgentTurnStatus: RawRepresentable, Sendable, Hashable, Codable, Cu
     /// Cancelled by the user or host.
     public static let interrupted = AgentTurnStatus(rawValue: "interrupted")
 
-    /// Decodes the name.
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    /// Encodes the name.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 }
 
 /// A turn record.

@@ -17,11 +17,26 @@ extension JSONValue {
     public func canonicalString() -> String {
         String(decoding: canonicalBytes(), as: UTF8.self)
     }
+
+    /// Compact JSON with object members in their stored order (not sorted); otherwise as
+    /// ``canonicalBytes()``: no whitespace, canonical numbers, minimal escapes.
+    public func compactBytes() -> [UInt8] {
+        var writer = CanonicalJSONWriter(sortsKeys: false)
+        writer.write(self)
+        return writer.output
+    }
+
+    /// ``compactBytes()`` as a string.
+    public func compactString() -> String {
+        String(decoding: compactBytes(), as: UTF8.self)
+    }
 }
 
 /// Writes the canonical form of a ``JSONValue`` into a byte buffer.
 struct CanonicalJSONWriter {
     private(set) var output: [UInt8] = []
+    /// Whether object members are written in UTF-8 byte order of their keys (canonical form).
+    var sortsKeys = true
 
     mutating func write(_ value: JSONValue) {
         switch value {
@@ -43,7 +58,7 @@ struct CanonicalJSONWriter {
         case .object(let object):
             output.append(UInt8(ascii: "{"))
             var members = object.members
-            if !Self.isSorted(members) { members.sort { Self.utf8Precedes($0.key, $1.key) } }
+            if sortsKeys, !Self.isSorted(members) { members.sort { Self.utf8Precedes($0.key, $1.key) } }
             for (offset, member) in members.enumerated() {
                 if offset > 0 { output.append(UInt8(ascii: ",")) }
                 writeString(member.key)

@@ -21,27 +21,27 @@ enum ReportMode: EvaluationMode {
 /// `anyOf`, `oneOf` and `not` are always evaluated as verdicts, and their applicator reports one error.
 /// Everything it reads during a walk is a plain record behind an unsafe pointer: no reference counting.
 struct SchemaEvaluator {
-    private enum PathComponent {
+    enum PathComponent {
         /// The tape index of a member's key.
         case key(Int)
         case index(Int)
     }
 
-    private typealias Node = SchemaProgram.Node
-    private typealias Flags = SchemaProgram.NodeFlags
+    typealias Node = SchemaProgram.Node
+    typealias Flags = SchemaProgram.NodeFlags
 
-    private let program: SchemaProgram
-    private let nodes: UnsafePointer<Node>
-    private let rules: UnsafeBufferPointer<SchemaProgram.Rule>
-    private let children: UnsafeBufferPointer<Int32>
-    private let keyBytes: UnsafeBufferPointer<UInt8>
-    private let stringRanges: UnsafeBufferPointer<SchemaProgram.Span>
-    private let numbers: UnsafeBufferPointer<JSONNumber>
-    private let tape: JSONTapeView
+    let program: SchemaProgram
+    let nodes: UnsafePointer<Node>
+    let rules: UnsafeBufferPointer<SchemaProgram.Rule>
+    let children: UnsafeBufferPointer<Int32>
+    let keyBytes: UnsafeBufferPointer<UInt8>
+    let stringRanges: UnsafeBufferPointer<SchemaProgram.Span>
+    let numbers: UnsafeBufferPointer<JSONNumber>
+    let tape: JSONTapeView
     private var work = 0
     private var depth = 0
-    private var path: [PathComponent] = []
-    private(set) var errors: [JSONValidationError] = []
+    var path: [PathComponent] = []
+    var errors: [JSONValidationError] = []
 
     /// Runs `body` with an evaluator over `program` and `tape`.
     static func with<Output>(
@@ -420,84 +420,5 @@ struct SchemaEvaluator {
             record(nodeIndex, "not", "value matches a schema it must not match")
         }
         return valid
-    }
-
-    // MARK: - Helpers
-
-    @inline(__always)
-    private func matches(_ mask: UInt8, _ at: Int) -> Bool {
-        typealias Bit = SchemaProgram.TypeBit
-        switch tape.kind(at) {
-        case .null: return mask & Bit.null != 0
-        case .false, .true: return mask & Bit.boolean != 0
-        case .object: return mask & Bit.object != 0
-        case .array: return mask & Bit.array != 0
-        case .string: return mask & Bit.string != 0
-        case .integer: return mask & (Bit.number | Bit.integer) != 0
-        case .number:
-            if mask & Bit.number != 0 { return true }
-            return mask & Bit.integer != 0 && tape.number(at).isInteger
-        }
-    }
-
-    @inline(__always)
-    private func keyEquals(_ span: (start: Int32, count: Int32), _ key: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard Int(span.count) == key.count else { return false }
-        let start = Int(span.start)
-        return JSONTapeView.equal(UnsafeBufferPointer(rebasing: keyBytes[start..<(start + key.count)]), key)
-    }
-
-    /// The position within `span` of the rule whose key equals the key entry at `key`; `hint` first.
-    @inline(__always)
-    private func rulePosition(_ span: SchemaProgram.Span, _ key: Int, hint: Int32) -> Int32? {
-        let bytes = tape.bytes(key)
-        if hint < span.count {
-            let rule = rules[Int(span.start + hint)]
-            if keyEquals((rule.keyStart, rule.keyCount), bytes) { return hint }
-        }
-        for position in 0..<span.count where position != hint {
-            let rule = rules[Int(span.start + position)]
-            if keyEquals((rule.keyStart, rule.keyCount), bytes) { return position }
-        }
-        return nil
-    }
-
-    private func objectHasKey(_ at: Int, _ ruleIndex: Int32) -> Bool {
-        let rule = rules[Int(ruleIndex)]
-        var key = at + 1
-        for _ in 0..<tape.entries[at].count {
-            if keyEquals((rule.keyStart, rule.keyCount), tape.bytes(key)) { return true }
-            key = tape.next(key + 1)
-        }
-        return false
-    }
-
-    private func enumContains(_ node: UnsafePointer<Node>, _ at: Int) -> Bool {
-        let span = node.pointee.enumSpan
-        if node.pointee.has(Flags.enumIsStrings) {
-            guard tape.kind(at) == .string else { return false }
-            let bytes = tape.bytes(at)
-            for position in 0..<span.count {
-                let range = stringRanges[Int(span.start + position)]
-                if keyEquals((range.start, range.count), bytes) { return true }
-            }
-            return false
-        }
-        for position in 0..<span.count where tape.equals(at, program.values[Int(span.start + position)]) { return true }
-        return false
-    }
-
-    private mutating func record(_ nodeIndex: Int32, _ keyword: String, _ message: String) {
-        var pointer = ""
-        for component in path {
-            pointer += "/"
-            switch component {
-            case .key(let key): pointer += JSONPointer.escape(tape.string(key))
-            case .index(let index): pointer += String(index)
-            }
-        }
-        let base = program.pointers[Int(nodeIndex)]
-        let schemaPointer = keyword == "false" ? base : base + "/" + keyword
-        errors.append(JSONValidationError(instancePointer: pointer, schemaPointer: schemaPointer, keyword: keyword, message: message))
     }
 }

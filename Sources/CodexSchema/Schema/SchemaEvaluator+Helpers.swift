@@ -1,0 +1,79 @@
+/// Keyword helpers of ``SchemaEvaluator``: type and key matching, enum membership, error recording.
+extension SchemaEvaluator {
+    @inline(__always)
+    func matches(_ mask: UInt8, _ at: Int) -> Bool {
+        typealias Bit = SchemaProgram.TypeBit
+        switch tape.kind(at) {
+        case .null: return mask & Bit.null != 0
+        case .false, .true: return mask & Bit.boolean != 0
+        case .object: return mask & Bit.object != 0
+        case .array: return mask & Bit.array != 0
+        case .string: return mask & Bit.string != 0
+        case .integer: return mask & (Bit.number | Bit.integer) != 0
+        case .number:
+            if mask & Bit.number != 0 { return true }
+            return mask & Bit.integer != 0 && tape.number(at).isInteger
+        }
+    }
+
+    @inline(__always)
+    func keyEquals(_ span: (start: Int32, count: Int32), _ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard Int(span.count) == key.count else { return false }
+        let start = Int(span.start)
+        return JSONTapeView.equal(UnsafeBufferPointer(rebasing: keyBytes[start..<(start + key.count)]), key)
+    }
+
+    /// The position within `span` of the rule whose key equals the key entry at `key`; `hint` first.
+    @inline(__always)
+    func rulePosition(_ span: SchemaProgram.Span, _ key: Int, hint: Int32) -> Int32? {
+        let bytes = tape.bytes(key)
+        if hint < span.count {
+            let rule = rules[Int(span.start + hint)]
+            if keyEquals((rule.keyStart, rule.keyCount), bytes) { return hint }
+        }
+        for position in 0..<span.count where position != hint {
+            let rule = rules[Int(span.start + position)]
+            if keyEquals((rule.keyStart, rule.keyCount), bytes) { return position }
+        }
+        return nil
+    }
+
+    func objectHasKey(_ at: Int, _ ruleIndex: Int32) -> Bool {
+        let rule = rules[Int(ruleIndex)]
+        var key = at + 1
+        for _ in 0..<tape.entries[at].count {
+            if keyEquals((rule.keyStart, rule.keyCount), tape.bytes(key)) { return true }
+            key = tape.next(key + 1)
+        }
+        return false
+    }
+
+    func enumContains(_ node: UnsafePointer<Node>, _ at: Int) -> Bool {
+        let span = node.pointee.enumSpan
+        if node.pointee.has(Flags.enumIsStrings) {
+            guard tape.kind(at) == .string else { return false }
+            let bytes = tape.bytes(at)
+            for position in 0..<span.count {
+                let range = stringRanges[Int(span.start + position)]
+                if keyEquals((range.start, range.count), bytes) { return true }
+            }
+            return false
+        }
+        for position in 0..<span.count where tape.equals(at, program.values[Int(span.start + position)]) { return true }
+        return false
+    }
+
+    mutating func record(_ nodeIndex: Int32, _ keyword: String, _ message: String) {
+        var pointer = ""
+        for component in path {
+            pointer += "/"
+            switch component {
+            case .key(let key): pointer += JSONPointer.escape(tape.string(key))
+            case .index(let index): pointer += String(index)
+            }
+        }
+        let base = program.pointers[Int(nodeIndex)]
+        let schemaPointer = keyword == "false" ? base : base + "/" + keyword
+        errors.append(JSONValidationError(instancePointer: pointer, schemaPointer: schemaPointer, keyword: keyword, message: message))
+    }
+}
