@@ -17,6 +17,7 @@ let package = Package(
     products: [
         .library(name: "CodexSchema", targets: ["CodexSchema"]),
         .library(name: "CodexCore", targets: ["CodexCore"]),
+        .library(name: "CodexTransport", targets: ["CodexTransport"]),
         .executable(name: "codexctl", targets: ["codexctl"]),
     ],
     targets: [
@@ -27,9 +28,17 @@ let package = Package(
             linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
         ),
         .target(name: "CodexCore", dependencies: ["CodexSchema"], swiftSettings: swiftSettings),
+        .target(name: "CodexTransport", dependencies: ["CodexCore", "CodexSchema"], swiftSettings: swiftSettings),
+        // Test support shared by several test targets: the loopback HTTP server, fixture loaders.
+        .target(
+            name: "CodexTestSupport",
+            dependencies: ["CodexCore", "CodexSchema"],
+            path: "Tests/CodexTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "codexctl",
-            dependencies: ["CodexSchema", "CodexCore"],
+            dependencies: ["CodexSchema", "CodexCore", "CodexTransport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -39,6 +48,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CodexCoreTests", dependencies: ["CodexCore", "CodexSchema"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "CodexTransportTests",
+            dependencies: ["CodexTransport", "CodexCore", "CodexSchema", "CodexTestSupport"],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "CodexTestSupportTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "codexctlTests",
             dependencies: ["codexctl"],

@@ -88,6 +88,30 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         public static let cancelled: Code = "cancelled"
         /// A stored record could not be read.
         public static let storageFailure: Code = "storage_failure"
+        /// An SSE event grew past the configured maximum size.
+        public static let sseEventTooLarge: Code = "sse_event_too_large"
+        /// A stream event's JSON could not be parsed.
+        public static let responsesEventMalformed: Code = "responses_event_malformed"
+        /// The input exceeds the model's context window.
+        public static let contextLengthExceeded: Code = "context_length_exceeded"
+        /// The provider is overloaded and asked the client to slow down.
+        public static let providerOverloaded: Code = "provider_overloaded"
+        /// A response body exceeded its size limit.
+        public static let responseTooLarge: Code = "response_too_large"
+        /// An endpoint URL is not allowed (not https, or http off loopback, or has userinfo/query/fragment).
+        public static let invalidEndpoint: Code = "invalid_endpoint"
+        /// No credentials are available.
+        public static let notSignedIn: Code = "not_signed_in"
+        /// A refreshed or reloaded session belongs to a different account.
+        public static let accountMismatch: Code = "account_mismatch"
+        /// Refreshing the session failed permanently (expired, reused or revoked refresh token).
+        public static let refreshFailed: Code = "refresh_failed"
+        /// Device-code sign-in is not enabled on the issuer.
+        public static let deviceCodeUnavailable: Code = "device_code_unavailable"
+        /// Device-code sign-in was not approved in time.
+        public static let deviceCodeExpired: Code = "device_code_expired"
+        /// A stored secret or credentials file is unsafe (symlink, wrong permissions) or unreadable.
+        public static let secureStoreFailure: Code = "secure_store_failure"
     }
 
     /// HTTP details of a failed provider response.
@@ -185,6 +209,8 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
     public var interruption: InterruptionDetails?
     /// Which budget was exhausted, for `execution_limit_exceeded`.
     public var executionLimit: AgentExecutionLimit?
+    /// Where in a byte stream the problem was found (for example an SSE framing or JSON error).
+    public var byteOffset: Int?
     /// The error that caused this one, if any (not part of ``description``).
     public var underlying: (any Error & Sendable)?
 
@@ -196,6 +222,7 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         retry: RetryDetails? = nil,
         interruption: InterruptionDetails? = nil,
         executionLimit: AgentExecutionLimit? = nil,
+        byteOffset: Int? = nil,
         underlying: (any Error & Sendable)? = nil
     ) {
         self.code = code
@@ -204,6 +231,7 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         self.retry = retry
         self.interruption = interruption
         self.executionLimit = executionLimit
+        self.byteOffset = byteOffset
         self.underlying = underlying
     }
 
@@ -222,6 +250,7 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
             text += ")"
         }
         if let executionLimit { text += " (limit: \(executionLimit.rawValue))" }
+        if let byteOffset { text += " (at byte \(byteOffset))" }
         return text
     }
 }
@@ -235,18 +264,19 @@ extension AgentRuntimeError: Hashable {
         hasher.combine(retry)
         hasher.combine(interruption)
         hasher.combine(executionLimit)
+        hasher.combine(byteOffset)
     }
 
     /// Equal when every field but ``underlying`` is equal.
     public static func == (lhs: AgentRuntimeError, rhs: AgentRuntimeError) -> Bool {
         lhs.code == rhs.code && lhs.message == rhs.message && lhs.http == rhs.http && lhs.retry == rhs.retry
-            && lhs.interruption == rhs.interruption && lhs.executionLimit == rhs.executionLimit
+            && lhs.interruption == rhs.interruption && lhs.executionLimit == rhs.executionLimit && lhs.byteOffset == rhs.byteOffset
     }
 }
 
 extension AgentRuntimeError: Codable {
     private enum CodingKeys: String, CodingKey {
-        case code, message, http, retry, interruption, executionLimit
+        case code, message, http, retry, interruption, executionLimit, byteOffset
     }
 
     /// Decodes every field but ``underlying``.
@@ -258,6 +288,7 @@ extension AgentRuntimeError: Codable {
         retry = try container.decodeIfPresent(RetryDetails.self, forKey: .retry)
         interruption = try container.decodeIfPresent(InterruptionDetails.self, forKey: .interruption)
         executionLimit = try container.decodeIfPresent(AgentExecutionLimit.self, forKey: .executionLimit)
+        byteOffset = try container.decodeIfPresent(Int.self, forKey: .byteOffset)
         underlying = nil
     }
 
@@ -270,5 +301,6 @@ extension AgentRuntimeError: Codable {
         try container.encodeIfPresent(retry, forKey: .retry)
         try container.encodeIfPresent(interruption, forKey: .interruption)
         try container.encodeIfPresent(executionLimit, forKey: .executionLimit)
+        try container.encodeIfPresent(byteOffset, forKey: .byteOffset)
     }
 }

@@ -1,0 +1,95 @@
+import CodexCore
+import CodexSchema
+public import Foundation
+
+/// Read-only access to the Codex CLI's sign-in file (`$CODEX_HOME/auth.json`, else `~/.codex/auth.json`).
+///
+/// CodexKit never writes, refreshes or signs out of that file: it belongs to the CLI. On a 401 the
+/// provider re-reads the file once, in case the CLI refreshed it meanwhile.
+public struct CodexCLIAuthFile: Sendable {
+    /// What the file holds.
+    public enum Contents: Sendable, Hashable {
+        /// A ChatGPT session.
+        case chatGPT(ChatGPTSession)
+        /// An API key.
+        case apiKey(String)
+    }
+
+    /// The file's location.
+    public let url: URL
+
+    /// The file at `url`.
+    public init(url: URL) {
+        self.url = url
+    }
+
+    /// The default location: `$CODEX_HOME/auth.json`, else `~/.codex/auth.json`.
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        if let home = environment["CODEX_HOME"], !home.isEmpty {
+            url = URL(fileURLWithPath: home).appendingPathComponent("auth.json")
+        } else {
+            let home = environment["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
+            url = home.appendingPathComponent(".codex/auth.json")
+        }
+    }
+
+    /// Reads the file; `nil` when it does not exist.
+    ///
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `secure_store_failure` when it is unreadable, too large
+    ///   or malformed, or `not_signed_in` when it holds neither tokens nor a key.
+    public func read() throws -> Contents? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw AgentRuntimeError(code: .secureStoreFailure, message: "the Codex CLI auth file is not readable")
+        }
+        guard data.count <= 1024 * 1024, let json = try? JSONValue(parsing: data, options: .init(maximumDepth: 16)) else {
+            throw AgentRuntimeError(code: .secureStoreFailure, message: "the Codex CLI auth file is not valid JSON")
+        }
+        if case .object(let tokens)? = json["tokens"], let idToken = tokens["id_token"]?.stringValue,
+           let accessToken = tokens["access_token"]?.stringValue {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let lastRefresh = json["last_refresh"]?.stringValue.flatMap { formatter.date(from: $0) ?? ISO8601DateFormatter().date(from: $0) }
+            return .chatGPT(try ChatGPTSession(
+                idToken: idToken, accessToken: accessToken, refreshToken: tokens["refresh_token"]?.stringValue ?? "",
+                accountID: tokens["account_id"]?.stringValue, lastRefresh: lastRefresh
+            ))
+        }
+        if let key = json["OPENAI_API_KEY"]?.stringValue, !key.isEmpty { return .apiKey(key) }
+        throw AgentRuntimeError(code: .notSignedIn, message: "the Codex CLI auth file holds no session or API key")
+    }
+}
+
+/// An ``AuthProvider`` over the Codex CLI's sign-in file (read-only).
+public struct CodexCLIAuthProvider: AuthProvider {
+    /// The file.
+    public let file: CodexCLIAuthFile
+
+    /// Creates a provider.
+    public init(file: CodexCLIAuthFile = CodexCLIAuthFile()) {
+        self.file = file
+    }
+
+    /// The file's credentials.
+    ///
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `not_signed_in` when the file is missing.
+    public func credentials() async throws -> AuthCredentials {
+        switch try file.read() {
+        case .chatGPT(let session)?: return session.credentials
+        case .apiKey(let key)?: return try await APIKeyAuthProvider(apiKey: key).credentials()
+        case nil: throw AgentRuntimeError(code: .notSignedIn, message: "the Codex CLI is not signed in")
+        }
+    }
+
+    /// Re-reads the file: new credentials for the same binding, else `nil`.
+    public func recoverAfterUnauthorized(_ rejected: AuthCredentials) async throws -> AuthCredentials? {
+        guard let current = try? await credentials(), current.bearerToken != rejected.bearerToken else { return nil }
+        guard current.binding == rejected.binding else {
+            throw AgentRuntimeError(code: .accountMismatch, message: "the Codex CLI is now signed in to a different account")
+        }
+        return current
+    }
+}

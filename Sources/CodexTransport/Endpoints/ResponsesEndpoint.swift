@@ -1,0 +1,83 @@
+import CodexCore
+public import Foundation
+
+/// Where model requests go: a base URL and how to authenticate against it.
+///
+/// Two profiles exist: the ChatGPT/Codex backend (`https://chatgpt.com/backend-api/codex`, bearer token
+/// plus `ChatGPT-Account-ID`) and the public API (`https://api.openai.com/v1`, API key). Any base must be
+/// `https`, or `http` to a loopback host; it may not carry userinfo, a query or a fragment.
+public struct ResponsesEndpoint: Sendable, Hashable {
+    /// Which backend family the endpoint speaks to.
+    public enum Profile: String, Sendable, Hashable {
+        /// The ChatGPT/Codex backend.
+        case chatGPT
+        /// The public OpenAI API.
+        case publicAPI
+    }
+
+    /// The validated base URL, without a trailing slash.
+    public let baseURL: URL
+    /// The profile.
+    public let profile: Profile
+
+    /// The ChatGPT/Codex backend.
+    public static let chatGPT = ResponsesEndpoint(builtIn: "https://chatgpt.com/backend-api/codex", profile: .chatGPT)
+    /// The public API.
+    public static let publicAPI = ResponsesEndpoint(builtIn: "https://api.openai.com/v1", profile: .publicAPI)
+
+    /// A built-in endpoint from a constant, known-valid URL.
+    private init(builtIn base: String, profile: Profile) {
+        self.baseURL = URL(string: base) ?? URL(fileURLWithPath: "/")
+        self.profile = profile
+    }
+
+    /// Validates and creates an endpoint.
+    ///
+    /// - Throws: ``AgentRuntimeError`` with code `invalid_endpoint`.
+    public init(baseURL: URL, profile: Profile) throws {
+        try Self.validate(baseURL)
+        var text = baseURL.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        guard let normalized = URL(string: text) else {
+            throw AgentRuntimeError(code: .invalidEndpoint, message: "the endpoint URL is not valid")
+        }
+        self.baseURL = normalized
+        self.profile = profile
+    }
+
+    /// `{base}/{path}` (a query may follow in `query`).
+    public func url(_ path: String, query: [(String, String)] = []) -> URL {
+        var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)
+        if !query.isEmpty { components?.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) } }
+        return components?.url ?? baseURL.appendingPathComponent(path)
+    }
+
+    /// Checks the rules: `https`, or `http` to `localhost`/`127.0.0.1`/`::1`; a host; no userinfo, query or fragment.
+    ///
+    /// - Throws: ``AgentRuntimeError`` with code `invalid_endpoint`.
+    public static func validate(_ url: URL) throws {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false), let scheme = components.scheme?.lowercased(),
+              let host = components.host, !host.isEmpty else {
+            throw AgentRuntimeError(code: .invalidEndpoint, message: "the endpoint URL needs a scheme and a host")
+        }
+        if components.user != nil || components.password != nil {
+            throw AgentRuntimeError(code: .invalidEndpoint, message: "the endpoint URL may not contain user information")
+        }
+        if components.query != nil || components.fragment != nil {
+            throw AgentRuntimeError(code: .invalidEndpoint, message: "the endpoint URL may not contain a query or a fragment")
+        }
+        switch scheme {
+        case "https":
+            return
+        case "http" where isLoopback(host):
+            return
+        default:
+            throw AgentRuntimeError(code: .invalidEndpoint, message: "the endpoint must use https (http only to a loopback host)")
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        return bare == "localhost" || bare == "::1" || bare == "127.0.0.1" || bare.hasPrefix("127.")
+    }
+}

@@ -1,0 +1,155 @@
+public import CodexCore
+import CodexSchema
+public import Foundation
+
+/// Turns failed HTTP responses and failed streams into typed ``CodexCore/AgentRuntimeError``s.
+///
+/// HTTP failures are read from the failed response's own body (capped; never a second request):
+/// status, provider code/type/message (`{"error":{…}}` or `{"detail":…}`), request ID and
+/// `Retry-After` (`retry-after-ms`, seconds or an HTTP date; capped at one day). Quota and usage-limit
+/// codes become `quota_exceeded`, which is never retried, even on 429.
+public enum ResponsesErrorMapper {
+    /// The most error-body bytes read.
+    public static let maximumErrorBodyBytes = 1024 * 1024
+    /// The cap on any server-requested wait.
+    public static let maximumRetryAfter: TimeInterval = 86_400
+
+    /// Provider codes that mean the account's quota or usage limit is exhausted.
+    public static let quotaCodes: Set<String> = [
+        "insufficient_quota", "usage_limit_reached", "usage_not_included", "quota_exceeded", "billing_hard_limit_reached",
+    ]
+
+    /// The HTTP statuses the ordinary retry policy may retry.
+    public static let retryableStatuses: Set<Int> = [408, 409, 425, 429, 500, 502, 503, 504]
+
+    /// Maps a non-2xx response.
+    ///
+    /// - Parameters:
+    ///   - status: The HTTP status.
+    ///   - headers: The response headers.
+    ///   - body: The first bytes of the body (at most ``maximumErrorBodyBytes``).
+    ///   - now: The current date, for HTTP-date `Retry-After` values.
+    public static func error(status: Int, headers: HTTPHeaders, body: [UInt8], now: Date) -> AgentRuntimeError {
+        let parsed = try? JSONValue(parsing: body, options: .init(maximumDepth: 32))
+        let error = parsed?["error"]
+        let providerCode = error?["code"]?.stringValue ?? parsed?["code"]?.stringValue
+        let providerType = error?["type"]?.stringValue ?? (error?.stringValue)
+        let providerMessage = error?["message"]?.stringValue ?? parsed?["detail"]?.stringValue ?? parsed?["message"]?.stringValue
+        let requestID = headers["x-request-id"] ?? headers["x-oai-request-id"] ?? headers["request-id"]
+        let http = AgentRuntimeError.HTTPDetails(
+            statusCode: status, providerCode: providerCode, providerType: providerType, requestID: requestID,
+            retryAfter: retryAfter(headers: headers, now: now)
+        )
+        let isQuota = [providerCode, providerType].contains { $0.map(quotaCodes.contains) ?? false }
+        let code: AgentRuntimeError.Code
+        switch status {
+        case 401: code = .unauthorized
+        case 403: code = .forbidden
+        case 429: code = isQuota ? .quotaExceeded : .rateLimited
+        case 400 where providerCode == "context_length_exceeded": code = .contextLengthExceeded
+        case 400, 404, 405, 409, 410, 413, 415, 422: code = isQuota ? .quotaExceeded : (status == 409 ? .providerError : .invalidRequest)
+        case 503 where ["server_is_overloaded", "slow_down"].contains(providerCode ?? ""): code = .providerOverloaded
+        default: code = isQuota ? .quotaExceeded : .providerError
+        }
+        let retryable = retryableStatuses.contains(status) && code != .quotaExceeded
+        var message = "HTTP \(status)"
+        if let providerMessage, !providerMessage.isEmpty { message += ": " + truncated(providerMessage) }
+        return AgentRuntimeError(
+            code: code, message: message, http: http,
+            retry: .init(attempt: 1, maximumAttempts: 1, isRetryable: retryable, safety: .beforeOutput)
+        )
+    }
+
+    /// Maps a terminal stream event (`response.failed`, `response.incomplete` or `error`).
+    public static func error(streamEvent event: ResponsesStreamEvent.Kind, responseID: String?) -> AgentRuntimeError? {
+        let code: String?
+        let type: String?
+        let providerMessage: String?
+        switch event {
+        case .failed(let info):
+            code = info.errorCode
+            type = nil
+            providerMessage = info.errorMessage
+        case .incomplete(let info):
+            return AgentRuntimeError(
+                code: .responseIncomplete, message: "the response is incomplete: \(info.incompleteReason ?? "unknown reason")",
+                http: .init(statusCode: 200, providerCode: info.incompleteReason),
+                retry: .init(attempt: 1, maximumAttempts: 1, isRetryable: true, safety: .beforeOutput),
+                interruption: .init(responseID: responseID)
+            )
+        case .error(let errorCode, let errorType, let message, _):
+            code = errorCode
+            type = errorType
+            providerMessage = message
+        default:
+            return nil
+        }
+        let isQuota = [code, type].contains { $0.map(quotaCodes.contains) ?? false }
+        let mapped: AgentRuntimeError.Code
+        var retryable = false
+        var retryAfter: TimeInterval?
+        switch code {
+        case _ where isQuota: mapped = .quotaExceeded
+        case "context_length_exceeded": mapped = .contextLengthExceeded
+        case "invalid_prompt": mapped = .invalidRequest
+        case "server_is_overloaded", "slow_down": mapped = .providerOverloaded
+        case "rate_limit_exceeded":
+            mapped = .rateLimited
+            retryable = true
+            retryAfter = providerMessage.flatMap(delayFromMessage)
+        default:
+            mapped = .providerError
+            retryable = true
+        }
+        var message = "the response failed"
+        if let code { message += " (\(code))" }
+        if let providerMessage, !providerMessage.isEmpty { message += ": " + truncated(providerMessage) }
+        return AgentRuntimeError(
+            code: mapped, message: message,
+            http: .init(statusCode: 200, providerCode: code, providerType: type, retryAfter: retryAfter),
+            retry: .init(attempt: 1, maximumAttempts: 1, isRetryable: retryable, safety: .beforeOutput),
+            interruption: .init(responseID: responseID)
+        )
+    }
+
+    /// The wait a response asks for: `retry-after-ms`, else `Retry-After` as seconds or an HTTP date;
+    /// capped at one day; `nil` when absent or unparsable.
+    public static func retryAfter(headers: HTTPHeaders, now: Date) -> TimeInterval? {
+        if let milliseconds = headers["retry-after-ms"].flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }),
+           milliseconds.isFinite, milliseconds >= 0 {
+            return min(milliseconds / 1000, maximumRetryAfter)
+        }
+        guard let value = headers["retry-after"]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Double(value), seconds.isFinite, seconds >= 0 { return min(seconds, maximumRetryAfter) }
+        if let date = httpDate(value) { return min(max(0, date.timeIntervalSince(now)), maximumRetryAfter) }
+        return nil
+    }
+
+    /// Parses an IMF-fixdate such as `Wed, 21 Oct 2015 07:28:00 GMT`.
+    static func httpDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
+        }
+        return nil
+    }
+
+    /// "Please try again in 11.054s" / "in 250ms" → seconds.
+    static func delayFromMessage(_ message: String) -> TimeInterval? {
+        let lower = message.lowercased()
+        guard let range = lower.range(of: "try again in") else { return nil }
+        let rest = lower[range.upperBound...].drop(while: { $0 == " " })
+        let number = rest.prefix(while: { $0.isNumber || $0 == "." })
+        guard let value = Double(number), value.isFinite else { return nil }
+        let unit = rest.dropFirst(number.count).drop(while: { $0 == " " })
+        let seconds = unit.hasPrefix("ms") ? value / 1000 : value
+        return min(seconds, maximumRetryAfter)
+    }
+
+    private static func truncated(_ text: String) -> String {
+        text.count > 500 ? String(text.prefix(500)) + "…" : text
+    }
+}

@@ -1,0 +1,112 @@
+import CodexCore
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// The production ``HTTPClient``: Foundation's `URLSession`, streaming through
+/// `URLSessionDataDelegate` (FoundationNetworking has no `bytes(for:)`) into a ``BoundedByteBuffer``.
+///
+/// Each request gets its own session and serial delegate queue, so a slow consumer blocks only its own
+/// transfer. Redirects are not followed. Timeouts are enforced by a watchdog on the injected clock, and
+/// the idle timeout is also set as the request's `timeoutInterval`.
+///
+/// ```swift
+/// let client = URLSessionHTTPClient()
+/// let response = try await client.send(HTTPRequest(method: "GET", url: url))
+/// for try await chunk in response.body { … }
+/// ```
+public final class URLSessionHTTPClient: HTTPClient {
+    /// Options for the client.
+    public struct Configuration: Sendable {
+        /// The most body bytes buffered per response before the network read waits. Default 1 MiB.
+        public var maximumBufferedBytes: Int
+        /// Called for every buffer created (for tests and diagnostics).
+        public var bufferObserver: (@Sendable (BoundedByteBuffer) -> Void)?
+
+        /// Creates a configuration.
+        public init(maximumBufferedBytes: Int = 1024 * 1024, bufferObserver: (@Sendable (BoundedByteBuffer) -> Void)? = nil) {
+            self.maximumBufferedBytes = max(16 * 1024, maximumBufferedBytes)
+            self.bufferObserver = bufferObserver
+        }
+    }
+
+    private let configuration: Configuration
+    private let clock: any Clock<Duration>
+
+    /// Creates a client.
+    ///
+    /// - Parameters:
+    ///   - configuration: Buffering options.
+    ///   - clock: The clock timeouts are measured on. Default `ContinuousClock`.
+    public init(configuration: Configuration = .init(), clock: any Clock<Duration> = ContinuousClock()) {
+        self.configuration = configuration
+        self.clock = clock
+    }
+
+    /// Sends the request; returns when the response headers arrive.
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try Task.checkCancellation()
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        for field in request.headers.fields { urlRequest.addValue(field.value, forHTTPHeaderField: field.name) }
+        if let body = request.body { urlRequest.httpBody = Data(body) }
+        // FoundationNetworking truncates this to whole seconds (0.5 s would time out at once), so it is
+        // rounded up and kept as a backstop; the watchdog enforces the exact idle timeout.
+        let idleBackstop = max(1, Self.seconds(request.timeouts.idle).rounded(.up))
+        urlRequest.timeoutInterval = idleBackstop
+
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.timeoutIntervalForRequest = idleBackstop
+        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        sessionConfiguration.urlCache = nil
+        sessionConfiguration.httpCookieStorage = nil
+
+        let timer = clock.makeElapsedTimer()
+        let delegate = StreamingTaskDelegate(
+            limit: configuration.maximumBufferedBytes, hasBody: request.body != nil, timeouts: request.timeouts, elapsed: timer.elapsed
+        )
+        configuration.bufferObserver?(delegate.buffer)
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: queue)
+        let task = session.dataTask(with: urlRequest)
+        delegate.attach(task: task)
+        session.finishTasksAndInvalidate()
+
+        let watchdog = Task {
+            await delegate.watch(sleep: timer.sleepUntil)
+        }
+        delegate.onFinish = { watchdog.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if delegate.start(continuation: continuation) { task.resume() }
+            }
+        } onCancel: {
+            delegate.cancelBeforeHeaders()
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> TimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}
+
+/// Elapsed time since creation on some clock, and sleeping until an elapsed mark.
+struct ElapsedTimer: Sendable {
+    let elapsed: @Sendable () -> Duration
+    let sleepUntil: @Sendable (Duration) async throws -> Void
+}
+
+extension Clock where Duration == Swift.Duration {
+    /// A timer that starts now on this clock.
+    func makeElapsedTimer() -> ElapsedTimer {
+        let start = now
+        return ElapsedTimer(
+            elapsed: { start.duration(to: self.now) },
+            sleepUntil: { mark in try await self.sleep(until: start.advanced(by: mark), tolerance: nil) }
+        )
+    }
+}

@@ -1,0 +1,125 @@
+public import CodexCore
+import Foundation
+import Synchronization
+
+/// Sends Responses turns and streams their typed events, with the ordinary retry policy, 401 recovery,
+/// typed errors and rate-limit tracking.
+///
+/// ```swift
+/// let client = ResponsesClient(configuration: .init(endpoint: .chatGPT), httpClient: URLSessionHTTPClient(), authProvider: auth)
+/// for try await event in client.stream(request) {
+///     if case .outputTextDelta(_, _, _, let delta) = event.kind { print(delta, terminator: "") }
+/// }
+/// ```
+///
+/// A stream succeeds only on `response.completed`; one that ends without it throws
+/// `responses_stream_disconnected`, and `response.failed`, `response.incomplete` and `error` events
+/// throw typed errors. Failures are retried (same POST) only while no output has reached the caller.
+public final class ResponsesClient: Sendable {
+    /// Client options.
+    public struct Configuration: Sendable {
+        /// Where requests go.
+        public var endpoint: ResponsesEndpoint
+        /// Request timeouts; `idle` is the stream idle timeout (default 300 s).
+        public var timeouts: HTTPTimeouts
+        /// The ordinary retry policy.
+        public var retryPolicy: RetryPolicy
+        /// The largest SSE event accepted.
+        public var maximumEventBytes: Int
+        /// The `originator` header.
+        public var originator: String
+        /// The `User-Agent` header.
+        public var userAgent: String
+
+        /// Creates a configuration.
+        public init(
+            endpoint: ResponsesEndpoint,
+            timeouts: HTTPTimeouts = .init(),
+            retryPolicy: RetryPolicy = .default,
+            maximumEventBytes: Int = 70 * 1024 * 1024,
+            originator: String = "codexkit",
+            userAgent: String = "codexkit/\(CodexKitVersion.current) (Linux)"
+        ) {
+            self.endpoint = endpoint
+            self.timeouts = timeouts
+            self.retryPolicy = retryPolicy
+            self.maximumEventBytes = maximumEventBytes
+            self.originator = originator
+            self.userAgent = userAgent
+        }
+    }
+
+    let configuration: Configuration
+    let httpClient: any HTTPClient
+    let authProvider: any AuthProvider
+    let clock: any Clock<Duration>
+    let wallClock: any AgentWallClock
+    let logSink: any AgentLogSink
+    private let latest = Mutex<(limits: [String: AgentRateLimitSnapshot], modelsETag: String?)>(([:], nil))
+
+    /// Creates a client.
+    ///
+    /// - Parameters:
+    ///   - configuration: Endpoint, timeouts, retry policy.
+    ///   - httpClient: The HTTP seam (``URLSessionHTTPClient`` in production).
+    ///   - authProvider: Supplies credentials.
+    ///   - clock: The clock retry waits use.
+    ///   - wallClock: The date source for `Retry-After` dates and rate-limit resets.
+    ///   - logSink: Receives log-safe events (`network.*`, `retry.*`).
+    public init(
+        configuration: Configuration,
+        httpClient: any HTTPClient,
+        authProvider: any AuthProvider,
+        clock: any Clock<Duration> = ContinuousClock(),
+        wallClock: any AgentWallClock = SystemWallClock(),
+        logSink: any AgentLogSink = NoOpAgentLogSink()
+    ) {
+        self.configuration = configuration
+        self.httpClient = httpClient
+        self.authProvider = authProvider
+        self.clock = clock
+        self.wallClock = wallClock
+        self.logSink = logSink
+    }
+
+    /// Streams one turn.
+    ///
+    /// - Parameters:
+    ///   - request: The request body.
+    ///   - sessionID: Sent as `session_id` (the thread ID), if any.
+    ///   - clientRequestID: Sent as `x-client-request-id`, if any.
+    /// - Returns: The events; iterate from one task.
+    public func stream(_ request: ResponsesRequest, sessionID: String? = nil, clientRequestID: String? = nil) -> ResponsesEventStream {
+        ResponsesEventStream(client: self, body: request.body(), sessionID: sessionID, clientRequestID: clientRequestID)
+    }
+
+    /// The latest rate-limit snapshot per family seen on any response or event, sorted by family.
+    public var rateLimits: [AgentRateLimitSnapshot] {
+        latest.withLock { $0.limits.values.sorted { $0.limitID < $1.limitID } }
+    }
+
+    /// The `X-Models-Etag` of the latest response, if any.
+    public var latestModelsETag: String? { latest.withLock { $0.modelsETag } }
+
+    func record(limits: [AgentRateLimitSnapshot], modelsETag: String?) {
+        latest.withLock { state in
+            for snapshot in limits { state.limits[snapshot.limitID] = snapshot }
+            if let modelsETag { state.modelsETag = modelsETag }
+        }
+    }
+
+    func headers(for credentials: AuthCredentials, sessionID: String?, clientRequestID: String?) -> HTTPHeaders {
+        var headers: HTTPHeaders = [
+            "Authorization": "Bearer \(credentials.bearerToken)",
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream",
+            "originator": configuration.originator,
+            "User-Agent": configuration.userAgent,
+        ]
+        if let accountID = credentials.accountID { headers["ChatGPT-Account-ID"] = accountID }
+        if credentials.isFedRAMP { headers["X-OpenAI-Fedramp"] = "true" }
+        if let sessionID { headers["session_id"] = sessionID }
+        if let clientRequestID { headers["x-client-request-id"] = clientRequestID }
+        return headers
+    }
+}

@@ -1,0 +1,207 @@
+public import CodexCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An incremental server-sent-events parser following the WHATWG "event stream" rules.
+///
+/// Feed it byte chunks as they arrive, cut anywhere; it returns the events completed so far. Lines may
+/// end in LF, CR or CRLF (a CRLF split across chunks counts once); a leading byte-order mark is skipped;
+/// lines starting with `:` are comments; `data` lines are joined with LF; `event`, `id` and `retry` are
+/// honoured; a field without a colon has an empty value; one space after the colon is dropped. Bytes are
+/// scanned once: only a line that spans chunks is copied, so cost is linear in the input.
+///
+/// ```swift
+/// var framer = SSEFramer()
+/// var events: [SSEEvent] = []
+/// try framer.feed(Array("event: ping\ndata: {\"a\":1}\n\n".utf8), into: &events)
+/// events[0].type  // "ping"
+/// ```
+///
+/// An event whose data (or a single pending line) grows past ``maximumEventBytes`` fails with `sse_event_too_large`
+/// and the byte offset where the limit was crossed. At the end of the stream, an event without its
+/// terminating blank line is discarded, as the standard says.
+public struct SSEFramer: Sendable {
+    /// The default limit on one event: 16 MiB.
+    public static let defaultMaximumEventBytes = 16 * 1024 * 1024
+
+    /// The largest event accepted, counting the raw bytes of its lines.
+    public let maximumEventBytes: Int
+
+    private var lineBuffer: [UInt8] = []
+    private var dataBuffer: [UInt8] = []
+    private var hasData = false
+    private var eventType: [UInt8] = []
+    private var lastEventID: String?
+    private var reconnectionTime: Int?
+    private var eventBytes = 0
+    private var skipLineFeed = false
+    private var atStreamStart = true
+    private var bomBytesSeen = 0
+    private(set) var consumedBytes = 0
+
+    /// Creates a framer.
+    ///
+    /// - Parameter maximumEventBytes: The largest event accepted (at least 1). Default 16 MiB.
+    public init(maximumEventBytes: Int = SSEFramer.defaultMaximumEventBytes) {
+        self.maximumEventBytes = max(1, maximumEventBytes)
+    }
+
+    /// The number of bytes fed so far.
+    public var byteCount: Int { consumedBytes }
+
+    /// Parses the next chunk and appends the events it completes.
+    ///
+    /// - Throws: ``AgentRuntimeError`` with code `sse_event_too_large` and ``AgentRuntimeError/byteOffset``.
+    public mutating func feed(_ chunk: some Collection<UInt8>, into events: inout [SSEEvent]) throws(AgentRuntimeError) {
+        let result: Result<Void, AgentRuntimeError>? = chunk.withContiguousStorageIfAvailable { buffer in
+            feed(buffer: buffer, into: &events)
+        }
+        if let result {
+            try result.get()
+        } else {
+            let copy = Array(chunk)
+            try copy.withUnsafeBufferPointer { feed(buffer: $0, into: &events) }.get()
+        }
+    }
+
+    /// Ends the stream. Returns whether an unterminated event (or partial line) was discarded.
+    public mutating func finish() -> Bool {
+        let discarded = !lineBuffer.isEmpty || hasData || !eventType.isEmpty
+        lineBuffer.removeAll()
+        resetEvent()
+        return discarded
+    }
+
+    private mutating func feed(buffer: UnsafeBufferPointer<UInt8>, into events: inout [SSEEvent]) -> Result<Void, AgentRuntimeError> {
+        var index = 0
+        let count = buffer.count
+        // A byte-order mark (EF BB BF) is skipped once, even when it is split across chunks.
+        while atStreamStart, index < count {
+            let expected: [UInt8] = [0xEF, 0xBB, 0xBF]
+            if buffer[index] == expected[bomBytesSeen] {
+                bomBytesSeen += 1
+                index += 1
+                if bomBytesSeen == 3 { atStreamStart = false }
+            } else {
+                if bomBytesSeen > 0 { lineBuffer.append(contentsOf: expected[0..<bomBytesSeen]) }
+                atStreamStart = false
+            }
+        }
+        if skipLineFeed, index < count {
+            skipLineFeed = false
+            if buffer[index] == UInt8(ascii: "\n") { index += 1 }
+        }
+        var lineStart = index
+        guard let base = buffer.baseAddress else { return .success(()) }
+        var nextLineFeed = -1 // position of the next LF at or after `index`, or count when none
+        while index < count {
+            // Find the next line terminator with memchr: the next LF, then a CR before it.
+            if nextLineFeed < index {
+                nextLineFeed = memchr(base + index, Int32(UInt8(ascii: "\n")), count - index)
+                    .map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base } ?? count
+            }
+            let carriageReturn = memchr(base + index, Int32(UInt8(ascii: "\r")), nextLineFeed - index)
+                .map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
+            let lineEnd = carriageReturn ?? nextLineFeed
+            guard lineEnd < count else { break }
+            let byte = buffer[lineEnd]
+            index = lineEnd + 1
+            if byte == UInt8(ascii: "\r") {
+                if index < count {
+                    if buffer[index] == UInt8(ascii: "\n") { index += 1 }
+                } else {
+                    skipLineFeed = true
+                }
+            }
+            let outcome: Result<Void, AgentRuntimeError>
+            if lineBuffer.isEmpty {
+                outcome = process(line: UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd]), endingAt: consumedBytes + lineEnd, into: &events)
+            } else {
+                lineBuffer.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd]))
+                let line = lineBuffer
+                lineBuffer.removeAll(keepingCapacity: true)
+                outcome = line.withUnsafeBufferPointer { process(line: $0, endingAt: consumedBytes + lineEnd, into: &events) }
+            }
+            if case .failure = outcome {
+                consumedBytes += index
+                return outcome
+            }
+            lineStart = index
+        }
+        if lineStart < count {
+            lineBuffer.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[lineStart..<count]))
+            if eventBytes + lineBuffer.count > maximumEventBytes {
+                let offset = consumedBytes + count
+                consumedBytes += count
+                return .failure(tooLarge(at: offset))
+            }
+        }
+        consumedBytes += count
+        return .success(())
+    }
+
+    private func tooLarge(at offset: Int) -> AgentRuntimeError {
+        AgentRuntimeError(
+            code: .sseEventTooLarge,
+            message: "a server-sent event exceeds the limit of \(maximumEventBytes) bytes",
+            byteOffset: offset
+        )
+    }
+
+    private mutating func process(line: UnsafeBufferPointer<UInt8>, endingAt offset: Int, into events: inout [SSEEvent]) -> Result<Void, AgentRuntimeError> {
+        if line.isEmpty {
+            dispatch(into: &events)
+            return .success(())
+        }
+        if line[0] == UInt8(ascii: ":") { return .success(()) }
+        let colon = line.firstIndex(of: UInt8(ascii: ":")) ?? line.count
+        let name = UnsafeBufferPointer(rebasing: line[0..<colon])
+        var valueStart = min(colon + 1, line.count)
+        if valueStart < line.count, line[valueStart] == UInt8(ascii: " ") { valueStart += 1 }
+        let value = UnsafeBufferPointer(rebasing: line[valueStart..<line.count])
+        if Self.equals(name, "data") {
+            eventBytes += value.count + 1
+            if eventBytes > maximumEventBytes { return .failure(tooLarge(at: offset)) }
+            if hasData { dataBuffer.append(UInt8(ascii: "\n")) }
+            dataBuffer.append(contentsOf: value)
+            hasData = true
+        } else if Self.equals(name, "event") {
+            guard value.count <= maximumEventBytes else { return .failure(tooLarge(at: offset)) }
+            eventType = Array(value)
+        } else if Self.equals(name, "id") {
+            if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }
+        } else if Self.equals(name, "retry") {
+            if !value.isEmpty, value.allSatisfy({ $0 &- UInt8(ascii: "0") < 10 }), let milliseconds = Int(String(decoding: value, as: UTF8.self)) {
+                reconnectionTime = milliseconds
+            }
+        }
+        return .success(())
+    }
+
+    private mutating func dispatch(into events: inout [SSEEvent]) {
+        defer { resetEvent() }
+        guard hasData else { return }
+        let type = eventType.isEmpty ? "message" : String(decoding: eventType, as: UTF8.self)
+        events.append(SSEEvent(type: type, dataBytes: dataBuffer, lastEventID: lastEventID, retry: reconnectionTime))
+    }
+
+    private mutating func resetEvent() {
+        dataBuffer = []
+        hasData = false
+        eventType.removeAll(keepingCapacity: true)
+        eventBytes = 0
+    }
+
+    @inline(__always)
+    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+        guard bytes.count == name.utf8CodeUnitCount else { return false }
+        let expected = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        for index in 0..<bytes.count where bytes[index] != expected[index] { return false }
+        return true
+    }
+}

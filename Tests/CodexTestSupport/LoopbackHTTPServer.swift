@@ -1,0 +1,126 @@
+public import Foundation
+
+/// An HTTP/1.1 server on 127.0.0.1 for tests, built on POSIX sockets so it exercises the real network
+/// stack of the client under test (URLSession/libcurl, a raw socket, a child process).
+///
+/// It listens on an ephemeral port from `init` on, with one accept thread and one thread per connection.
+/// Every complete request is recorded (before the handler runs), then answered with the handler's
+/// `ScriptedReply`, which can stream, pause, hold until `releaseHeld()`, or reset the connection.
+/// Connections are kept alive until the client closes, asks for `Connection: close`, or the reply is
+/// close-delimited or aborted.
+///
+/// The handler runs on the connection's thread; it must not capture the server strongly, or the server
+/// is never deinitialized (call `shutdown()` explicitly in that case).
+public final class LoopbackHTTPServer: Sendable {
+    /// The state shared with the server's threads.
+    private let core: LoopbackServerCore
+
+    /// The TCP port the server listens on.
+    public let port: Int
+
+    /// Starts listening on 127.0.0.1 and accepting connections.
+    /// - Parameter handler: Produces the reply for each request; runs on the connection's thread.
+    /// - Throws: `LoopbackServerError` when the listening socket cannot be set up.
+    public init(handler: @escaping @Sendable (RecordedRequest) -> ScriptedReply) throws {
+        let (listener, port) = try LoopbackSocket.listenOnLoopback()
+        let core = LoopbackServerCore(handler: handler)
+        self.core = core
+        self.port = port
+        let started = core.spawnThread(named: "LoopbackHTTPServer.accept:\(port)") {
+            Self.acceptLoop(listener: listener, core: core)
+        }
+        if !started { listener.close() }
+    }
+
+    /// Starts a server that answers the n-th request with `replies[n]`, and every request after the last
+    /// reply with status 500 and the body `no scripted reply`.
+    /// - Parameter replies: The replies, in request arrival order.
+    /// - Throws: `LoopbackServerError` when the listening socket cannot be set up.
+    public convenience init(replies: [ScriptedReply]) throws {
+        let queue = ScriptedReplyQueue(replies)
+        try self.init { _ in queue.next() }
+    }
+
+    deinit {
+        core.shutdown()
+    }
+
+    /// `http://127.0.0.1:<port>`, without a trailing slash.
+    public var baseURL: URL {
+        var components = URLComponents()
+        components.scheme = "http"
+        components.host = "127.0.0.1"
+        components.port = port
+        // Scheme, IP literal and port always form a valid URL; the fallback is unreachable.
+        return components.url ?? URL(fileURLWithPath: "/")
+    }
+
+    /// Every complete request so far, in arrival order.
+    public var requests: [RecordedRequest] { core.requests }
+
+    /// Connections accepted and not yet closed.
+    public var openConnectionCount: Int { core.openConnectionCount }
+
+    /// Connections closed so far, by either side.
+    public var closedConnectionCount: Int { core.closedConnectionCount }
+
+    /// Waits until at least `count` requests have been recorded.
+    /// - Parameters:
+    ///   - count: The number of requests to wait for.
+    ///   - timeout: How long to wait at most.
+    /// - Returns: Whether the count was reached in time.
+    public func waitForRequests(count: Int, timeout: Duration) async -> Bool {
+        await Self.wait(timeout: timeout) { self.core.requestCount >= count }
+    }
+
+    /// Waits until at least `count` connections have been closed.
+    /// - Parameters:
+    ///   - count: The number of closed connections to wait for.
+    ///   - timeout: How long to wait at most.
+    /// - Returns: Whether the count was reached in time.
+    public func waitForClosedConnections(count: Int, timeout: Duration) async -> Bool {
+        await Self.wait(timeout: timeout) { self.core.closedConnectionCount >= count }
+    }
+
+    /// Lets every reply parked at a `.hold` part continue, including replies whose request is recorded
+    /// but that have not reached their `.hold` yet; holds reached by later requests park again.
+    public func releaseHeld() {
+        core.releaseHeld()
+    }
+
+    /// Stops accepting, closes the listener and every connection, and waits for the server's threads to
+    /// finish (normally within a few tens of milliseconds). Idempotent; `deinit` calls it too.
+    public func shutdown() {
+        core.shutdown()
+    }
+
+    /// Polls `condition` every few milliseconds until it holds or `timeout` passes (or the task is cancelled).
+    private static func wait(timeout: Duration, until condition: @Sendable () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            do {
+                try await Task.sleep(for: .milliseconds(5))
+            } catch {
+                return condition()
+            }
+        }
+        return true
+    }
+
+    /// Accepts connections until shutdown, each served on its own thread, then closes the listener.
+    private static func acceptLoop(listener: LoopbackSocket, core: LoopbackServerCore) {
+        while !core.isStopping {
+            guard let connected = listener.acceptConnection() else { continue }
+            let id = core.connectionAccepted()
+            let started = core.spawnThread(named: "LoopbackHTTPServer.connection#\(id)") {
+                LoopbackConnection(id: id, socket: connected, core: core).run()
+            }
+            if !started {
+                connected.close()
+                core.connectionClosed()
+            }
+        }
+        listener.close()
+    }
+}

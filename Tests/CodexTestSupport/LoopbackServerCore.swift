@@ -1,0 +1,112 @@
+internal import Foundation
+internal import Glibc
+
+/// The state the loopback server's threads share. The public `LoopbackHTTPServer` owns one; the accept
+/// and connection threads keep it (not the server) alive, so dropping the server runs its `deinit`.
+final class LoopbackServerCore: Sendable {
+    /// Everything mutable, behind one lock.
+    private struct State: Sendable {
+        var requests: [RecordedRequest] = []
+        var acceptedCount = 0
+        var closedCount = 0
+        /// Bumped by `releaseHeld()`; a `.hold` waits until it differs from the value it started with.
+        var holdGeneration = 0
+        var isStopping = false
+        /// Threads started and not yet finished (the accept thread and one per connection).
+        var liveThreadCount = 0
+        /// The `pthread_self()` of every running thread, so `shutdown()` called from one skips itself.
+        var liveThreadIDs: Set<pthread_t> = []
+    }
+
+    /// Answers each recorded request; runs on the connection's thread.
+    let handler: @Sendable (RecordedRequest) -> ScriptedReply
+    private let state = LockedState(State())
+
+    /// Creates the shared state.
+    init(handler: @escaping @Sendable (RecordedRequest) -> ScriptedReply) {
+        self.handler = handler
+    }
+
+    /// Whether `shutdown()` has begun.
+    var isStopping: Bool { state.withLock { $0.isStopping } }
+
+    /// Every recorded request in arrival order.
+    var requests: [RecordedRequest] { state.withLock { $0.requests } }
+
+    /// The number of recorded requests.
+    var requestCount: Int { state.withLock { $0.requests.count } }
+
+    /// Accepted minus closed connections.
+    var openConnectionCount: Int { state.withLock { $0.acceptedCount - $0.closedCount } }
+
+    /// Connections closed by either side.
+    var closedConnectionCount: Int { state.withLock { $0.closedCount } }
+
+    /// The current hold generation.
+    var holdGeneration: Int { state.withLock { $0.holdGeneration } }
+
+    /// Lets every currently parked `.hold` continue.
+    func releaseHeld() {
+        state.withLock { $0.holdGeneration += 1 }
+    }
+
+    /// Appends a complete request to the record.
+    /// - Returns: The hold generation at that moment, read under the same lock, so a `releaseHeld()` made
+    ///   by a test after it saw the request always releases the request's reply.
+    func record(_ request: RecordedRequest) -> Int {
+        state.withLock { state in
+            state.requests.append(request)
+            return state.holdGeneration
+        }
+    }
+
+    /// Counts a newly accepted connection and returns its 1-based id.
+    func connectionAccepted() -> Int {
+        state.withLock { state in
+            state.acceptedCount += 1
+            return state.acceptedCount
+        }
+    }
+
+    /// Counts a connection whose socket has been closed.
+    func connectionClosed() {
+        state.withLock { $0.closedCount += 1 }
+    }
+
+    /// Runs `body` on a new thread unless the server is stopping.
+    /// - Returns: False (and `body` never runs) when the server is stopping.
+    func spawnThread(named name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
+        let admitted = state.withLock { state in
+            guard !state.isStopping else { return false }
+            state.liveThreadCount += 1
+            return true
+        }
+        guard admitted else { return false }
+        let thread = Thread { [self] in
+            let threadID = pthread_self()
+            state.withLock { _ = $0.liveThreadIDs.insert(threadID) }
+            body()
+            state.withLock { state in
+                state.liveThreadIDs.remove(threadID)
+                state.liveThreadCount -= 1
+            }
+        }
+        thread.name = name
+        thread.start()
+        return true
+    }
+
+    /// Asks every thread to stop and waits until they have all finished (except the calling thread, when
+    /// a handler calls this). Every loop polls in short slices, so this takes tens of milliseconds; a
+    /// handler that never returns is abandoned after `joinLimit` rather than hanging the caller.
+    func shutdown(joinLimit: Duration = .seconds(10)) {
+        let caller = pthread_self()
+        state.withLock { $0.isStopping = true }
+        let deadline = ContinuousClock.now + joinLimit
+        while ContinuousClock.now < deadline {
+            let others = state.withLock { $0.liveThreadCount - ($0.liveThreadIDs.contains(caller) ? 1 : 0) }
+            if others <= 0 { return }
+            usleep(1000)
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import CodexCore
+import CodexTestSupport
+import CodexTransport
+import Foundation
+import Testing
+
+/// The real URLSession transport against the loopback server.
+@Suite struct URLSessionHTTPClientTests {
+    private func client(_ server: LoopbackHTTPServer, http: URLSessionHTTPClient = URLSessionHTTPClient(), policy: RetryPolicy = .default,
+                        timeouts: HTTPTimeouts = .init()) throws -> ResponsesClient {
+        ResponsesClient(
+            configuration: .init(endpoint: try ResponsesEndpoint(baseURL: server.baseURL.appendingPathComponent("api/codex"), profile: .chatGPT),
+                                 timeouts: timeouts, retryPolicy: policy),
+            httpClient: http, authProvider: CountingAuthProvider(), clock: ImmediateClock()
+        )
+    }
+
+    /// Cuts bytes into chunks of varying odd sizes.
+    private func oddChunks(_ bytes: [UInt8]) -> [String] {
+        var chunks: [String] = []
+        var offset = 0
+        let sizes = [1, 7, 13, 251, 3, 1_024, 2]
+        var index = 0
+        while offset < bytes.count {
+            let end = min(bytes.count, offset + sizes[index % sizes.count])
+            chunks.append(String(decoding: bytes[offset..<end], as: UTF8.self))
+            offset = end
+            index += 1
+        }
+        return chunks
+    }
+
+    @Test(arguments: StreamFixtures.names)
+    func everyRecordedTranscriptDecodesThroughTheRealTransport(name: String) async throws {
+        let bytes = try StreamFixtures.bytes(name)
+        // Chunks must not split UTF-8 here (the server takes Strings); the framer's own tests split bytes anywhere.
+        let chunks = String(decoding: bytes, as: UTF8.self).utf8.count == bytes.count && bytes.allSatisfy({ $0 < 0x80 })
+            ? oddChunks(bytes) : [String(decoding: bytes, as: UTF8.self)]
+        let server = try LoopbackHTTPServer(replies: [.sse(chunks)])
+        defer { server.shutdown() }
+        let expected = try StreamFixtures.expected(name).compactMap(\.type)
+        var received: [String] = []
+        do {
+            for try await event in try client(server, policy: .disabled).stream(ResponsesRequest(model: "m")) {
+                if case .rateLimits = event.kind, event.sequenceNumber == nil { continue }
+                received.append(event.typeName)
+            }
+            #expect(received == expected)
+        } catch let error as AgentRuntimeError {
+            // The one recorded failure: everything before `error` arrives, then the typed error.
+            #expect(name == "vercel-error")
+            #expect(error.code == .quotaExceeded)
+            #expect(received == Array(expected.prefix(2)))
+        }
+        let request = try #require(server.requests.first)
+        #expect(request.method == "POST")
+        #expect(request.path == "/api/codex/responses")
+        #expect(request.body == ResponsesRequest(model: "m").body())
+        #expect(request.header("authorization") == "Bearer token-1")
+        #expect(request.header("ChatGPT-Account-Id") == "acct-1")
+    }
+
+    @Test func cancellingTheConsumerClosesTheConnection() async throws {
+        let first = SSE.stream([SSE.created])
+        let server = try LoopbackHTTPServer(replies: [.init(headers: [.init(name: "Content-Type", value: "text/event-stream")],
+                                                           parts: [.bytes(Array(first.utf8)), .hold], framing: .chunked)])
+        defer { server.shutdown() }
+        let client = try client(server)
+        let task = Task {
+            var count = 0
+            for try await _ in client.stream(ResponsesRequest(model: "m")) {
+                count += 1
+            }
+            return count
+        }
+        #expect(await server.waitForRequests(count: 1, timeout: .seconds(5)))
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(5)))
+    }
+
+    @Test func droppingTheIteratorClosesTheConnection() async throws {
+        let first = SSE.stream([SSE.created])
+        let server = try LoopbackHTTPServer(replies: [.init(parts: [.bytes(Array(first.utf8)), .hold], framing: .chunked)])
+        defer { server.shutdown() }
+        let client = try client(server)
+        for try await event in client.stream(ResponsesRequest(model: "m")) {
+            #expect(event.typeName == "response.created")
+            break
+        }
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(5)))
+    }
+
+    @Test func aSlowConsumerKeepsBufferedBytesUnderTheLimit() async throws {
+        let part = [UInt8](repeating: UInt8(ascii: "x"), count: 64 * 1024)
+        let server = try LoopbackHTTPServer(replies: [.init(parts: Array(repeating: .bytes(part), count: 800), framing: .contentLength)])
+        defer { server.shutdown() }
+        let limit = 256 * 1024
+        let observed = BufferBox()
+        let http = URLSessionHTTPClient(configuration: .init(maximumBufferedBytes: limit, bufferObserver: { observed.set($0) }))
+        let response = try await http.send(HTTPRequest(method: "GET", url: server.baseURL.appendingPathComponent("big")))
+        let startRSS = ProcessMemory.residentBytes()
+        var peakRSS = startRSS
+        var total = 0
+        var chunks = 0
+        for try await chunk in response.body {
+            total += chunk.count
+            chunks += 1
+            if chunks % 64 == 0 {
+                try await Task.sleep(for: .milliseconds(20)) // a slow reader
+                peakRSS = max(peakRSS, ProcessMemory.residentBytes())
+            }
+        }
+        #expect(total == 50 * 1024 * 1024)
+        let peak = try #require(observed.buffer?.peakBufferedBytes)
+        #expect(peak <= limit)
+        #expect(peak > 0)
+        #expect(peakRSS - startRSS < 40 * 1024 * 1024, "resident memory grew by \(peakRSS - startRSS) bytes")
+    }
+
+    @Test func firstByteIdleAndTotalTimeoutsAreSeparate() async throws {
+        let holdBeforeHeaders = try LoopbackHTTPServer(replies: [.init(parts: [.hold, .bytes(Array("x".utf8))])])
+        defer { holdBeforeHeaders.shutdown() }
+        let http = URLSessionHTTPClient()
+        let firstByte = await #expect(throws: AgentRuntimeError.self) {
+            _ = try await http.send(HTTPRequest(method: "GET", url: holdBeforeHeaders.baseURL, timeouts: .init(firstByte: .milliseconds(300))))
+        }
+        #expect(firstByte?.code == .timedOut)
+        #expect(firstByte?.message.contains("first byte") == true)
+        holdBeforeHeaders.releaseHeld()
+
+        let holdMidBody = try LoopbackHTTPServer(replies: [.init(parts: [.bytes(Array("abc".utf8)), .hold, .bytes(Array("def".utf8))], framing: .chunked)])
+        defer { holdMidBody.shutdown() }
+        let idle = await #expect(throws: AgentRuntimeError.self) {
+            let response = try await http.send(HTTPRequest(method: "GET", url: holdMidBody.baseURL, timeouts: .init(idle: .milliseconds(300))))
+            for try await _ in response.body {}
+        }
+        #expect(idle?.code == .timedOut)
+        #expect(idle?.message.contains("idle") == true)
+        holdMidBody.releaseHeld()
+
+        let trickle = try LoopbackHTTPServer(replies: [.init(
+            parts: Array([[ScriptedReply.Part.bytes(Array("t".utf8)), .delay(.milliseconds(100))]].joined()) + Array(repeating: [.bytes(Array("t".utf8)), .delay(.milliseconds(100))], count: 30).flatMap { $0 },
+            framing: .chunked
+        )])
+        defer { trickle.shutdown() }
+        let total = await #expect(throws: AgentRuntimeError.self) {
+            let response = try await http.send(HTTPRequest(method: "GET", url: trickle.baseURL, timeouts: .init(idle: .seconds(2), total: .milliseconds(700))))
+            for try await _ in response.body {}
+        }
+        #expect(total?.code == .timedOut)
+        #expect(total?.message.contains("total") == true)
+    }
+
+    @Test func connectTimeoutCoversARequestThatCannotBeSent() async throws {
+        let listener = try SilentListener()
+        defer { listener.close() }
+        let body = [UInt8](repeating: 0x61, count: 32 * 1024 * 1024)
+        let error = await #expect(throws: AgentRuntimeError.self) {
+            _ = try await URLSessionHTTPClient().send(HTTPRequest(
+                method: "POST", url: URL(string: "http://127.0.0.1:\(listener.port)/x")!, body: body,
+                timeouts: .init(connect: .milliseconds(400), firstByte: .seconds(10))
+            ))
+        }
+        #expect(error?.code == .timedOut)
+        #expect(error?.message.contains("connect") == true)
+    }
+
+    @Test func anAbruptCloseBeforeOutputIsRetriedAndAfterOutputIsNot() async throws {
+        let created = Array(SSE.stream([SSE.created]).utf8)
+        let full = SSE.stream([SSE.created, SSE.delta("hi", 1), SSE.completed(2)])
+        let server = try LoopbackHTTPServer(replies: [.init(parts: [.bytes(created), .closeAbruptly], framing: .chunked), .sse([full])])
+        defer { server.shutdown() }
+        var types: [String] = []
+        for try await event in try client(server).stream(ResponsesRequest(model: "m")) { types.append(event.typeName) }
+        #expect(types == ["response.created", "response.created", "response.output_text.delta", "response.completed"])
+        #expect(server.requests.count == 2)
+
+        let afterOutput = Array(SSE.stream([SSE.created, SSE.delta("hi", 1)]).utf8)
+        let second = try LoopbackHTTPServer(replies: [.init(parts: [.bytes(afterOutput), .closeAbruptly], framing: .chunked), .sse([full])])
+        defer { second.shutdown() }
+        let error = await #expect(throws: AgentRuntimeError.self) {
+            for try await _ in try client(second).stream(ResponsesRequest(model: "m")) {}
+        }
+        #expect(error?.code == .transportFailure)
+        #expect(error?.interruption?.transportCode == -1005)
+        #expect(error?.interruption?.hadOutput == true)
+        #expect(error?.retry?.safety == .outputAlreadyEmitted)
+        #expect(second.requests.count == 1)
+    }
+
+    @Test func errorBodiesComeFromTheFailedResponseItself() async throws {
+        let server = try LoopbackHTTPServer(replies: [.json(#"{"error":{"code":"server_error","message":"boom"}}"#, status: 500, headers: [.init(name: "x-request-id", value: "req_7")])])
+        defer { server.shutdown() }
+        let error = await #expect(throws: AgentRuntimeError.self) {
+            for try await _ in try client(server, policy: .disabled).stream(ResponsesRequest(model: "m")) {}
+        }
+        #expect(error?.code == .providerError)
+        #expect(error?.http?.statusCode == 500)
+        #expect(error?.http?.requestID == "req_7")
+        #expect(error?.message == "HTTP 500: boom")
+        #expect(server.requests.count == 1)
+    }
+}
+
+/// Holds the buffer the client reports.
+final class BufferBox: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private let lock = NSLock()
+    private var stored: BoundedByteBuffer?
+    func set(_ buffer: BoundedByteBuffer) { lock.lock(); stored = buffer; lock.unlock() }
+    var buffer: BoundedByteBuffer? { lock.lock(); defer { lock.unlock() }; return stored }
+}
+
+enum ProcessMemory {
+    /// VmRSS from /proc/self/status, in bytes.
+    static func residentBytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let digits = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0"
+            return (Int(digits.trimmingCharacters(in: .whitespaces)) ?? 0) * 1024
+        }
+        return 0
+    }
+}

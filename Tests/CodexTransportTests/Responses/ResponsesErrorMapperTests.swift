@@ -1,0 +1,125 @@
+import CodexCore
+import CodexTransport
+import Foundation
+import Testing
+
+@Suite struct ResponsesErrorMapperTests {
+    let now = Date(timeIntervalSince1970: 1_445_412_480) // Wed, 21 Oct 2015 07:28:00 GMT
+
+    @Test(arguments: [
+        (400, #"{"error":{"code":"decimal_below_min_value","message":"bad","param":"temperature","type":"invalid_request_error"}}"#, AgentRuntimeError.Code.invalidRequest, false),
+        (400, #"{"error":{"code":"context_length_exceeded","message":"too long"}}"#, .contextLengthExceeded, false),
+        (401, #"{"detail":"Unauthorized"}"#, .unauthorized, false),
+        (403, #"{"detail":"Forbidden"}"#, .forbidden, false),
+        (429, #"{"error":{"type":"usage_limit_reached"}}"#, .quotaExceeded, false),
+        (429, #"{"error":{"type":"usage_not_included"}}"#, .quotaExceeded, false),
+        (429, #"{"error":{"code":"insufficient_quota","type":"insufficient_quota"}}"#, .quotaExceeded, false),
+        (429, #"{"error":{"code":"rate_limit_exceeded"}}"#, .rateLimited, true),
+        (500, "oops", .providerError, true),
+        (503, #"{"error":{"code":"server_is_overloaded"}}"#, .providerOverloaded, true),
+        (504, "", .providerError, true),
+        (404, #"{"detail":"Not Found"}"#, .invalidRequest, false),
+        (408, "", .providerError, true),
+    ])
+    func statusesAndBodiesMapToCodes(status: Int, body: String, code: AgentRuntimeError.Code, retryable: Bool) {
+        let error = ResponsesErrorMapper.error(status: status, headers: ["x-request-id": "req_1"], body: Array(body.utf8), now: now)
+        #expect(error.code == code)
+        #expect(error.http?.statusCode == status)
+        #expect(error.http?.requestID == "req_1")
+        #expect(error.retry?.isRetryable == retryable)
+        #expect(RetryPolicy.isRetryable(error) == retryable)
+    }
+
+    @Test func providerFieldsAreKept() {
+        let error = ResponsesErrorMapper.error(
+            status: 400, headers: [:],
+            body: Array(#"{"error":{"code":"decimal_below_min_value","message":"Invalid 'temperature'","param":"temperature","type":"invalid_request_error"}}"#.utf8),
+            now: now
+        )
+        #expect(error.http?.providerCode == "decimal_below_min_value")
+        #expect(error.http?.providerType == "invalid_request_error")
+        #expect(error.message == "HTTP 400: Invalid 'temperature'")
+        #expect(!error.description.contains("Bearer"))
+    }
+
+    static let retryAfterCases: [(HTTPHeaders, Double?)] = [
+        (["retry-after": "120"], 120), (["retry-after-ms": "250"], 0.25), (["Retry-After": "Wed, 21 Oct 2015 07:29:00 GMT"], 60),
+        (["retry-after": "999999999"], 86_400), (["retry-after": "soon"], nil), ([:], nil), (["retry-after": "-5"], nil),
+        (["retry-after-ms": "1500", "retry-after": "9"], 1.5),
+    ]
+
+    @Test(arguments: retryAfterCases)
+    func retryAfterIsParsedAndCapped(headers: HTTPHeaders, expected: Double?) {
+        #expect(ResponsesErrorMapper.retryAfter(headers: headers, now: now) == expected)
+    }
+
+    @Test func backoffGrowsToItsCapWithBoundedJitter() {
+        var random = SystemRandomNumberGenerator()
+        let policy = RetryPolicy(jitter: 0)
+        #expect(policy.delay(afterAttempt: 1, retryAfter: nil, using: &random) == .milliseconds(500))
+        #expect(policy.delay(afterAttempt: 2, retryAfter: nil, using: &random) == .seconds(1))
+        #expect(policy.delay(afterAttempt: 4, retryAfter: nil, using: &random) == .seconds(4))
+        #expect(policy.delay(afterAttempt: 9, retryAfter: nil, using: &random) == .seconds(4))
+        #expect(policy.delay(afterAttempt: 1, retryAfter: 7.5, using: &random) == .milliseconds(7_500))
+        let jittered = RetryPolicy.default
+        for _ in 0..<100 {
+            let delay = jittered.delay(afterAttempt: 1, retryAfter: nil, using: &random)
+            #expect(delay >= .milliseconds(400) && delay <= .milliseconds(600))
+        }
+        #expect(RetryPolicy.disabled.maximumAttempts == 1)
+        #expect(RetryPolicy(maximumAttempts: 0).maximumAttempts == 1)
+    }
+}
+
+@Suite struct RateLimitParserTests {
+    let now = Date(timeIntervalSince1970: 1_000)
+
+    @Test func parsesEveryFamilyWithCreditsAndNames() {
+        let headers: HTTPHeaders = [
+            "x-codex-primary-used-percent": "42.5", "x-codex-primary-window-minutes": "300", "x-codex-primary-reset-at": "1700000000",
+            "x-codex-secondary-used-percent": "7", "x-codex-secondary-window-minutes": "10080", "x-codex-secondary-reset-after-seconds": "60",
+            "x-codex-credits-has-credits": "True", "x-codex-credits-unlimited": "False", "x-codex-credits-balance": "0E-10",
+            "x-codex-bengalfox-primary-used-percent": "3", "x-codex-bengalfox-limit-name": "gpt-5.2-codex-sonic",
+            "x-codex-limit-name": "codex",
+        ]
+        let snapshots = RateLimitParser.snapshots(fromHeaders: headers, now: now)
+        #expect(snapshots == [
+            AgentRateLimitSnapshot(
+                limitID: "codex", limitName: "codex",
+                primary: .init(usedPercent: 42.5, windowDurationMinutes: 300, resetsAt: Date(timeIntervalSince1970: 1_700_000_000)),
+                secondary: .init(usedPercent: 7, windowDurationMinutes: 10_080, resetsAt: Date(timeIntervalSince1970: 1_060)),
+                credits: .init(hasCredits: true, unlimited: false, balance: "0E-10")
+            ),
+            AgentRateLimitSnapshot(limitID: "codex_bengalfox", limitName: "gpt-5.2-codex-sonic", primary: .init(usedPercent: 3)),
+        ])
+    }
+
+    @Test func invalidOptionalFieldsAreDroppedWithoutLosingTheWindow() {
+        let headers: HTTPHeaders = [
+            "x-codex-primary-used-percent": "55", "x-codex-primary-window-minutes": "five hours", "x-codex-primary-reset-at": "",
+            "x-codex-secondary-used-percent": "0", "x-codex-secondary-window-minutes": "0", "x-codex-credits-has-credits": "maybe",
+        ]
+        #expect(RateLimitParser.snapshots(fromHeaders: headers, now: now) == [AgentRateLimitSnapshot(limitID: "codex", primary: .init(usedPercent: 55))])
+        #expect(RateLimitParser.snapshots(fromHeaders: ["content-type": "text/plain"], now: now).isEmpty)
+    }
+}
+
+@Suite struct ResponsesEndpointTests {
+    @Test(arguments: ["https://chatgpt.com/backend-api/codex", "http://127.0.0.1:8080/api/codex/", "http://localhost:1", "http://[::1]:9/x"])
+    func acceptedBases(base: String) throws {
+        let endpoint = try ResponsesEndpoint(baseURL: try #require(URL(string: base)), profile: .chatGPT)
+        #expect(!endpoint.baseURL.absoluteString.hasSuffix("/"))
+        #expect(endpoint.url("responses").absoluteString == endpoint.baseURL.absoluteString + "/responses")
+    }
+
+    @Test(arguments: ["http://example.com", "ftp://example.com", "https://user:pw@example.com", "https://example.com/?a=1", "https://example.com/#x", "https:///x", "file:///tmp"])
+    func refusedBases(base: String) throws {
+        let error = #expect(throws: AgentRuntimeError.self) { try ResponsesEndpoint(baseURL: try #require(URL(string: base)), profile: .publicAPI) }
+        #expect(error?.code == .invalidEndpoint)
+    }
+
+    @Test func builtInProfilesAndQueries() {
+        #expect(ResponsesEndpoint.chatGPT.baseURL.absoluteString == "https://chatgpt.com/backend-api/codex")
+        #expect(ResponsesEndpoint.publicAPI.url("models", query: [("client_version", "0.153.0")]).absoluteString == "https://api.openai.com/v1/models?client_version=0.153.0")
+    }
+}

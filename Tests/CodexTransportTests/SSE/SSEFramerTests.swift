@@ -1,0 +1,121 @@
+import CodexCore
+import CodexTransport
+import Foundation
+import Testing
+
+@Suite struct SSEFramerTests {
+    private func frame(_ chunks: [[UInt8]], maximum: Int = SSEFramer.defaultMaximumEventBytes) throws -> [SSEEvent] {
+        var framer = SSEFramer(maximumEventBytes: maximum)
+        var events: [SSEEvent] = []
+        for chunk in chunks { try framer.feed(chunk, into: &events) }
+        _ = framer.finish()
+        return events
+    }
+
+    private func frame(_ text: String) throws -> [SSEEvent] {
+        try frame([Array(text.utf8)])
+    }
+
+    @Test func recordedStreamsMatchTheIndependentSplit() throws {
+        #expect(StreamFixtures.names.count == 12)
+        for name in StreamFixtures.names {
+            let events = try frame([try StreamFixtures.bytes(name)])
+            let expected = try StreamFixtures.expected(name)
+            #expect(events.count == expected.count, "\(name)")
+            for (event, want) in zip(events, expected) {
+                #expect(event.type == want.event, "\(name)")
+                let payload = try JSONSerialization.jsonObject(with: Data(event.dataBytes)) as? [String: Any]
+                #expect(payload?["type"] as? String == want.type, "\(name)")
+                #expect(payload?["sequence_number"] as? Int == want.sequence_number, "\(name)")
+            }
+        }
+    }
+
+    @Test(arguments: StreamFixtures.names)
+    func everySplitPointAndByteAtATimeGiveTheSameEvents(name: String) throws {
+        let bytes = try StreamFixtures.bytes(name)
+        let whole = try frame([bytes])
+        #expect(!whole.isEmpty)
+        #expect(try frame(bytes.map { [$0] }) == whole)
+        for split in 0...bytes.count {
+            let events = try frame([Array(bytes[..<split]), Array(bytes[split...])])
+            if events != whole {
+                Issue.record("\(name): split at \(split) differs")
+                return
+            }
+        }
+    }
+
+    @Test func lineEndingsLFCRAndCRLFIncludingACRLFSplitAcrossChunks() throws {
+        let expected = [SSEEvent(type: "a", data: "1"), SSEEvent(type: "b", data: "2"), SSEEvent(type: "c", data: "3")]
+        #expect(try frame("event: a\ndata: 1\n\nevent: b\rdata: 2\r\revent: c\r\ndata: 3\r\n\r\n") == expected)
+        let text = Array("data: x\r\n\r\ndata: y\r\n\r\n".utf8)
+        for split in 0...text.count {
+            #expect(try frame([Array(text[..<split]), Array(text[split...])]).map(\.data) == ["x", "y"])
+        }
+        // A lone CR at the end of a chunk followed by a non-LF byte still ends the line.
+        #expect(try frame([Array("data: x\r".utf8), Array("\rdata: y\n\n".utf8)]).map(\.data) == ["x", "y"])
+    }
+
+    @Test func byteOrderMarkIsSkippedOnceEvenWhenSplit() throws {
+        let bytes: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("data: x\n\n".utf8)
+        #expect(try frame([bytes]).map(\.data) == ["x"])
+        #expect(try frame(bytes.map { [$0] }).map(\.data) == ["x"])
+        #expect(try frame([[0xEF, 0xBB, 0xBF] + bytes]).count == 0) // a second BOM belongs to a field name
+    }
+
+    @Test func fieldsFollowTheStandard() throws {
+        let events = try frame(": comment\ndata\ndata:first\ndata:  second\nid: 7\nretry: 1500\nunknown: x\n\n: tail\ndata: z\nretry: soon\n\n")
+        #expect(events.count == 2)
+        #expect(events[0].type == "message")
+        #expect(events[0].data == "\nfirst\n second")
+        #expect(events[0].lastEventID == "7")
+        #expect(events[0].retry == 1500)
+        #expect(events[1].lastEventID == "7")
+        #expect(events[1].retry == 1500)
+        #expect(try frame("id: a\u{0}b\ndata: q\n\n")[0].lastEventID == nil)
+        #expect(try frame("event: only\n\n").isEmpty)
+        #expect(try frame("data: unterminated").isEmpty)
+    }
+
+    @Test func utf8SplitAcrossChunksDecodesPerCompleteLine() throws {
+        let bytes = Array("data: héllo 😀 мир\n\n".utf8)
+        for split in 0...bytes.count {
+            #expect(try frame([Array(bytes[..<split]), Array(bytes[split...])]).map(\.data) == ["héllo 😀 мир"])
+        }
+        #expect(try frame([[0x64, 0x61, 0x74, 0x61, 0x3A, 0xFF, 0x0A, 0x0A]]).map(\.data) == ["\u{FFFD}"])
+    }
+
+    @Test func oversizedEventsAreATypedErrorWithTheByteOffset() throws {
+        let error = #expect(throws: AgentRuntimeError.self) {
+            try frame([Array("data: 12345\n".utf8), Array("data: 67890\n\n".utf8)], maximum: 10)
+        }
+        #expect(error?.code == .sseEventTooLarge)
+        #expect(error?.byteOffset == 23)
+        let longLine = #expect(throws: AgentRuntimeError.self) {
+            try frame([Array("data: ".utf8), [UInt8](repeating: 0x61, count: 50)], maximum: 20)
+        }
+        #expect(longLine?.code == .sseEventTooLarge)
+        #expect(longLine?.byteOffset == 56)
+        // Comments do not count: a long keep-alive stream is fine.
+        #expect(try frame([Array(String(repeating: ": keepalive\n", count: 100).utf8) + Array("data: ok\n\n".utf8)], maximum: 10).map(\.data) == ["ok"])
+    }
+
+    @Test func manySmallChunksStayLinear() throws {
+        let event = Array("event: response.output_text.delta\ndata: {\"delta\":\"x\"}\n\n".utf8)
+        var stream: [UInt8] = []
+        for _ in 0..<5_000 { stream += event }
+        var framer = SSEFramer()
+        var events: [SSEEvent] = []
+        var offset = 0
+        while offset < stream.count {
+            let end = min(offset + 7, stream.count)
+            try framer.feed(stream[offset..<end], into: &events)
+            offset = end
+        }
+        #expect(events.count == 5_000)
+        #expect(framer.byteCount == stream.count)
+        let discarded = framer.finish()
+        #expect(!discarded)
+    }
+}
