@@ -1,5 +1,5 @@
 public import CodexCore
-public import CodexSchema
+import CodexSchema
 import Foundation
 
 /// Turns server-sent events of a Responses stream into typed ``ResponsesStreamEvent``s.
