@@ -1,0 +1,62 @@
+import CodexCore
+import CodexTransport
+import Foundation
+import Testing
+
+@Suite struct FileSecureStoreTests {
+    private func mode(_ path: String) throws -> Int {
+        (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
+    }
+
+    @Test func savesLoadsAndDeletesWithPrivatePermissions() throws {
+        let root = try temporaryDirectory()
+        let store = try FileSecureStore(directory: root.appendingPathComponent("secrets"))
+        #expect(try mode(store.directory.path) == 0o700)
+        #expect(try store.load("token") == nil)
+        try store.save(Array("first".utf8), for: "token")
+        try store.save(Array("second".utf8), for: "token")
+        #expect(try store.load("token") == Array("second".utf8))
+        #expect(try mode(store.directory.appendingPathComponent("token").path) == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.directory.path) == ["token"])
+        try store.delete("token")
+        try store.delete("token")
+        #expect(try store.load("token") == nil)
+    }
+
+    @Test func loosePermissionsOnTheDirectoryAreTightened() throws {
+        let root = try temporaryDirectory()
+        let directory = root.appendingPathComponent("secrets")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        _ = try FileSecureStore(directory: directory)
+        #expect(try mode(directory.path) == 0o700)
+    }
+
+    @Test func symlinksAndReadableFilesAreRefused() throws {
+        let root = try temporaryDirectory()
+        let real = root.appendingPathComponent("real")
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: false)
+        let link = root.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+        let directoryError = #expect(throws: AgentRuntimeError.self) { try FileSecureStore(directory: link) }
+        #expect(directoryError?.code == .secureStoreFailure)
+
+        let store = try FileSecureStore(directory: root.appendingPathComponent("store"))
+        let target = root.appendingPathComponent("elsewhere")
+        try Data("secret".utf8).write(to: target)
+        try FileManager.default.createSymbolicLink(at: store.directory.appendingPathComponent("linked"), withDestinationURL: target)
+        let fileError = #expect(throws: AgentRuntimeError.self) { try store.load("linked") }
+        #expect(fileError?.code == .secureStoreFailure)
+        #expect(fileError?.message == "the secret file is a symbolic link")
+
+        try store.save(Array("x".utf8), for: "open")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: store.directory.appendingPathComponent("open").path)
+        let readable = #expect(throws: AgentRuntimeError.self) { try store.load("open") }
+        #expect(readable?.message == "the secret file is readable by group or others")
+    }
+
+    @Test(arguments: ["", "../escape", ".hidden", "a/b", "spa ce"])
+    func badKeysAreRefused(key: String) throws {
+        let store = try FileSecureStore(directory: try temporaryDirectory().appendingPathComponent("s"))
+        #expect(throws: AgentRuntimeError.self) { try store.save([1], for: key) }
+    }
+}
