@@ -21,6 +21,9 @@ public struct APIKeyAuthProvider: AuthProvider {
         AuthCredentials(bearerToken: apiKey, binding: "api-key:" + String(SHA256.hexDigest(of: Array(apiKey.utf8)).prefix(16)))
     }
 
+    /// The key's binding.
+    public func currentBinding() async -> String? { try? await credentials().binding }
+
     /// `nil`: a rejected key cannot be renewed.
     public func recoverAfterUnauthorized(_ rejected: AuthCredentials) async throws -> AuthCredentials? { nil }
 }

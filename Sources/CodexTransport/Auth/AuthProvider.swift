@@ -35,4 +35,12 @@ public protocol AuthProvider: Sendable {
     func credentials() async throws -> AuthCredentials
     /// New credentials after `rejected` got a 401, or `nil` when nothing better is available.
     func recoverAfterUnauthorized(_ rejected: AuthCredentials) async throws -> AuthCredentials?
+    /// The binding of the current credentials without any network I/O, or `nil` when unknown (used by
+    /// caches that must not trigger a refresh, such as the cached-only model catalog).
+    func currentBinding() async -> String?
+}
+
+extension AuthProvider {
+    /// Unknown by default.
+    public func currentBinding() async -> String? { nil }
 }

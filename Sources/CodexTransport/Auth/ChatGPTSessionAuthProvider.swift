@@ -53,6 +53,9 @@ public actor ChatGPTSessionAuthProvider: AuthProvider {
         return session.credentials
     }
 
+    /// The account ID (no I/O).
+    public func currentBinding() async -> String? { session.accountID }
+
     /// After a 401: the current credentials if they already changed, else a refreshed session's.
     public func recoverAfterUnauthorized(_ rejected: AuthCredentials) async throws -> AuthCredentials? {
         if session.accessToken != rejected.bearerToken { return session.credentials }

@@ -84,6 +84,9 @@ public struct CodexCLIAuthProvider: AuthProvider {
         }
     }
 
+    /// The binding from the file (a local read).
+    public func currentBinding() async -> String? { try? await credentials().binding }
+
     /// Re-reads the file: new credentials for the same binding, else `nil`.
     public func recoverAfterUnauthorized(_ rejected: AuthCredentials) async throws -> AuthCredentials? {
         guard let current = try? await credentials(), current.bearerToken != rejected.bearerToken else { return nil }

@@ -30,6 +30,9 @@ public final class ResponsesClient: Sendable {
         public var originator: String
         /// The `User-Agent` header.
         public var userAgent: String
+        /// Told each response's `X-Models-Etag` and the credentials' binding (connect a
+        /// ``ModelCatalogClient/noteModelsETag(_:binding:)`` here).
+        public var modelsETagObserver: (@Sendable (_ etag: String, _ binding: String) -> Void)?
 
         /// Creates a configuration.
         public init(
@@ -46,6 +49,7 @@ public final class ResponsesClient: Sendable {
             self.maximumEventBytes = maximumEventBytes
             self.originator = originator
             self.userAgent = userAgent
+            self.modelsETagObserver = nil
         }
     }
 

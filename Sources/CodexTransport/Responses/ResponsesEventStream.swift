@@ -139,6 +139,7 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
             }
             let limits = RateLimitParser.snapshots(fromHeaders: response.headers, now: client.wallClock.now())
             client.record(limits: limits, modelsETag: response.headers["x-models-etag"])
+            if let etag = response.headers["x-models-etag"] { client.configuration.modelsETagObserver?(etag, credentials.binding) }
             guard response.isSuccess else {
                 let bodyPrefix = (try? await response.body.prefix(upTo: ResponsesErrorMapper.maximumErrorBodyBytes)) ?? []
                 let error = ResponsesErrorMapper.error(status: response.statusCode, headers: response.headers, body: bodyPrefix, now: client.wallClock.now())

@@ -2,6 +2,7 @@ import CodexCore
 import CodexSchema
 import CodexTransport
 import Foundation
+import Synchronization
 import Testing
 
 @Suite struct ResponsesClientTests {
@@ -189,5 +190,16 @@ import Testing
         let error = await #expect(throws: AgentRuntimeError.self) { try await ResponsesClient.testing(malformed).collect() }
         #expect(error?.code == .responsesEventMalformed)
         #expect(malformed.requests.count == 1)
+    }
+
+    @Test func modelsETagsAreReportedWithTheBinding() async throws {
+        let seen = Mutex<[String]>([])
+        let http = ScriptedHTTPClient(replies: [.text(sse, headers: ["X-Models-Etag": "W/\"c8e3\""])])
+        var configuration = ResponsesClient.Configuration(endpoint: .chatGPT)
+        configuration.modelsETagObserver = { etag, binding in seen.withLock { $0.append("\(binding) \(etag)") } }
+        let client = ResponsesClient(configuration: configuration, httpClient: http, authProvider: CountingAuthProvider(), clock: ImmediateClock())
+        _ = try await client.collect()
+        #expect(seen.withLock { $0 } == ["acct-1 W/\"c8e3\""])
+        #expect(client.latestModelsETag == "W/\"c8e3\"")
     }
 }

@@ -41,6 +41,8 @@ final class CountingAuthProvider: AuthProvider {
         return AuthCredentials(bearerToken: "token-1", accountID: "acct-1", binding: "acct-1")
     }
 
+    func currentBinding() async -> String? { "acct-1" }
+
     func recoverAfterUnauthorized(_ rejected: AuthCredentials) async throws -> AuthCredentials? {
         state.withLock { $0.recoveries += 1 }
         return recovers ? AuthCredentials(bearerToken: "token-2", accountID: "acct-1", binding: "acct-1") : nil
