@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "CodexTestSupportTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "codexctlTests",
-            dependencies: ["codexctl"],
+            dependencies: ["codexctl", "CodexTestSupport", "CodexSchema"],
             swiftSettings: swiftSettings
         ),
     ]

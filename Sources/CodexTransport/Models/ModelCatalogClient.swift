@@ -37,6 +37,19 @@ public struct CodexModelCatalogSnapshot: Sendable, Hashable {
 
     /// The models to show in a picker.
     public var visibleModels: [CodexModelInfo] { models.filter(\.isVisible) }
+
+    /// Creates a snapshot.
+    public init(models: [CodexModelInfo], source: Source, fetchedAt: Date?, isStale: Bool) {
+        self.models = models
+        self.source = source
+        self.fetchedAt = fetchedAt
+        self.isStale = isStale
+    }
+
+    /// The bundled catalog.
+    public static var bundled: CodexModelCatalogSnapshot {
+        CodexModelCatalogSnapshot(models: CodexModelCatalog.bundled.models, source: .bundled, fetchedAt: nil, isStale: false)
+    }
 }
 
 /// Fetches `GET {base}/models?client_version=…` with the signed-in session and caches the result per

@@ -9,11 +9,14 @@ enum RootCommand: CLICommand {
         options: [("--version", "Show the version.")],
         subcommands: [
             ("schema", "Compile JSON schemas, validate instances, run conformance suites."),
+            ("responses", "Decode captured Responses API streams."),
+            ("models", "List the models available to the signed-in account."),
+            ("auth", "Show the sign-in state; sign in with a device code."),
             ("bench", "Run the benchmarks (build with -c release)."),
             ("help", "Show help for a subcommand."),
         ]
     )
-    static var subcommands: [any CLICommand.Type] { [SchemaCommand.self, BenchCommand.self] }
+    static var subcommands: [any CLICommand.Type] { [SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self, AuthCommand.self, BenchCommand.self] }
 
     static func run(_ arguments: [String]) async -> Int32 {
         switch arguments.first {

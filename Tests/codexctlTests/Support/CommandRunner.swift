@@ -21,11 +21,13 @@ enum CommandRunner {
     static let repositoryRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static func codexctl(_ arguments: [String], stdin: String? = nil, in directory: URL? = nil) throws -> CommandResult {
-        try run(productsDirectory.appendingPathComponent("codexctl"), arguments, stdin: stdin, in: directory)
+    static func codexctl(_ arguments: [String], stdin: String? = nil, in directory: URL? = nil, environment: [String: String] = [:]) throws -> CommandResult {
+        try run(productsDirectory.appendingPathComponent("codexctl"), arguments, stdin: stdin, in: directory, environment: environment)
     }
 
-    static func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, in directory: URL? = nil) throws -> CommandResult {
+    static func run(
+        _ executable: URL, _ arguments: [String], stdin: String? = nil, in directory: URL? = nil, environment: [String: String] = [:]
+    ) throws -> CommandResult {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -36,6 +38,9 @@ enum CommandRunner {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         process.currentDirectoryURL = directory ?? repositoryRoot
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)

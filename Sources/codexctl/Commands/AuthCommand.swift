@@ -1,0 +1,136 @@
+import CodexCore
+import CodexSchema
+import CodexTransport
+import Foundation
+
+/// `codexctl auth`: sign-in state and device-code sign-in.
+enum AuthCommand: CLICommand {
+    static let name = "auth"
+    static let help = CommandHelp(
+        overview: "Show the sign-in state, or sign in to a ChatGPT account with a device code.",
+        usage: "codexctl auth <subcommand>",
+        subcommands: [("status", "Show which credentials CodexKit would use (never the tokens)."), ("login", "Sign in with a device code.")]
+    )
+    static var subcommands: [any CLICommand.Type] { [AuthStatusCommand.self, AuthLoginCommand.self] }
+
+    static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
+}
+
+/// `codexctl auth status`.
+enum AuthStatusCommand: CLICommand {
+    static let name = "status"
+    static let help = CommandHelp(
+        overview: """
+        Show the credentials CodexKit would use: its saved ChatGPT session, else the Codex CLI's auth.json, else \
+        OPENAI_API_KEY. Prints the account, plan and expiry, never a token. Exit status 0 when signed in, 1 when not.
+        """,
+        usage: "codexctl auth status [--json] [--store <dir>] [--codex-home <dir>]",
+        options: [
+            ("--json", "Print one JSON object."),
+            ("--store <dir>", "CodexKit's secret store (default $CODEXKIT_HOME/secrets or ~/.codexkit/secrets)."),
+            ("--codex-home <dir>", "The Codex CLI home holding auth.json (default $CODEX_HOME or ~/.codex)."),
+        ]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--store", "--codex-home"])
+        } catch {
+            return Console.usageFailure(error.message, help: help)
+        }
+        guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
+        let source: CLIAuth.Source?
+        do {
+            source = try CLIAuth.source(store: CLIAuth.storeDirectory(parsed.options["--store"]), codexHome: parsed.options["--codex-home"])
+        } catch let error as AgentRuntimeError {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        } catch {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        }
+        var status: JSONObject = ["signed_in": .bool(source != nil)]
+        switch source {
+        case .savedSession(let session)?:
+            status["source"] = "codexkit"
+            describe(session, into: &status)
+        case .codexCLI(.chatGPT(let session))?:
+            status["source"] = "codex-cli"
+            describe(session, into: &status)
+        case .codexCLI(.apiKey)?:
+            status["source"] = "codex-cli"
+            status["mode"] = "api-key"
+        case .apiKey?:
+            status["source"] = "environment"
+            status["mode"] = "api-key"
+        case nil:
+            break
+        }
+        if parsed.has("--json") {
+            Console.line(JSONValue.object(status).compactString())
+        } else if source == nil {
+            Console.line("not signed in (run 'codexctl auth login --device-code', sign in with the Codex CLI, or set OPENAI_API_KEY)")
+        } else {
+            var line = "signed in via \(status["source"]?.stringValue ?? "?"): \(status["mode"]?.stringValue ?? "chatgpt")"
+            if let account = status["account_id"]?.stringValue { line += ", account \(account)" }
+            if let plan = status["plan"]?.stringValue { line += ", plan \(plan)" }
+            if let expires = status["expires_at"]?.stringValue { line += ", token expires \(expires)" }
+            Console.line(line)
+        }
+        return source == nil ? Console.Status.failure : Console.Status.success
+    }
+
+    private static func describe(_ session: ChatGPTSession, into status: inout JSONObject) {
+        status["mode"] = "chatgpt"
+        status["account_id"] = .string(session.accountID)
+        status["plan"] = session.planType.map(JSONValue.string) ?? .null
+        status["email"] = session.email.map(JSONValue.string) ?? .null
+        status["expires_at"] = session.expiresAt.map { .string(ISO8601DateFormatter().string(from: $0)) } ?? .null
+    }
+}
+
+/// `codexctl auth login --device-code`.
+enum AuthLoginCommand: CLICommand {
+    static let name = "login"
+    static let help = CommandHelp(
+        overview: "Sign in to a ChatGPT account with a device code and save the session in CodexKit's secret store.",
+        usage: "codexctl auth login --device-code [--issuer <url>] [--store <dir>]",
+        options: [
+            ("--device-code", "Use the device-code flow (required; the only flow codexctl offers)."),
+            ("--issuer <url>", "The OAuth issuer (default https://auth.openai.com)."),
+            ("--store <dir>", "Where to save the session (default $CODEXKIT_HOME/secrets or ~/.codexkit/secrets)."),
+        ]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(arguments, flags: ["--device-code"], valueOptions: ["--issuer", "--store"])
+        } catch {
+            return Console.usageFailure(error.message, help: help)
+        }
+        guard parsed.has("--device-code") else { return Console.usageFailure("Missing expected option '--device-code'", help: help) }
+        guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
+        do {
+            let issuer = try parsed.options["--issuer"].map { try AuthIssuer(baseURL: URL(string: $0) ?? URL(fileURLWithPath: $0)) } ?? .openAI
+            let store = ChatGPTSessionStore(store: try FileSecureStore(directory: CLIAuth.storeDirectory(parsed.options["--store"])))
+            let signIn = DeviceCodeSignIn(issuer: issuer, httpClient: URLSessionHTTPClient())
+            let code = try await signIn.requestCode()
+            Console.line("Open \(code.verificationURL.absoluteString) and enter the code \(code.userCode)")
+            Console.error("Waiting for approval (up to 15 minutes)…\n")
+            let session = try await signIn.waitForApproval(code)
+            try store.save(session)
+            Console.line("Signed in: account \(session.accountID), plan \(session.planType ?? "unknown")")
+            return Console.Status.success
+        } catch let error as AgentRuntimeError {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        } catch {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        }
+    }
+}

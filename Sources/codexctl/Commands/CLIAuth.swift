@@ -1,0 +1,53 @@
+import CodexCore
+import CodexTransport
+import Foundation
+
+/// Where `codexctl` finds credentials: CodexKit's own saved session, then the Codex CLI's `auth.json`,
+/// then `OPENAI_API_KEY`.
+enum CLIAuth {
+    enum Source {
+        case savedSession(ChatGPTSession)
+        case codexCLI(CodexCLIAuthFile.Contents)
+        case apiKey
+    }
+
+    /// `--store DIR`, else `$CODEXKIT_HOME/secrets`, else `~/.codexkit/secrets`.
+    static func storeDirectory(_ option: String?) -> URL {
+        if let option { return URL(fileURLWithPath: option) }
+        let environment = ProcessInfo.processInfo.environment
+        if let home = environment["CODEXKIT_HOME"], !home.isEmpty { return URL(fileURLWithPath: home).appendingPathComponent("secrets") }
+        let home = environment["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
+        return home.appendingPathComponent(".codexkit/secrets")
+    }
+
+    static func codexFile(_ option: String?) -> CodexCLIAuthFile {
+        if let option { return CodexCLIAuthFile(url: URL(fileURLWithPath: option).appendingPathComponent("auth.json")) }
+        return CodexCLIAuthFile()
+    }
+
+    /// The first available source, or `nil` when not signed in.
+    static func source(store: URL, codexHome: String?) throws -> Source? {
+        if FileManager.default.fileExists(atPath: store.path),
+           let session = try ChatGPTSessionStore(store: try FileSecureStore(directory: store)).load() {
+            return .savedSession(session)
+        }
+        if let contents = try codexFile(codexHome).read() { return .codexCLI(contents) }
+        if APIKeyAuthProvider() != nil { return .apiKey }
+        return nil
+    }
+
+    /// A provider for the first available source.
+    static func provider(store: URL, codexHome: String?, issuer: AuthIssuer, http: any HTTPClient) throws -> (any AuthProvider)? {
+        switch try source(store: store, codexHome: codexHome) {
+        case .savedSession(let session)?:
+            let sessionStore = ChatGPTSessionStore(store: try FileSecureStore(directory: store))
+            return ChatGPTSessionAuthProvider(session: session, issuer: issuer, httpClient: http, store: sessionStore)
+        case .codexCLI?:
+            return CodexCLIAuthProvider(file: codexFile(codexHome))
+        case .apiKey?:
+            return APIKeyAuthProvider()
+        case nil:
+            return nil
+        }
+    }
+}

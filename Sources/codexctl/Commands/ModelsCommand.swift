@@ -1,0 +1,96 @@
+import CodexCore
+import CodexSchema
+import CodexTransport
+import Foundation
+
+/// `codexctl models`.
+enum ModelsCommand: CLICommand {
+    static let name = "models"
+    static let help = CommandHelp(
+        overview: "List the models available to the signed-in account.",
+        usage: "codexctl models <subcommand>",
+        subcommands: [("list", "List models from the account's catalog (or the bundled one).")]
+    )
+    static var subcommands: [any CLICommand.Type] { [ModelsListCommand.self] }
+
+    static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
+}
+
+/// `codexctl models list`.
+enum ModelsListCommand: CLICommand {
+    static let name = "list"
+    static let help = CommandHelp(
+        overview: """
+        List models. By default uses a fresh catalog from the backend's /models, falling back to the bundled catalog on \
+        failures other than authentication. --refresh requires a successful fetch; --cached-only uses no network (in a \
+        new process that is the bundled catalog).
+        """,
+        usage: "codexctl models list [--refresh | --cached-only] [--json] [--base-url <url>] [--store <dir>] [--codex-home <dir>]",
+        options: [
+            ("--refresh", "Require a successful network refresh."),
+            ("--cached-only", "No network I/O."),
+            ("--json", "Print one JSON object."),
+            ("--base-url <url>", "The backend base (default https://chatgpt.com/backend-api/codex)."),
+            ("--store <dir>", "CodexKit's secret store."),
+            ("--codex-home <dir>", "The Codex CLI home holding auth.json."),
+        ]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(arguments, flags: ["--refresh", "--cached-only", "--json"], valueOptions: ["--base-url", "--store", "--codex-home"])
+        } catch {
+            return Console.usageFailure(error.message, help: help)
+        }
+        guard !(parsed.has("--refresh") && parsed.has("--cached-only")) else {
+            return Console.usageFailure("--refresh and --cached-only cannot be combined", help: help)
+        }
+        let policy: CodexModelRefreshPolicy = parsed.has("--refresh") ? .refresh : (parsed.has("--cached-only") ? .cachedOnly : .preferCached)
+        do {
+            let endpoint = try parsed.options["--base-url"].map { try ResponsesEndpoint(baseURL: URL(string: $0) ?? URL(fileURLWithPath: $0), profile: .chatGPT) }
+                ?? .chatGPT
+            let http = URLSessionHTTPClient()
+            let provider = try CLIAuth.provider(
+                store: CLIAuth.storeDirectory(parsed.options["--store"]), codexHome: parsed.options["--codex-home"], issuer: .openAI, http: http
+            )
+            let snapshot: CodexModelCatalogSnapshot
+            if let provider {
+                snapshot = try await ModelCatalogClient(endpoint: endpoint, httpClient: http, authProvider: provider).catalog(policy: policy)
+            } else if policy == .refresh {
+                throw AgentRuntimeError(code: .notSignedIn, message: "not signed in; a refresh needs credentials")
+            } else {
+                snapshot = .bundled
+            }
+            print(snapshot, json: parsed.has("--json"))
+            return Console.Status.success
+        } catch let error as AgentRuntimeError {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        } catch {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        }
+    }
+
+    private static func print(_ snapshot: CodexModelCatalogSnapshot, json: Bool) {
+        if json {
+            let models: [JSONValue] = snapshot.models.map { model in
+                [
+                    "id": .string(model.model.rawValue), "display_name": .string(model.displayName),
+                    "default_effort": .string(model.defaultReasoningEffort.rawValue),
+                    "efforts": .array(model.supportedReasoningEfforts.map { .string($0.rawValue) }),
+                    "context_window": .number(JSONNumber(model.contextWindow)), "visible": .bool(model.isVisible),
+                ]
+            }
+            Console.line(JSONValue.object(["source": .string(snapshot.source.rawValue), "stale": .bool(snapshot.isStale), "models": .array(models)]).compactString())
+            return
+        }
+        Console.line("source: \(snapshot.source.rawValue)\(snapshot.isStale ? " (stale)" : "")")
+        for model in snapshot.models {
+            let efforts = model.supportedReasoningEfforts.map(\.rawValue).joined(separator: ",")
+            Console.line("\(model.model.rawValue)  \(model.displayName)  effort \(model.defaultReasoningEffort.rawValue) [\(efforts)]  \(model.contextWindow) tokens\(model.isVisible ? "" : "  (hidden)")")
+        }
+    }
+}
