@@ -31,6 +31,36 @@ public struct JSONReader {
     /// The top-level value.
     public var root: Node { Node(view: view, index: 0) }
 
+    /// Parses documents one after another, recycling its storage, so a stream of small documents is read
+    /// without allocating per document.
+    ///
+    /// ```swift
+    /// var parser = JSONReader.Parser()
+    /// for event in events {
+    ///     try parser.parse(event.dataBytes) { reader in type = reader.root["type"]?.string }
+    /// }
+    /// ```
+    public struct Parser: Sendable {
+        private var storage = JSONParseStorage()
+        private let options: JSONParsingOptions
+
+        /// Creates a parser.
+        public init(options: JSONParsingOptions = .init()) {
+            self.options = options
+        }
+
+        /// Parses `bytes` strictly and reads them inside `body`.
+        ///
+        /// - Throws: ``CodexSchemaError`` for malformed text, or what `body` throws.
+        public mutating func parse(_ bytes: [UInt8], _ body: (JSONReader) throws -> Void) throws {
+            let options = options
+            try bytes.withUnsafeBufferPointer { buffer in
+                if let error = JSONTape.parse(buffer, options: options, reusing: &storage) { throw error }
+                try storage.tape.withView(source: buffer) { view in try body(JSONReader(view: view)) }
+            }
+        }
+    }
+
     /// Parses UTF-8 JSON text strictly and reads it, without copying the text.
     ///
     /// - Throws: ``CodexSchemaError`` for malformed text, or what `body` throws.
@@ -66,8 +96,9 @@ public struct JSONReader {
             return member { JSONTapeView.equal(view.bytes($0), expected) }
         }
 
-        /// The member named `key` of an object (code-point comparison), or `nil`.
-        public subscript(key: String) -> Node? {
+        /// The member named `key` of an object (code-point comparison), or `nil`. For keys known at
+        /// compile time the subscript is faster.
+        public func member(_ key: String) -> Node? {
             var key = key
             return key.withUTF8 { expected in member { JSONTapeView.equal(view.bytes($0), expected) } }
         }
@@ -80,6 +111,22 @@ public struct JSONReader {
                 key = view.next(key + 1)
             }
             return nil
+        }
+
+        /// Calls `body` with each member's key bytes (UTF-8, valid only during the call) and value, in
+        /// order, without creating strings. Does nothing for other kinds.
+        public func forEachMember(_ body: (UnsafeBufferPointer<UInt8>, Node) throws -> Void) rethrows {
+            guard view.kind(index) == .object else { return }
+            var key = index + 1
+            for _ in 0..<view.entries[index].count {
+                try body(view.bytes(key), Node(view: view, index: key + 1))
+                key = view.next(key + 1)
+            }
+        }
+
+        /// The string's UTF-8 bytes, valid only inside the reader's closure; `nil` for other kinds.
+        public var stringBytes: UnsafeBufferPointer<UInt8>? {
+            view.kind(index) == .string ? view.bytes(index) : nil
         }
 
         /// The element at `position` of an array, or `nil`.

@@ -132,7 +132,31 @@ func memcmpBytes(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>, _ cou
     return true
 }
 
+/// Storage a parser can recycle between documents.
+struct JSONParseStorage: Sendable {
+    var tape = JSONTape()
+    var frames: [JSONTapeParser.Frame] = []
+}
+
 extension JSONTape {
+    /// Parses `buffer` strictly into recycled storage; on success the tape is in `storage.tape`.
+    static func parse(_ buffer: UnsafeBufferPointer<UInt8>, options: JSONParsingOptions, reusing storage: inout JSONParseStorage) -> CodexSchemaError? {
+        guard buffer.count <= options.maximumBytes else {
+            return CodexSchemaError(
+                code: .jsonSizeLimitExceeded, message: "input is larger than the limit of \(options.maximumBytes) bytes", byteOffset: options.maximumBytes
+            )
+        }
+        var parser = JSONTapeParser(bytes: buffer, maximumDepth: options.maximumDepth, reusing: &storage)
+        do {
+            storage.tape = try parser.parseDocument()
+            parser.recycle(into: &storage)
+            return nil
+        } catch {
+            parser.recycle(into: &storage)
+            return error
+        }
+    }
+
     /// Parses `buffer` strictly into a tape whose unescaped strings point into `buffer`.
     static func parse(_ buffer: UnsafeBufferPointer<UInt8>, options: JSONParsingOptions) -> Result<JSONTape, CodexSchemaError> {
         guard buffer.count <= options.maximumBytes else {

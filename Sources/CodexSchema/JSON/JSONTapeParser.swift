@@ -4,7 +4,7 @@
 /// limit, never by the call stack. Strings are scanned eight bytes at a time until a quote, backslash,
 /// control character or non-ASCII byte appears; strings without escapes stay in the source text.
 struct JSONTapeParser {
-    private struct Frame {
+    struct Frame {
         let isObject: Bool
         let entryIndex: Int
         var count: UInt32 = 0
@@ -26,10 +26,26 @@ struct JSONTapeParser {
         self.maximumDepth = maximumDepth
     }
 
+    /// A parser that fills recycled storage (cleared first), so repeated parses do not allocate.
+    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, reusing storage: inout JSONParseStorage) {
+        self.init(bytes: bytes, maximumDepth: maximumDepth)
+        swap(&tape, &storage.tape)
+        swap(&frames, &storage.frames)
+        tape.entries.removeAll(keepingCapacity: true)
+        tape.arena.removeAll(keepingCapacity: true)
+        tape.numbers.removeAll(keepingCapacity: true)
+        frames.removeAll(keepingCapacity: true)
+    }
+
+    /// Hands the frame stack back for reuse (the tape is returned by ``parseDocument()``).
+    mutating func recycle(into storage: inout JSONParseStorage) {
+        swap(&frames, &storage.frames)
+    }
+
     // MARK: - Document
 
     mutating func parseDocument() throws(CodexSchemaError) -> JSONTape {
-        tape.entries.reserveCapacity(16 + count / 4)
+        if tape.entries.capacity < 16 + count / 4 { tape.entries.reserveCapacity(16 + count / 4) }
         skipWhitespace()
         while true {
             guard index < count else { throw error(.jsonUnexpectedEnd, "input ends where a value was expected") }
@@ -169,20 +185,26 @@ struct JSONTapeParser {
                 }
             }
             if memberCount <= JSONObject.indexThreshold {
-                // A 64-bit filter on (length, first byte): distinct signatures cannot be duplicates.
+                // A 64-bit filter on (length, first byte, last byte): distinct signatures cannot be duplicates.
                 var seen: UInt64 = 0
                 var possibleDuplicate = false
                 for position in 0..<memberCount {
                     let entry = tape.entries[keys[position]]
-                    let first: UInt8
-                    if entry.count == 0 {
-                        first = 0
-                    } else if entry.flags & JSONTape.Flags.inArena != 0 {
-                        first = tape.arena[Int(entry.payload)]
-                    } else {
-                        first = bytes[Int(entry.payload)]
+                    var first: UInt8 = 0
+                    var last: UInt8 = 0
+                    if entry.count > 0 {
+                        let start = Int(entry.payload)
+                        let end = start + Int(entry.count) - 1
+                        if entry.flags & JSONTape.Flags.inArena != 0 {
+                            first = tape.arena[start]
+                            last = tape.arena[end]
+                        } else {
+                            first = bytes[start]
+                            last = bytes[end]
+                        }
                     }
-                    let bit: UInt64 = 1 << ((UInt64(entry.count) &* 31 &+ UInt64(first)) & 63)
+                    let signature = UInt32(truncatingIfNeeded: entry.count) << 16 | UInt32(first) << 8 | UInt32(last)
+                    let bit: UInt64 = 1 << ((signature &* 2_654_435_761) >> 26)
                     if seen & bit != 0 {
                         possibleDuplicate = true
                         break

@@ -20,13 +20,14 @@ import Synchronization
 public final class URLSessionHTTPClient: HTTPClient {
     /// Options for the client.
     public struct Configuration: Sendable {
-        /// The most body bytes buffered per response before the network read waits. Default 1 MiB.
+        /// The most body bytes buffered per response before the network read waits. Default 256 KiB
+        /// (sixteen of FoundationNetworking's 16 KiB deliveries); at least 16 KiB.
         public var maximumBufferedBytes: Int
         /// Called for every buffer created (for tests and diagnostics).
         public var bufferObserver: (@Sendable (BoundedByteBuffer) -> Void)?
 
         /// Creates a configuration.
-        public init(maximumBufferedBytes: Int = 1024 * 1024, bufferObserver: (@Sendable (BoundedByteBuffer) -> Void)? = nil) {
+        public init(maximumBufferedBytes: Int = 256 * 1024, bufferObserver: (@Sendable (BoundedByteBuffer) -> Void)? = nil) {
             self.maximumBufferedBytes = max(16 * 1024, maximumBufferedBytes)
             self.bufferObserver = bufferObserver
         }

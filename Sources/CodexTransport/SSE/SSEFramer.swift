@@ -36,6 +36,8 @@ public struct SSEFramer: Sendable {
     private var dataBuffer: [UInt8] = []
     private var hasData = false
     private var eventType: [UInt8] = []
+    /// The last dispatched type, reused when the next event has the same type bytes (saves a String).
+    private var lastType: (bytes: [UInt8], text: String) = ([], "message")
     private var lastEventID: String?
     private var reconnectionTime: Int?
     private var eventBytes = 0
@@ -58,15 +60,25 @@ public struct SSEFramer: Sendable {
     ///
     /// - Throws: ``AgentRuntimeError`` with code `sse_event_too_large` and ``AgentRuntimeError/byteOffset``.
     public mutating func feed(_ chunk: some Collection<UInt8>, into events: inout [SSEEvent]) throws(AgentRuntimeError) {
-        let result: Result<Void, AgentRuntimeError>? = chunk.withContiguousStorageIfAvailable { buffer in
-            feed(buffer: buffer, into: &events)
+        var failure: AgentRuntimeError?
+        let handled: Void? = chunk.withContiguousStorageIfAvailable { buffer in
+            do throws(AgentRuntimeError) {
+                try feed(buffer: buffer, into: &events)
+            } catch {
+                failure = error
+            }
         }
-        if let result {
-            try result.get()
-        } else {
+        if handled == nil {
             let copy = Array(chunk)
-            try copy.withUnsafeBufferPointer { feed(buffer: $0, into: &events) }.get()
+            copy.withUnsafeBufferPointer { buffer in
+                do throws(AgentRuntimeError) {
+                    try feed(buffer: buffer, into: &events)
+                } catch {
+                    failure = error
+                }
+            }
         }
+        if let failure { throw failure }
     }
 
     /// Ends the stream. Returns whether an unterminated event (or partial line) was discarded.
@@ -77,7 +89,7 @@ public struct SSEFramer: Sendable {
         return discarded
     }
 
-    private mutating func feed(buffer: UnsafeBufferPointer<UInt8>, into events: inout [SSEEvent]) -> Result<Void, AgentRuntimeError> {
+    private mutating func feed(buffer: UnsafeBufferPointer<UInt8>, into events: inout [SSEEvent]) throws(AgentRuntimeError) {
         var index = 0
         let count = buffer.count
         // A byte-order mark (EF BB BF) is skipped once, even when it is split across chunks.
@@ -97,7 +109,7 @@ public struct SSEFramer: Sendable {
             if buffer[index] == UInt8(ascii: "\n") { index += 1 }
         }
         var lineStart = index
-        guard let base = buffer.baseAddress else { return .success(()) }
+        guard let base = buffer.baseAddress else { return }
         var nextLineFeed = -1 // position of the next LF at or after `index`, or count when none
         while index < count {
             // Find the next line terminator with memchr: the next LF, then a CR before it.
@@ -118,18 +130,26 @@ public struct SSEFramer: Sendable {
                     skipLineFeed = true
                 }
             }
-            let outcome: Result<Void, AgentRuntimeError>
-            if lineBuffer.isEmpty {
-                outcome = process(line: UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd]), endingAt: consumedBytes + lineEnd, into: &events)
-            } else {
-                lineBuffer.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd]))
-                let line = lineBuffer
-                lineBuffer.removeAll(keepingCapacity: true)
-                outcome = line.withUnsafeBufferPointer { process(line: $0, endingAt: consumedBytes + lineEnd, into: &events) }
-            }
-            if case .failure = outcome {
+            do throws(AgentRuntimeError) {
+                if lineBuffer.isEmpty {
+                    try process(line: UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd]), endingAt: consumedBytes + lineEnd, into: &events)
+                } else {
+                    lineBuffer.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd]))
+                    let line = lineBuffer
+                    lineBuffer.removeAll(keepingCapacity: true)
+                    var failure: AgentRuntimeError?
+                    line.withUnsafeBufferPointer { pointer in
+                        do throws(AgentRuntimeError) {
+                            try process(line: pointer, endingAt: consumedBytes + lineEnd, into: &events)
+                        } catch {
+                            failure = error
+                        }
+                    }
+                    if let failure { throw failure }
+                }
+            } catch {
                 consumedBytes += index
-                return outcome
+                throw error
             }
             lineStart = index
         }
@@ -138,11 +158,10 @@ public struct SSEFramer: Sendable {
             if eventBytes + lineBuffer.count > maximumEventBytes {
                 let offset = consumedBytes + count
                 consumedBytes += count
-                return .failure(tooLarge(at: offset))
+                throw tooLarge(at: offset)
             }
         }
         consumedBytes += count
-        return .success(())
     }
 
     private func tooLarge(at offset: Int) -> AgentRuntimeError {
@@ -153,12 +172,12 @@ public struct SSEFramer: Sendable {
         )
     }
 
-    private mutating func process(line: UnsafeBufferPointer<UInt8>, endingAt offset: Int, into events: inout [SSEEvent]) -> Result<Void, AgentRuntimeError> {
+    private mutating func process(line: UnsafeBufferPointer<UInt8>, endingAt offset: Int, into events: inout [SSEEvent]) throws(AgentRuntimeError) {
         if line.isEmpty {
             dispatch(into: &events)
-            return .success(())
+            return
         }
-        if line[0] == UInt8(ascii: ":") { return .success(()) }
+        if line[0] == UInt8(ascii: ":") { return }
         let colon = line.firstIndex(of: UInt8(ascii: ":")) ?? line.count
         let name = UnsafeBufferPointer(rebasing: line[0..<colon])
         var valueStart = min(colon + 1, line.count)
@@ -166,12 +185,12 @@ public struct SSEFramer: Sendable {
         let value = UnsafeBufferPointer(rebasing: line[valueStart..<line.count])
         if Self.equals(name, "data") {
             eventBytes += value.count + 1
-            if eventBytes > maximumEventBytes { return .failure(tooLarge(at: offset)) }
+            if eventBytes > maximumEventBytes { throw tooLarge(at: offset) }
             if hasData { dataBuffer.append(UInt8(ascii: "\n")) }
             dataBuffer.append(contentsOf: value)
             hasData = true
         } else if Self.equals(name, "event") {
-            guard value.count <= maximumEventBytes else { return .failure(tooLarge(at: offset)) }
+            guard value.count <= maximumEventBytes else { throw tooLarge(at: offset) }
             eventType = Array(value)
         } else if Self.equals(name, "id") {
             if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }
@@ -180,13 +199,20 @@ public struct SSEFramer: Sendable {
                 reconnectionTime = milliseconds
             }
         }
-        return .success(())
     }
 
     private mutating func dispatch(into events: inout [SSEEvent]) {
         defer { resetEvent() }
         guard hasData else { return }
-        let type = eventType.isEmpty ? "message" : String(decoding: eventType, as: UTF8.self)
+        let type: String
+        if eventType.isEmpty {
+            type = "message"
+        } else if eventType == lastType.bytes {
+            type = lastType.text
+        } else {
+            type = String(decoding: eventType, as: UTF8.self)
+            lastType = (eventType, type)
+        }
         events.append(SSEEvent(type: type, dataBytes: dataBuffer, lastEventID: lastEventID, retry: reconnectionTime))
     }
 

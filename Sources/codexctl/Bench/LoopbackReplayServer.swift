@@ -1,0 +1,96 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A minimal HTTP/1.1 responder on 127.0.0.1 for benchmarks: each connection gets one request answered
+/// with the same body, written in fixed-size chunks, then the connection closes.
+final class LoopbackReplayServer: @unchecked Sendable {
+    // @unchecked: `listener` is written once in init; the accept thread only reads it and `stopped`
+    // is an atomic-enough flag checked between accepts (a stale read only delays shutdown by one accept).
+    let port: Int
+    private let listener: Int32
+    private let body: [UInt8]
+    private let chunkSize: Int
+    private let headers: String
+    private var stopped = false
+
+    init(body: [UInt8], contentType: String, chunkSize: Int) throws {
+        self.body = body
+        self.chunkSize = chunkSize
+        headers = "HTTP/1.1 200 OK\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketFD >= 0 else { throw POSIXError(.EMFILE) }
+        var reuse: Int32 = 1
+        setsockopt(socketFD, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var size = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, size) } }
+        guard bound == 0, listen(socketFD, 16) == 0 else {
+            close(socketFD)
+            throw POSIXError(.EADDRINUSE)
+        }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketFD, $0, &size) } }
+        listener = socketFD
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread { [self] in acceptLoop() }.start()
+    }
+
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/") }
+
+    func stop() {
+        stopped = true
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private func acceptLoop() {
+        while !stopped {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            Thread { [self] in serve(client) }.start()
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        defer { close(client) }
+        var request: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var headerEnd: Int?
+        while headerEnd == nil {
+            let count = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return }
+            request.append(contentsOf: buffer[0..<count])
+            headerEnd = request.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound
+        }
+        // Drain the request body so the client is not reset.
+        let head = String(decoding: request[0..<(headerEnd ?? 0)], as: UTF8.self).lowercased()
+        let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+            .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+        var remaining = length - (request.count - (headerEnd ?? 0))
+        while remaining > 0 {
+            let count = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, min($0.count, remaining), 0) }
+            guard count > 0 else { return }
+            remaining -= count
+        }
+        guard write(client, Array(headers.utf8)) else { return }
+        var offset = 0
+        while offset < body.count {
+            let end = min(body.count, offset + chunkSize)
+            guard write(client, Array(body[offset..<end])) else { return }
+            offset = end
+        }
+    }
+
+    private func write(_ client: Int32, _ bytes: [UInt8]) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes.withUnsafeBytes { send(client, $0.baseAddress.map { $0 + sent }, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            if count <= 0 { return false }
+            sent += count
+        }
+        return true
+    }
+}

@@ -1,0 +1,269 @@
+import CodexCore
+import CodexTransport
+import Foundation
+
+/// `codexctl bench sse`: SSE framing and Responses decoding throughput on `Benchmarks/sse/text-stream.sse`.
+enum SSEBenchCommand: CLICommand {
+    static let name = "sse"
+    static let help = CommandHelp(
+        overview: """
+        Read Benchmarks/sse/text-stream.sse 16 times in a row in 16 KiB chunks (about 92 MB, 320,128 events) and report \
+        MB/s and events/s for (a) framing only, (b) framing plus decoding into typed events, in memory, and (c) the same \
+        through a loopback HTTP server and the real URLSession transport (16 requests), each next to a plain newline \
+        count over the same bytes. Also reports the peak resident memory while streaming.
+        """,
+        usage: "codexctl bench sse [--json] [--runs <n>] [--passes <n>] [--stream <file>] [--only <part>]",
+        options: [
+            ("--json", "Print one JSON object (the shared benchmark shape)."),
+            ("--runs <n>", "Runs per figure; the median is reported (default 5)."),
+            ("--passes <n>", "How many times the stream is read per run (default 16)."),
+            ("--stream <file>", "The stream to read (default Benchmarks/sse/text-stream.sse of this checkout)."),
+            ("--only <part>", "Run one part only: framing, decoding or transport (for profiling)."),
+        ]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--runs", "--passes", "--stream", "--only"])
+        } catch {
+            return Console.usageFailure(error.message, help: help)
+        }
+        guard let runs = Int(parsed.options["--runs"] ?? "5"), runs > 0, let passes = Int(parsed.options["--passes"] ?? "16"), passes > 0 else {
+            return Console.usageFailure("--runs and --passes must be positive integers", help: help)
+        }
+        let path = parsed.options["--stream"].map { URL(fileURLWithPath: $0) } ?? BenchData.directory("sse").appendingPathComponent("text-stream.sse")
+        do {
+            let bytes = [UInt8](try Data(contentsOf: path))
+            let report = try await SSEBenchmark(stream: bytes, passes: passes, runs: runs, only: parsed.options["--only"]).run()
+            report.print(json: parsed.has("--json"))
+            return Console.Status.success
+        } catch {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        }
+    }
+}
+
+/// The three SSE measurements.
+struct SSEBenchmark {
+    let stream: [UInt8]
+    let passes: Int
+    let runs: Int
+    let only: String?
+    static let chunkSize = 16 * 1024
+
+    private func wants(_ part: String) -> Bool { only == nil || only == part }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    func run() async throws -> BenchReport {
+        var report = BenchReport(suite: "sse")
+        let totalBytes = Double(stream.count * passes)
+        var newlines = 0
+        let newlineSeconds = try median { newlines = countNewlines() }
+        let newlineRate = totalBytes / 1e6 / newlineSeconds
+
+        let events = try frameOnly()
+        if wants("framing") {
+            let framingSeconds = try median { _ = try frameOnly() }
+            report.results.append(rate("framing", bytes: totalBytes, seconds: framingSeconds, baseline: newlineRate))
+            report.results.append(eventRate("framing", events: events, seconds: framingSeconds))
+        }
+        if wants("decoding") {
+            var decoded = 0
+            let decodingSeconds = try median { decoded = try frameAndDecode() }
+            guard decoded == events else { throw Failure(description: "decoded \(decoded) events, framed \(events)") }
+            report.results.append(rate("framing+decoding", bytes: totalBytes, seconds: decodingSeconds, baseline: newlineRate))
+            report.results.append(eventRate("framing+decoding", events: decoded, seconds: decodingSeconds))
+        }
+        guard wants("transport") else {
+            report.notes.append("\(events) events, \(newlines) newlines and \(Int(totalBytes)) bytes per run")
+            return report
+        }
+
+        // The client half runs in its own process, so its resident memory is the streaming client's alone
+        // (not the stream file or the server).
+        let server = try LoopbackReplayServer(body: stream, contentType: "text/event-stream", chunkSize: Self.chunkSize)
+        defer { server.stop() }
+        let measured = try SSEClientProcess.run(url: server.baseURL, passes: passes, runs: runs, expectedEvents: events)
+        report.results.append(rate("loopback+URLSession", bytes: totalBytes, seconds: measured.seconds, baseline: newlineRate))
+        report.results.append(eventRate("loopback+URLSession", events: events, seconds: measured.seconds))
+        report.results.append(BenchResult(
+            name: "text-stream", mode: "loopback+URLSession", metric: "peak_resident_megabytes", value: Double(measured.peakResidentBytes) / 1_048_576,
+            unit: "MiB", bytes: Int(totalBytes), baseline: ("resident before the first request", Double(measured.residentBeforeStreaming) / 1_048_576)
+        ))
+        report.notes.append("\(events) events, \(newlines) newlines and \(Int(totalBytes)) bytes per run")
+        return report
+    }
+
+    private func rate(_ mode: String, bytes: Double, seconds: Double, baseline: Double) -> BenchResult {
+        BenchResult(name: "text-stream", mode: mode, metric: "megabytes_per_second", value: bytes / 1e6 / seconds, unit: "MB/s",
+                    bytes: Int(bytes), baseline: ("newline count", baseline))
+    }
+
+    private func eventRate(_ mode: String, events: Int, seconds: Double) -> BenchResult {
+        BenchResult(name: "text-stream", mode: mode, metric: "events_per_second", value: Double(events) / seconds, unit: "1/s", bytes: nil, baseline: nil)
+    }
+
+    private func median(_ body: () throws -> Void) throws -> Double {
+        var times: [Double] = []
+        for _ in 0..<runs {
+            let start = ContinuousClock.now
+            try body()
+            times.append(BenchTimer.seconds(ContinuousClock.now - start))
+        }
+        times.sort()
+        return times[times.count / 2]
+    }
+
+    private func countNewlines() -> Int {
+        var count = 0
+        stream.withUnsafeBufferPointer { buffer in
+            for _ in 0..<passes {
+                var offset = 0
+                while offset < buffer.count {
+                    let end = min(buffer.count, offset + Self.chunkSize)
+                    for byte in buffer[offset..<end] where byte == 0x0A { count += 1 }
+                    offset = end
+                }
+            }
+        }
+        return count
+    }
+
+    private func frameOnly() throws -> Int {
+        var count = 0
+        var events: [SSEEvent] = []
+        for _ in 0..<passes {
+            var framer = SSEFramer()
+            var offset = 0
+            while offset < stream.count {
+                let end = min(stream.count, offset + Self.chunkSize)
+                try framer.feed(stream[offset..<end], into: &events)
+                count += events.count
+                events.removeAll(keepingCapacity: true)
+                offset = end
+            }
+        }
+        return count
+    }
+
+    private func frameAndDecode() throws -> Int {
+        var count = 0
+        var events: [SSEEvent] = []
+        for _ in 0..<passes {
+            var framer = SSEFramer()
+            var decoder = ResponsesEventDecoder()
+            var offset = 0
+            while offset < stream.count {
+                let end = min(stream.count, offset + Self.chunkSize)
+                try framer.feed(stream[offset..<end], into: &events)
+                for event in events where try decoder.decode(event) != nil { count += 1 }
+                events.removeAll(keepingCapacity: true)
+                offset = end
+            }
+        }
+        return count
+    }
+}
+
+/// Runs `codexctl bench sse-client` as a child process and reads its result.
+enum SSEClientProcess {
+    struct Measurement {
+        let seconds: Double
+        let peakResidentBytes: Int
+        let residentBeforeStreaming: Int
+    }
+
+    static func run(url: URL, passes: Int, runs: Int, expectedEvents: Int) throws -> Measurement {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["bench", "sse-client", "--url", url.absoluteString, "--passes", String(passes), "--runs", String(runs),
+                             "--expect-events", String(expectedEvents)]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let fields = String(decoding: data, as: UTF8.self).split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        guard process.terminationStatus == 0, fields.count == 3 else {
+            throw SSEBenchmark.Failure(description: "the streaming client failed (status \(process.terminationStatus))")
+        }
+        return Measurement(seconds: fields[0], peakResidentBytes: Int(fields[1]), residentBeforeStreaming: Int(fields[2]))
+    }
+}
+
+/// `codexctl bench sse-client`: the client half of `bench sse`, run by it in a separate process.
+enum SSEClientBenchCommand: CLICommand {
+    static let name = "sse-client"
+    static let help = CommandHelp(
+        overview: "The client half of 'bench sse' (run by it): stream a URL through the real transport and print the median seconds, the peak resident bytes and the resident bytes before the first request.",
+        usage: "codexctl bench sse-client --url <url> [--passes <n>] [--runs <n>] [--expect-events <n>]",
+        options: [
+            ("--url <url>", "The loopback server's base URL."), ("--passes <n>", "Requests per run (default 16)."),
+            ("--runs <n>", "Runs; the median is printed (default 5)."), ("--expect-events <n>", "Fail unless each run delivers this many events."),
+        ]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        guard let parsed = try? ParsedArguments(arguments, flags: [], valueOptions: ["--url", "--passes", "--runs", "--expect-events"]),
+              let base = parsed.options["--url"].flatMap(URL.init(string:)),
+              let passes = Int(parsed.options["--passes"] ?? "16"), let runs = Int(parsed.options["--runs"] ?? "5"), passes > 0, runs > 0 else {
+            return Console.usageFailure("--url is required; --passes and --runs must be positive", help: help)
+        }
+        do {
+            let client = ResponsesClient(
+                configuration: .init(endpoint: try ResponsesEndpoint(baseURL: base, profile: .publicAPI), retryPolicy: .disabled),
+                httpClient: URLSessionHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "bench")
+            )
+            var times: [Double] = []
+            let before = ProcessMemory.residentBytes()
+            var peak = before
+            for _ in 0..<runs {
+                var events = 0
+                let start = ContinuousClock.now
+                for _ in 0..<passes {
+                    for try await _ in client.stream(ResponsesRequest(model: "bench")) {
+                        events += 1
+                        if events % 2_000 == 0 { peak = max(peak, ProcessMemory.residentBytes()) }
+                    }
+                }
+                times.append(BenchTimer.seconds(ContinuousClock.now - start))
+                if let expected = parsed.options["--expect-events"].flatMap(Int.init), expected != events {
+                    Console.error("Error: delivered \(events) events, expected \(expected)\n")
+                    return Console.Status.failure
+                }
+            }
+            times.sort()
+            peak = max(peak, ProcessMemory.peakResidentBytes())
+            Console.line("\(times[times.count / 2]) \(peak) \(before)")
+            return Console.Status.success
+        } catch {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        }
+    }
+}
+
+/// Resident memory of this process.
+enum ProcessMemory {
+    /// VmHWM (the peak) from /proc/self/status, in bytes (0 where unavailable).
+    static func peakResidentBytes() -> Int { field("VmHWM:") }
+
+    /// VmRSS from /proc/self/status, in bytes (0 where unavailable).
+    static func residentBytes() -> Int { field("VmRSS:") }
+
+    private static func field(_ name: String) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix(name) {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if fields.count >= 2, let kilobytes = Int(fields[1].trimmingCharacters(in: .whitespaces)) { return kilobytes * 1024 }
+        }
+        return 0
+    }
+}
