@@ -75,9 +75,12 @@ import Testing
         }
         #expect(await server.waitForRequests(count: 1, timeout: .seconds(5)))
         try await Task.sleep(for: .milliseconds(200))
+        let cancelledAt = ContinuousClock.now
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(5)))
+        // Prompt, not eventually (a missing cancellation handler would wait for the idle timeout).
+        #expect(ContinuousClock.now - cancelledAt < .seconds(3))
     }
 
     @Test func droppingTheIteratorClosesTheConnection() async throws {

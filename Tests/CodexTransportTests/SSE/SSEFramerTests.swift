@@ -31,13 +31,32 @@ import Testing
         }
     }
 
+    @Test func aRecordedStreamWithCRLFAndCRLineEndsFramesLikeTheLFOriginal() async throws {
+        let original = try StreamFixtures.bytes("dotnet-FunctionCallStreamingWorks")
+        let expected = try frame([original])
+        let text = String(decoding: original, as: UTF8.self)
+        for ending in ["\r\n", "\r"] {
+            let converted = Array(text.replacingOccurrences(of: "\n", with: ending).utf8)
+            #expect(try frame([converted]) == expected)
+            for split in stride(from: 0, through: converted.count, by: 1) {
+                if split % 256 == 0 { await Task.yield() } // CPU-bound: let network tests run
+                let events = try frame([Array(converted[..<split]), Array(converted[split...])])
+                if events != expected {
+                    Issue.record("\(ending.debugDescription) split at \(split) differs")
+                    return
+                }
+            }
+        }
+    }
+
     @Test(arguments: StreamFixtures.names)
-    func everySplitPointAndByteAtATimeGiveTheSameEvents(name: String) throws {
+    func everySplitPointAndByteAtATimeGiveTheSameEvents(name: String) async throws {
         let bytes = try StreamFixtures.bytes(name)
         let whole = try frame([bytes])
         #expect(!whole.isEmpty)
         #expect(try frame(bytes.map { [$0] }) == whole)
         for split in 0...bytes.count {
+            if split % 256 == 0 { await Task.yield() } // CPU-bound: let network tests run
             let events = try frame([Array(bytes[..<split]), Array(bytes[split...])])
             if events != whole {
                 Issue.record("\(name): split at \(split) differs")
@@ -53,6 +72,12 @@ import Testing
         for split in 0...text.count {
             #expect(try frame([Array(text[..<split]), Array(text[split...])]).map(\.data) == ["x", "y"])
         }
+        // A multi-line event with CRLF ends, split anywhere: the LF after a chunk-final CR is not a blank line.
+        let multi = Array("event: a\r\ndata: 1\r\ndata: 2\r\n\r\nevent: b\rdata: 3\r\r".utf8)
+        for split in 0...multi.count {
+            #expect(try frame([Array(multi[..<split]), Array(multi[split...])]) == [SSEEvent(type: "a", data: "1\n2"), SSEEvent(type: "b", data: "3")])
+        }
+        #expect(try frame(multi.map { [$0] }) == [SSEEvent(type: "a", data: "1\n2"), SSEEvent(type: "b", data: "3")])
         // A lone CR at the end of a chunk followed by a non-LF byte still ends the line.
         #expect(try frame([Array("data: x\r".utf8), Array("\rdata: y\n\n".utf8)]).map(\.data) == ["x", "y"])
     }
