@@ -43,7 +43,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CodexSchemaTests",
-            dependencies: ["CodexSchema"],
+            dependencies: ["CodexSchema", "CodexTestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

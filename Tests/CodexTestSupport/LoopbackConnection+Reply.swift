@@ -24,6 +24,7 @@ extension LoopbackConnection {
                     }
                 }
                 if !out.isEmpty, !socket.sendAll(out, shouldStop: shouldStop) { return lostWriteEnding() }
+                if !omitBody { core.recordSentBody(bytes.count) }
             case .delay(let duration):
                 if let ending = pause(until: .now + duration, releasedAfter: nil) { return ending }
             case .hold:

@@ -64,6 +64,10 @@ public final class LoopbackHTTPServer: Sendable {
     /// Connections closed so far, by either side.
     public var closedConnectionCount: Int { core.closedConnectionCount }
 
+    /// Body bytes of `.bytes` parts the server has finished handing to the kernel, over all connections.
+    /// A client that stops reading makes this stop growing once the socket buffers are full.
+    public var sentBodyByteCount: Int { core.sentBodyByteCount }
+
     /// Waits until at least `count` requests have been recorded.
     /// - Parameters:
     ///   - count: The number of requests to wait for.

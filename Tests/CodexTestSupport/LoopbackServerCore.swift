@@ -11,6 +11,8 @@ final class LoopbackServerCore: Sendable {
         var closedCount = 0
         /// Bumped by `releaseHeld()`; a `.hold` waits until it differs from the value it started with.
         var holdGeneration = 0
+        /// Body bytes of `.bytes` parts fully handed to the kernel, over all connections.
+        var sentBodyBytes = 0
         var isStopping = false
         /// Threads started and not yet finished (the accept thread and one per connection).
         var liveThreadCount = 0
@@ -44,6 +46,14 @@ final class LoopbackServerCore: Sendable {
 
     /// The current hold generation.
     var holdGeneration: Int { state.withLock { $0.holdGeneration } }
+
+    /// Body bytes of `.bytes` parts fully handed to the kernel so far.
+    var sentBodyByteCount: Int { state.withLock { $0.sentBodyBytes } }
+
+    /// Counts body bytes a connection finished sending.
+    func recordSentBody(_ count: Int) {
+        state.withLock { $0.sentBodyBytes += count }
+    }
 
     /// Lets every currently parked `.hold` continue.
     func releaseHeld() {

@@ -41,12 +41,14 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
     private let elapsed: @Sendable () -> Duration
     var onFinish: @Sendable () -> Void = {}
 
-    init(limit: Int, hasBody: Bool, timeouts: HTTPTimeouts, elapsed: @escaping @Sendable () -> Duration) {
+    init(
+        limit: Int, spillLimit: Int, spillDirectory: String?, hasBody: Bool, timeouts: HTTPTimeouts, elapsed: @escaping @Sendable () -> Duration
+    ) {
         self.timeouts = timeouts
         self.elapsed = elapsed
         state = Mutex(State(phase: hasBody ? .sending : .awaitingHeaders))
         let handle = taskHandle
-        buffer = BoundedByteBuffer(limit: limit, onCancel: { handle.cancel() })
+        buffer = BoundedByteBuffer(limit: limit, spillLimit: spillLimit, spillDirectory: spillDirectory, onCancel: { handle.cancel() })
         super.init()
     }
 
@@ -86,7 +88,7 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
             var deadlines: [(Duration, TimeoutKind)] = []
             if phase == .sending { deadlines.append((timeouts.connect, .connect)) }
             if phase == .sending || phase == .awaitingHeaders { deadlines.append((timeouts.firstByte, .firstByte)) }
-            if phase == .streaming, !buffer.isProducerWaiting { deadlines.append((lastActivity + timeouts.idle, .idle)) }
+            if phase == .streaming { deadlines.append((lastActivity + timeouts.idle, .idle)) }
             if let total = timeouts.total { deadlines.append((total, .total)) }
             let now = elapsed()
             if let nearest = deadlines.min(by: { $0.0 < $1.0 }), now >= nearest.0 {
@@ -156,7 +158,6 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         markActivity()
         buffer.append([UInt8](data))
-        markActivity()
     }
 
     func urlSession(

@@ -8,8 +8,9 @@ import Synchronization
 /// The production ``HTTPClient``: Foundation's `URLSession`, streaming through
 /// `URLSessionDataDelegate` (FoundationNetworking has no `bytes(for:)`) into a ``BoundedByteBuffer``.
 ///
-/// Each request gets its own session and serial delegate queue, so a slow consumer blocks only its own
-/// transfer. Redirects are not followed. Timeouts are enforced by a watchdog on the injected clock, and
+/// Each request gets its own session and serial delegate queue. The body is held in memory up to
+/// ``Configuration/maximumBufferedBytes``; a consumer further behind has the rest spilled to an unlinked
+/// temporary file (FoundationNetworking cannot pause a transfer, see ``BoundedByteBuffer``). Redirects are not followed. Timeouts are enforced by a watchdog on the injected clock, and
 /// the idle timeout is also set as the request's `timeoutInterval`.
 ///
 /// ```swift
@@ -20,15 +21,25 @@ import Synchronization
 public final class URLSessionHTTPClient: HTTPClient {
     /// Options for the client.
     public struct Configuration: Sendable {
-        /// The most body bytes buffered per response before the network read waits. Default 256 KiB
+        /// The most body bytes held in memory per response; beyond it they go to disk. Default 256 KiB
         /// (sixteen of FoundationNetworking's 16 KiB deliveries); at least 16 KiB.
         public var maximumBufferedBytes: Int
+        /// The most body bytes held on disk per response before it fails with `response_too_large`.
+        /// Default 256 MiB; 0 fails as soon as the memory limit is passed.
+        public var maximumSpilledBytes: Int
+        /// Where spill files are created. Default: the temporary directory (`TMPDIR`).
+        public var spillDirectory: String?
         /// Called for every buffer created (for tests and diagnostics).
         public var bufferObserver: (@Sendable (BoundedByteBuffer) -> Void)?
 
         /// Creates a configuration.
-        public init(maximumBufferedBytes: Int = 256 * 1024, bufferObserver: (@Sendable (BoundedByteBuffer) -> Void)? = nil) {
+        public init(
+            maximumBufferedBytes: Int = 256 * 1024, maximumSpilledBytes: Int = BoundedByteBuffer.defaultSpillLimit,
+            spillDirectory: String? = nil, bufferObserver: (@Sendable (BoundedByteBuffer) -> Void)? = nil
+        ) {
             self.maximumBufferedBytes = max(16 * 1024, maximumBufferedBytes)
+            self.maximumSpilledBytes = max(0, maximumSpilledBytes)
+            self.spillDirectory = spillDirectory
             self.bufferObserver = bufferObserver
         }
     }
@@ -66,7 +77,8 @@ public final class URLSessionHTTPClient: HTTPClient {
 
         let timer = clock.makeElapsedTimer()
         let delegate = StreamingTaskDelegate(
-            limit: configuration.maximumBufferedBytes, hasBody: request.body != nil, timeouts: request.timeouts, elapsed: timer.elapsed
+            limit: configuration.maximumBufferedBytes, spillLimit: configuration.maximumSpilledBytes, spillDirectory: configuration.spillDirectory,
+            hasBody: request.body != nil, timeouts: request.timeouts, elapsed: timer.elapsed
         )
         configuration.bufferObserver?(delegate.buffer)
         let queue = OperationQueue()

@@ -96,6 +96,13 @@ struct SSEBenchmark {
             name: "text-stream", mode: "loopback+URLSession", metric: "peak_resident_megabytes", value: Double(measured.peakResidentBytes) / 1_048_576,
             unit: "MiB", bytes: Int(totalBytes), baseline: ("resident before the first request", Double(measured.residentBeforeStreaming) / 1_048_576)
         ))
+        // Resident memory counts the pages of shared libraries (Swift runtime, Foundation, libcurl, TLS)
+        // that the process touched; the anonymous part is the memory the client itself allocated.
+        report.results.append(BenchResult(
+            name: "text-stream", mode: "loopback+URLSession", metric: "peak_anonymous_resident_megabytes",
+            value: Double(measured.peakAnonymousBytes) / 1_048_576, unit: "MiB", bytes: Int(totalBytes),
+            baseline: ("anonymous before the first request", Double(measured.anonymousBeforeStreaming) / 1_048_576)
+        ))
         report.notes.append("\(events) events, \(newlines) newlines and \(Int(totalBytes)) bytes per run")
         return report
     }
@@ -177,6 +184,8 @@ enum SSEClientProcess {
         let seconds: Double
         let peakResidentBytes: Int
         let residentBeforeStreaming: Int
+        let peakAnonymousBytes: Int
+        let anonymousBeforeStreaming: Int
     }
 
     static func run(url: URL, passes: Int, runs: Int, expectedEvents: Int) throws -> Measurement {
@@ -190,10 +199,13 @@ enum SSEClientProcess {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let fields = String(decoding: data, as: UTF8.self).split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-        guard process.terminationStatus == 0, fields.count == 3 else {
+        guard process.terminationStatus == 0, fields.count == 5 else {
             throw SSEBenchmark.Failure(description: "the streaming client failed (status \(process.terminationStatus))")
         }
-        return Measurement(seconds: fields[0], peakResidentBytes: Int(fields[1]), residentBeforeStreaming: Int(fields[2]))
+        return Measurement(
+            seconds: fields[0], peakResidentBytes: Int(fields[1]), residentBeforeStreaming: Int(fields[2]),
+            peakAnonymousBytes: Int(fields[3]), anonymousBeforeStreaming: Int(fields[4])
+        )
     }
 }
 
@@ -201,7 +213,7 @@ enum SSEClientProcess {
 enum SSEClientBenchCommand: CLICommand {
     static let name = "sse-client"
     static let help = CommandHelp(
-        overview: "The client half of 'bench sse' (run by it): stream a URL through the real transport and print the median seconds, the peak resident bytes and the resident bytes before the first request.",
+        overview: "The client half of 'bench sse' (run by it): stream a URL through the real transport and print the median seconds, the peak resident bytes, the resident bytes before the first request, the peak anonymous resident bytes and the anonymous resident bytes before the first request.",
         usage: "codexctl bench sse-client --url <url> [--passes <n>] [--runs <n>] [--expect-events <n>]",
         options: [
             ("--url <url>", "The loopback server's base URL."), ("--passes <n>", "Requests per run (default 16)."),
@@ -224,13 +236,18 @@ enum SSEClientBenchCommand: CLICommand {
             var times: [Double] = []
             let before = ProcessMemory.residentBytes()
             var peak = before
+            let anonymousBefore = ProcessMemory.anonymousBytes()
+            var peakAnonymous = anonymousBefore
             for _ in 0..<runs {
                 var events = 0
                 let start = ContinuousClock.now
                 for _ in 0..<passes {
                     for try await _ in client.stream(ResponsesRequest(model: "bench")) {
                         events += 1
-                        if events % 2_000 == 0 { peak = max(peak, ProcessMemory.residentBytes()) }
+                        if events % 2_000 == 0 {
+                            peak = max(peak, ProcessMemory.residentBytes())
+                            peakAnonymous = max(peakAnonymous, ProcessMemory.anonymousBytes())
+                        }
                     }
                 }
                 times.append(BenchTimer.seconds(ContinuousClock.now - start))
@@ -241,7 +258,7 @@ enum SSEClientBenchCommand: CLICommand {
             }
             times.sort()
             peak = max(peak, ProcessMemory.peakResidentBytes())
-            Console.line("\(times[times.count / 2]) \(peak) \(before)")
+            Console.line("\(times[times.count / 2]) \(peak) \(before) \(peakAnonymous) \(anonymousBefore)")
             return Console.Status.success
         } catch {
             Console.error("Error: \(error)\n")
@@ -257,6 +274,9 @@ enum ProcessMemory {
 
     /// VmRSS from /proc/self/status, in bytes (0 where unavailable).
     static func residentBytes() -> Int { field("VmRSS:") }
+
+    /// RssAnon from /proc/self/status (resident memory not backed by files), in bytes (0 where unavailable).
+    static func anonymousBytes() -> Int { field("RssAnon:") }
 
     private static func field(_ name: String) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }

@@ -1,4 +1,5 @@
 import CodexCore
+import CodexTestSupport
 import CodexTransport
 import Foundation
 import Testing
@@ -38,8 +39,9 @@ import Testing
         for ending in ["\r\n", "\r"] {
             let converted = Array(text.replacingOccurrences(of: "\n", with: ending).utf8)
             #expect(try frame([converted]) == expected)
+            var ticker = CooperativeTicker()
             for split in stride(from: 0, through: converted.count, by: 1) {
-                if split % 256 == 0 { await Task.yield() } // CPU-bound: let network tests run
+                await ticker.tick()
                 let events = try frame([Array(converted[..<split]), Array(converted[split...])])
                 if events != expected {
                     Issue.record("\(ending.debugDescription) split at \(split) differs")
@@ -55,8 +57,9 @@ import Testing
         let whole = try frame([bytes])
         #expect(!whole.isEmpty)
         #expect(try frame(bytes.map { [$0] }) == whole)
+        var ticker = CooperativeTicker()
         for split in 0...bytes.count {
-            if split % 256 == 0 { await Task.yield() } // CPU-bound: let network tests run
+            await ticker.tick()
             let events = try frame([Array(bytes[..<split]), Array(bytes[split...])])
             if events != whole {
                 Issue.record("\(name): split at \(split) differs")
