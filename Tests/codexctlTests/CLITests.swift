@@ -2,12 +2,12 @@ import Foundation
 import Testing
 
 @Suite struct CLITests {
-    @Test func versionAndHelp() throws {
-        let version = try CommandRunner.codexctl(["--version"])
+    @Test func versionAndHelp() async throws {
+        let version = try await CommandRunner.codexctl(["--version"])
         #expect(version.status == 0)
         #expect(version.stdout == "codexctl 0.1.0\n")
         for arguments in [["--help"], ["-h"], ["help"], []] {
-            let help = try CommandRunner.codexctl(arguments)
+            let help = try await CommandRunner.codexctl(arguments)
             #expect(help.status == 0)
             #expect(help.stdout.hasPrefix("OVERVIEW: "))
             #expect(help.stdout.contains("\nUSAGE: codexctl <subcommand> [options]\n"))
@@ -16,27 +16,27 @@ import Testing
         }
     }
 
-    @Test func helpForASubcommandMatchesItsHelpFlag() throws {
-        let viaHelp = try CommandRunner.codexctl(["help", "schema", "validate"])
-        let viaFlag = try CommandRunner.codexctl(["schema", "validate", "--help"])
+    @Test func helpForASubcommandMatchesItsHelpFlag() async throws {
+        let viaHelp = try await CommandRunner.codexctl(["help", "schema", "validate"])
+        let viaFlag = try await CommandRunner.codexctl(["schema", "validate", "--help"])
         #expect(viaHelp.status == 0)
         #expect(viaHelp.stdout == viaFlag.stdout)
         #expect(viaHelp.stdout.contains("USAGE: codexctl schema validate --schema <schema> [--partial] [--json] <instance>"))
         #expect(viaHelp.stdout.contains("ARGUMENTS:\n  <instance>"))
     }
 
-    @Test func usageErrorsGoToStandardErrorWithStatus64() throws {
-        let unknown = try CommandRunner.codexctl(["frobnicate"])
+    @Test func usageErrorsGoToStandardErrorWithStatus64() async throws {
+        let unknown = try await CommandRunner.codexctl(["frobnicate"])
         #expect(unknown.status == 64)
         #expect(unknown.stdout.isEmpty)
         #expect(unknown.stderr.hasPrefix("Error: Unknown subcommand 'frobnicate'\nUsage: codexctl <subcommand> [options]\n"))
-        let missing = try CommandRunner.codexctl(["schema", "validate", "x.json"])
+        let missing = try await CommandRunner.codexctl(["schema", "validate", "x.json"])
         #expect(missing.status == 64)
         #expect(missing.stderr.hasPrefix("Error: Missing expected option '--schema <schema>'\n"))
-        let badOption = try CommandRunner.codexctl(["schema", "check", "--bogus", "x"])
+        let badOption = try await CommandRunner.codexctl(["schema", "check", "--bogus", "x"])
         #expect(badOption.status == 64)
         #expect(badOption.stderr.hasPrefix("Error: Unknown option '--bogus'\n"))
-        let badHelp = try CommandRunner.codexctl(["help", "nope"])
+        let badHelp = try await CommandRunner.codexctl(["help", "nope"])
         #expect(badHelp.status == 64)
     }
 }
@@ -44,12 +44,12 @@ import Testing
 @Suite struct SchemaCommandTests {
     static let schema = #"{"type":"object","properties":{"a":{"type":"string","minLength":3},"b":{"enum":[1,2]}},"required":["a"],"additionalProperties":false}"#
 
-    @Test func validateReportsValidAndInvalid() throws {
+    @Test func validateReportsValidAndInvalid() async throws {
         let schemaPath = try CommandRunner.temporaryFile(Self.schema)
-        let valid = try CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, try CommandRunner.temporaryFile(#"{"a":"abc","b":2.0}"#)])
+        let valid = try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, try CommandRunner.temporaryFile(#"{"a":"abc","b":2.0}"#)])
         #expect(valid.status == 0)
         #expect(valid.stdout == "valid\n")
-        let invalid = try CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "-"], stdin: #"{"a":"x","b":3,"c":true}"#)
+        let invalid = try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "-"], stdin: #"{"a":"x","b":3,"c":true}"#)
         #expect(invalid.status == 1)
         #expect(invalid.stdout == """
         invalid: 3 errors
@@ -60,34 +60,34 @@ import Testing
         """)
     }
 
-    @Test func validateJSONAndPartialModes() throws {
+    @Test func validateJSONAndPartialModes() async throws {
         let schemaPath = try CommandRunner.temporaryFile(Self.schema)
-        let json = try CommandRunner.codexctl(["schema", "validate", "--json", "--schema=\(schemaPath)", "-"], stdin: #"{"b":1}"#)
+        let json = try await CommandRunner.codexctl(["schema", "validate", "--json", "--schema=\(schemaPath)", "-"], stdin: #"{"b":1}"#)
         #expect(json.status == 1)
         #expect(json.stdout == #"{"errors":[{"instance_pointer":"","keyword":"required","message":"missing required property \"a\"","schema_pointer":"/required"}],"valid":false}"# + "\n")
-        let partial = try CommandRunner.codexctl(["schema", "validate", "--partial", "--json", "--schema", schemaPath, "-"], stdin: #"{"a":"x"}"#)
+        let partial = try await CommandRunner.codexctl(["schema", "validate", "--partial", "--json", "--schema", schemaPath, "-"], stdin: #"{"a":"x"}"#)
         #expect(partial.status == 0)
         #expect(partial.stdout == #"{"errors":[],"valid":true}"# + "\n")
     }
 
-    @Test func validateExitsTwoOnUnreadableInput() throws {
+    @Test func validateExitsTwoOnUnreadableInput() async throws {
         let schemaPath = try CommandRunner.temporaryFile(Self.schema)
-        let missing = try CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "/nonexistent/instance.json"])
+        let missing = try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "/nonexistent/instance.json"])
         #expect(missing.status == 2)
         #expect(missing.stderr == "Error: Cannot read instance '/nonexistent/instance.json'\n")
-        let malformed = try CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "-"], stdin: "[1,]")
+        let malformed = try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "-"], stdin: "[1,]")
         #expect(malformed.status == 2)
         #expect(malformed.stderr == "Error: Instance '-' is not valid JSON: json_trailing_comma: trailing comma (at byte 2)\n")
-        let badSchema = try CommandRunner.codexctl(["schema", "validate", "--schema", try CommandRunner.temporaryFile(#"{"pattern":"x"}"#), "-"], stdin: "1")
+        let badSchema = try await CommandRunner.codexctl(["schema", "validate", "--schema", try CommandRunner.temporaryFile(#"{"pattern":"x"}"#), "-"], stdin: "1")
         #expect(badSchema.status == 2)
         #expect(badSchema.stderr.contains("does not compile: unsupported_schema_keyword"))
     }
 
-    @Test func checkListsEveryUnsupportedKeyword() throws {
-        let ok = try CommandRunner.codexctl(["schema", "check", try CommandRunner.temporaryFile(Self.schema)])
+    @Test func checkListsEveryUnsupportedKeyword() async throws {
+        let ok = try await CommandRunner.codexctl(["schema", "check", try CommandRunner.temporaryFile(Self.schema)])
         #expect(ok.status == 0)
         #expect(ok.stdout == "ok: schema compiles (4 subschemas)\n")
-        let unsupported = try CommandRunner.codexctl(["schema", "check", "-"], stdin: #"{"properties":{"a":{"format":"email"}},"if":{}}"#)
+        let unsupported = try await CommandRunner.codexctl(["schema", "check", "-"], stdin: #"{"properties":{"a":{"format":"email"}},"if":{}}"#)
         #expect(unsupported.status == 1)
         #expect(unsupported.stdout == """
         error: unsupported_schema_keyword: schema keyword "format" is outside the supported subset (and 1 more)
@@ -95,12 +95,12 @@ import Testing
           at /if
 
         """)
-        let json = try CommandRunner.codexctl(["schema", "check", "--json", "-"], stdin: #"{"pattern":"x"}"#)
+        let json = try await CommandRunner.codexctl(["schema", "check", "--json", "-"], stdin: #"{"pattern":"x"}"#)
         #expect(json.stdout == #"{"code":"unsupported_schema_keyword","locations":["/pattern"],"message":"schema keyword \"pattern\" is outside the supported subset","ok":false,"schema_pointer":"/pattern"}"# + "\n")
     }
 
-    @Test func conformanceRunsTheCorpusAndEndsWithTheCounts() throws {
-        let result = try CommandRunner.codexctl(["schema", "conformance", "Tests/CodexSchemaTests/Fixtures/jsonschema"])
+    @Test func conformanceRunsTheCorpusAndEndsWithTheCounts() async throws {
+        let result = try await CommandRunner.codexctl(["schema", "conformance", "Tests/CodexSchemaTests/Fixtures/jsonschema"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.last == "641 passed, 0 failed")
@@ -108,20 +108,20 @@ import Testing
         #expect(lines.contains("supported/type.json: 56 passed, 0 failed"))
     }
 
-    @Test func conformanceFailuresExitOne() throws {
+    @Test func conformanceFailuresExitOne() async throws {
         let path = try CommandRunner.temporaryFile(
             #"[{"description":"g","schema":{"minimum":2},"tests":[{"description":"ok","data":3,"valid":true},{"description":"wrong","data":3,"valid":false}]}]"#,
             name: "suite.json"
         )
-        let result = try CommandRunner.codexctl(["schema", "conformance", URL(fileURLWithPath: path).deletingLastPathComponent().path])
+        let result = try await CommandRunner.codexctl(["schema", "conformance", URL(fileURLWithPath: path).deletingLastPathComponent().path])
         #expect(result.status == 1)
         #expect(result.stdout == "suite.json: 1 passed, 1 failed\n  FAIL g / wrong: expected invalid, got valid\n1 passed, 1 failed\n")
     }
 }
 
 @Suite struct BenchCommandTests {
-    @Test func schemaBenchPrintsOneJSONObjectInTheSharedShape() throws {
-        let result = try CommandRunner.codexctl(["bench", "schema", "--json", "--only", "diet_plan", "--run-seconds", "0.01", "--runs", "1"])
+    @Test func schemaBenchPrintsOneJSONObjectInTheSharedShape() async throws {
+        let result = try await CommandRunner.codexctl(["bench", "schema", "--json", "--only", "diet_plan", "--run-seconds", "0.01", "--runs", "1"])
         #expect(result.status == 0)
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         #expect(object?["suite"] as? String == "schema")
@@ -136,9 +136,9 @@ import Testing
 }
 
 @Suite struct ImportCheckTests {
-    @Test func theImportCheckPassesOnTheRepositoryAndCatchesAForbiddenEdge() throws {
+    @Test func theImportCheckPassesOnTheRepositoryAndCatchesAForbiddenEdge() async throws {
         let script = CommandRunner.repositoryRoot.appendingPathComponent("Scripts/check-imports.sh")
-        let clean = try CommandRunner.run(script, [])
+        let clean = try await CommandRunner.run(script, [])
         #expect(clean.status == 0)
         #expect(clean.stdout == "check-imports: ok\n")
 
@@ -148,7 +148,7 @@ import Testing
         try FileManager.default.copyItem(at: CommandRunner.repositoryRoot.appendingPathComponent("Sources"), to: scratch.appendingPathComponent("Sources"))
         let victim = scratch.appendingPathComponent("Sources/CodexSchema/JSON/JSONValue.swift")
         try (try String(contentsOf: victim, encoding: .utf8) + "\n@preconcurrency internal import CodexCore\n").write(to: victim, atomically: true, encoding: .utf8)
-        let dirty = try CommandRunner.run(script, [scratch.path])
+        let dirty = try await CommandRunner.run(script, [scratch.path])
         #expect(dirty.status == 1)
         #expect(dirty.stderr.contains("Sources/CodexSchema/JSON/JSONValue.swift:"))
         #expect(dirty.stderr.contains(": CodexSchema may not import CodexCore"))

@@ -6,8 +6,8 @@ import Testing
 @Suite struct ResponsesDecodeCommandTests {
     let streams = CommandRunner.repositoryRoot.appendingPathComponent("Tests/CodexTransportTests/Fixtures/streams")
 
-    @Test func printsOneJSONLinePerEventAndASummary() throws {
-        let result = try CommandRunner.codexctl(["responses", "decode", streams.appendingPathComponent("codex-cli-minimal.sse").path])
+    @Test func printsOneJSONLinePerEventAndASummary() async throws {
+        let result = try await CommandRunner.codexctl(["responses", "decode", streams.appendingPathComponent("codex-cli-minimal.sse").path])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 4)
@@ -16,27 +16,27 @@ import Testing
         #expect(lines[3] == #"{"type":"summary","events":3,"dropped_duplicates":0,"terminal":"response.completed","response_id":"resp1","output_text_characters":0,"bytes":367}"#)
     }
 
-    @Test func unknownEventsAndStdinWork() throws {
+    @Test func unknownEventsAndStdinWork() async throws {
         let input = "event: x\ndata: {\"type\":\"response.brand_new\",\"sequence_number\":4}\n\n" +
             "data: {\"type\":\"response.completed\",\"sequence_number\":5,\"response\":{\"id\":\"r\"}}\n\n"
-        let result = try CommandRunner.codexctl(["responses", "decode", "-"], stdin: input)
+        let result = try await CommandRunner.codexctl(["responses", "decode", "-"], stdin: input)
         #expect(result.status == 0)
         #expect(result.stdout.split(separator: "\n").first == #"{"type":"unknown","raw_type":"response.brand_new","sequence_number":4}"#)
     }
 
-    @Test func aStreamWithoutCompletionExitsTwo() throws {
-        let result = try CommandRunner.codexctl(["responses", "decode", "-"], stdin: "data: {\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}\n\n")
+    @Test func aStreamWithoutCompletionExitsTwo() async throws {
+        let result = try await CommandRunner.codexctl(["responses", "decode", "-"], stdin: "data: {\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}\n\n")
         #expect(result.status == 2)
         #expect(result.stdout.hasSuffix(#""terminal":null,"response_id":"r","output_text_characters":0,"bytes":57}"# + "\n"))
         #expect(result.stderr == "Error: the stream ended without response.completed\n")
     }
 
-    @Test func framingAndJSONErrorsExitOneWithTheByteOffset() throws {
+    @Test func framingAndJSONErrorsExitOneWithTheByteOffset() async throws {
         let huge = "data: " + String(repeating: "x", count: 17 * 1024 * 1024) + "\n\n"
-        let framing = try CommandRunner.codexctl(["responses", "decode", try CommandRunner.temporaryFile(huge, name: "huge.sse")])
+        let framing = try await CommandRunner.codexctl(["responses", "decode", try CommandRunner.temporaryFile(huge, name: "huge.sse")])
         #expect(framing.status == 1)
         #expect(framing.stderr.hasPrefix("Error: sse_event_too_large: a server-sent event exceeds the limit of 16777216 bytes (at byte "))
-        let malformed = try CommandRunner.codexctl(["responses", "decode", "-"], stdin: "data: {oops\n\n")
+        let malformed = try await CommandRunner.codexctl(["responses", "decode", "-"], stdin: "data: {oops\n\n")
         #expect(malformed.status == 1)
         #expect(malformed.stderr.hasPrefix("Error: responses_event_malformed"))
         #expect(malformed.stderr.contains("(at byte 13)"))
@@ -53,23 +53,23 @@ import Testing
         ])
     }
 
-    @Test func deviceLoginSavesASessionThatStatusAndModelsUse() throws {
+    @Test func deviceLoginSavesASessionThatStatusAndModelsUse() async throws {
         let issuer = try deviceFlowServer()
         defer { issuer.shutdown() }
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-store-\(UUID().uuidString)").path
-        let login = try CommandRunner.codexctl(["auth", "login", "--device-code", "--issuer", issuer.baseURL.absoluteString, "--store", store])
+        let login = try await CommandRunner.codexctl(["auth", "login", "--device-code", "--issuer", issuer.baseURL.absoluteString, "--store", store])
         #expect(login.status == 0)
         #expect(login.stdout == "Open \(issuer.baseURL.absoluteString)/codex/device and enter the code WXYZ-0000\nSigned in: account acct-dev, plan pro\n")
         #expect(!login.stdout.contains("rt-dev"))
 
-        let status = try CommandRunner.codexctl(["auth", "status", "--json", "--store", store, "--codex-home", "/nonexistent"])
+        let status = try await CommandRunner.codexctl(["auth", "status", "--json", "--store", store, "--codex-home", "/nonexistent"])
         #expect(status.status == 0)
         #expect(status.stdout == #"{"signed_in":true,"source":"codexkit","mode":"chatgpt","account_id":"acct-dev","plan":"pro","email":"ada@example.com","expires_at":"2096-10-02T07:06:40Z"}"# + "\n")
 
         let catalog = String(decoding: try Data(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("Tests/CodexTransportTests/Fixtures/responses/codex-models.json")), as: UTF8.self)
         let backend = try LoopbackHTTPServer(replies: [.json(catalog)])
         defer { backend.shutdown() }
-        let models = try CommandRunner.codexctl(["models", "list", "--refresh", "--json", "--base-url", backend.baseURL.appendingPathComponent("api/codex").absoluteString, "--store", store])
+        let models = try await CommandRunner.codexctl(["models", "list", "--refresh", "--json", "--base-url", backend.baseURL.appendingPathComponent("api/codex").absoluteString, "--store", store])
         #expect(models.status == 0)
         let object = try JSONValue(parsing: models.stdout)
         #expect(object["source"] == "remote")
@@ -78,15 +78,15 @@ import Testing
         #expect(backend.requests.first?.query == "client_version=0.153.0")
     }
 
-    @Test func notSignedInIsReportedAndCachedOnlyUsesTheBundledCatalog() throws {
+    @Test func notSignedInIsReportedAndCachedOnlyUsesTheBundledCatalog() async throws {
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-empty-\(UUID().uuidString)").path
-        let status = try CommandRunner.codexctl(["auth", "status", "--store", store, "--codex-home", "/nonexistent"], environment: ["OPENAI_API_KEY": ""])
+        let status = try await CommandRunner.codexctl(["auth", "status", "--store", store, "--codex-home", "/nonexistent"], environment: ["OPENAI_API_KEY": ""])
         #expect(status.status == 1)
         #expect(status.stdout.hasPrefix("not signed in"))
-        let models = try CommandRunner.codexctl(["models", "list", "--cached-only", "--store", store, "--codex-home", "/nonexistent"], environment: ["OPENAI_API_KEY": ""])
+        let models = try await CommandRunner.codexctl(["models", "list", "--cached-only", "--store", store, "--codex-home", "/nonexistent"], environment: ["OPENAI_API_KEY": ""])
         #expect(models.status == 0)
         #expect(models.stdout.hasPrefix("source: bundled\ngpt-6-astra  GPT-6 Astra  effort low [low,medium,high,xhigh,max,ultra]  272000 tokens\n"))
-        let bad = try CommandRunner.codexctl(["models", "list", "--refresh", "--cached-only"])
+        let bad = try await CommandRunner.codexctl(["models", "list", "--refresh", "--cached-only"])
         #expect(bad.status == 64)
     }
 }

@@ -1,4 +1,5 @@
 import CodexSchema
+import CodexTestSupport
 import Testing
 
 @Suite struct JSONSchemaValidatorTests {
@@ -117,17 +118,29 @@ import Testing
         #expect(try valid.validate(["next": ["v": "x"]]).errors.map(\.schemaPointer) == ["/$defs/a~1b%/type"])
     }
 
-    @Test func workLimitStopsExponentialSchemas() throws {
+    @Test func workLimitStopsExponentialSchemas() async throws {
         // Each level refers twice to the one below, so evaluation doubles per level while the schema stays small.
         var definitions: JSONObject = ["d0": ["type": "string"]]
         for level in 1...40 {
             definitions["d\(level)"] = ["anyOf": [["$ref": .string("#/$defs/d\(level - 1)")], ["$ref": .string("#/$defs/d\(level - 1)")]]]
         }
         let schema: JSONValue = ["$defs": .object(definitions), "$ref": "#/$defs/d40"]
-        let validator = try JSONSchemaValidator(schema: schema)
-        #expect(validator.nodeCount < 200)
-        let error = #expect(throws: CodexSchemaError.self) { try validator.isValid(1) }
-        #expect(error?.code == .schemaWorkLimitExceeded)
+        let small = try JSONSchemaValidator(schema: schema, limits: JSONSchemaLimits(maximumValidationWork: 1000))
+        #expect(small.nodeCount < 200)
+        let smallError = #expect(throws: CodexSchemaError.self) { try small.isValid(1) }
+        #expect(smallError?.code == .schemaWorkLimitExceeded)
+        #expect(smallError?.message == "validation needed more than 1000 subschema evaluations")
+        // The default limit (10 million evaluations) also stops it; that takes seconds in a debug build,
+        // so it runs on its own thread rather than holding one of the cooperative pool's.
+        let message = try await runOffCooperativePool { () -> String? in
+            do throws(CodexSchemaError) {
+                _ = try JSONSchemaValidator(schema: schema).isValid(1)
+                return nil
+            } catch {
+                return error.code == .schemaWorkLimitExceeded ? error.message : "wrong code \(error.code)"
+            }
+        }
+        #expect(message == "validation needed more than 10000000 subschema evaluations")
     }
 
     @Test func refCyclesThatConsumeNothingHitTheDepthBound() throws {

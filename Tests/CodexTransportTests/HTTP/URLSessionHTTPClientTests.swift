@@ -73,12 +73,12 @@ import Testing
             }
             return count
         }
-        #expect(await server.waitForRequests(count: 1, timeout: .seconds(5)))
+        #expect(await server.waitForRequests(count: 1, timeout: .seconds(20)))
         try await Task.sleep(for: .milliseconds(200))
         let cancelledAt = ContinuousClock.now
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(5)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(20)))
         // Prompt, not eventually (a missing cancellation handler would wait for the idle timeout).
         #expect(ContinuousClock.now - cancelledAt < .seconds(3))
     }
@@ -92,7 +92,7 @@ import Testing
             #expect(event.typeName == "response.created")
             break
         }
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(5)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(20)))
     }
 
     @Test func firstByteIdleAndTotalTimeoutsAreSeparate() async throws {

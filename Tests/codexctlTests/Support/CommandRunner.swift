@@ -21,13 +21,15 @@ enum CommandRunner {
     static let repositoryRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static func codexctl(_ arguments: [String], stdin: String? = nil, in directory: URL? = nil, environment: [String: String] = [:]) throws -> CommandResult {
-        try run(productsDirectory.appendingPathComponent("codexctl"), arguments, stdin: stdin, in: directory, environment: environment)
+    static func codexctl(_ arguments: [String], stdin: String? = nil, in directory: URL? = nil, environment: [String: String] = [:]) async throws -> CommandResult {
+        try await run(productsDirectory.appendingPathComponent("codexctl"), arguments, stdin: stdin, in: directory, environment: environment)
     }
 
+    /// Runs `executable` and waits for it without holding a thread of Swift's cooperative pool (two
+    /// threads on CI), so a slow child cannot starve the suite's network tests.
     static func run(
         _ executable: URL, _ arguments: [String], stdin: String? = nil, in directory: URL? = nil, environment: [String: String] = [:]
-    ) throws -> CommandResult {
+    ) async throws -> CommandResult {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -51,8 +53,14 @@ enum CommandRunner {
         } else {
             process.standardInput = FileHandle.nullDevice
         }
+        let exited = AsyncStream<Void> { continuation in
+            process.terminationHandler = { _ in
+                continuation.yield()
+                continuation.finish()
+            }
+        }
         try process.run()
-        process.waitUntilExit()
+        for await _ in exited {}
         return CommandResult(
             status: process.terminationStatus,
             stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
