@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "CodexSchema", targets: ["CodexSchema"]),
         .library(name: "CodexCore", targets: ["CodexCore"]),
         .library(name: "CodexTransport", targets: ["CodexTransport"]),
+        .library(name: "CodexRecovery", targets: ["CodexRecovery"]),
         .executable(name: "codexctl", targets: ["codexctl"]),
     ],
     targets: [
@@ -29,6 +30,7 @@ let package = Package(
         ),
         .target(name: "CodexCore", dependencies: ["CodexSchema"], swiftSettings: swiftSettings),
         .target(name: "CodexTransport", dependencies: ["CodexCore", "CodexSchema"], swiftSettings: swiftSettings),
+        .target(name: "CodexRecovery", dependencies: ["CodexTransport", "CodexCore", "CodexSchema"], swiftSettings: swiftSettings),
         // Test support shared by several test targets: the loopback HTTP server, fixture loaders.
         .target(
             name: "CodexTestSupport",
@@ -52,6 +54,11 @@ let package = Package(
             name: "CodexTransportTests",
             dependencies: ["CodexTransport", "CodexCore", "CodexSchema", "CodexTestSupport"],
             exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CodexRecoveryTests",
+            dependencies: ["CodexRecovery", "CodexTransport", "CodexCore", "CodexSchema", "CodexTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CodexTestSupportTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),

@@ -1,0 +1,196 @@
+import CodexCore
+public import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The durable home of structured recovery operations: an application-private directory (0700) of
+/// 0600 files, one subdirectory per account binding and scope (named by digests, so no account or
+/// scope string appears in a path).
+///
+/// Per operation `<id>`: the record `<id>.json`, the lock file `<id>.lock` (never deleted), the lifecycle
+/// command record `<id>.control.json`, and after acknowledgement or abandonment the disposition marker
+/// `<id>.disposition.json`. Every write is durable (temporary file, `fsync`, `renameat`, `fsync` of the
+/// directory) and checked against the quota first; nothing is ever evicted. A corrupt, truncated,
+/// unknown-version or foreign record fails closed with a typed error and is never deleted or rewritten.
+///
+/// ```swift
+/// let store = try AgentStructuredRecoveryStore(directory: appSupport.appendingPathComponent("recovery"))
+/// let inventory = try store.inventory(binding: credentials.binding)
+/// for id in inventory.unreadableOperationIDs { reconcile(id) }   // never silently dropped
+/// ```
+public final class AgentStructuredRecoveryStore: Sendable {
+    /// The default quota for all `*.json` files of the store: 512 MiB.
+    public static let defaultMaximumBytes = 512 * 1024 * 1024
+    /// The default limit for one record: 128 MiB.
+    public static let defaultMaximumRecordBytes = 128 * 1024 * 1024
+
+    /// The store directory.
+    public let directory: URL
+    /// The quota for all record files together.
+    public let maximumBytes: Int
+    /// The limit for one record file.
+    public let maximumRecordBytes: Int
+    let fileSystem: any RecoveryFileSystem
+    let root: RecoveryDirectory
+
+    /// Opens the store, creating its directory (0700) when missing. A directory accessible to group or
+    /// others is tightened to 0700; a symbolic link or a directory owned by another user is refused.
+    /// - Parameters:
+    ///   - directory: An application-private directory on a local file system.
+    ///   - maximumBytes: Quota for all records together (at least 1 KiB). Default 512 MiB.
+    ///   - maximumRecordBytes: Limit for one record (at least 1 KiB, at most `maximumBytes`). Default 128 MiB.
+    ///   - fileSystem: The file-system seam; tests pass one that injects failures.
+    /// - Throws: ``AgentRecoveryError`` `insecure_store`, `storage_failure` or `disk_full`.
+    public init(
+        directory: URL,
+        maximumBytes: Int = AgentStructuredRecoveryStore.defaultMaximumBytes,
+        maximumRecordBytes: Int = AgentStructuredRecoveryStore.defaultMaximumRecordBytes,
+        fileSystem: any RecoveryFileSystem = PosixRecoveryFileSystem()
+    ) throws(AgentRecoveryError) {
+        self.directory = directory
+        self.maximumBytes = max(1024, maximumBytes)
+        self.maximumRecordBytes = min(max(1024, maximumRecordBytes), self.maximumBytes)
+        self.fileSystem = fileSystem
+        root = try Self.openRoot(directory.standardizedFileURL.path, fileSystem: fileSystem)
+    }
+
+    private static func openRoot(_ path: String, fileSystem: any RecoveryFileSystem) throws(AgentRecoveryError) -> RecoveryDirectory {
+        let parentPath = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        guard !name.isEmpty, name != "/" else {
+            throw AgentRecoveryError(code: .insecureStore, message: "the store directory cannot be the file-system root")
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: parentPath, withIntermediateDirectories: true)
+        } catch {
+            throw AgentRecoveryError(code: .storageFailure, message: "cannot create the store's parent directory")
+        }
+        let parent: RecoveryDirectory
+        do {
+            parent = RecoveryDirectory(fileSystem: fileSystem, descriptor: try fileSystem.openDirectory(path: parentPath))
+        } catch {
+            throw RecoveryDirectory.failure(error, "cannot open the store's parent directory")
+        }
+        guard let root = try parent.subdirectory(name, create: true) else {
+            throw AgentRecoveryError(code: .storageFailure, message: "cannot open the store directory")
+        }
+        do {
+            try root.checkOwnedAndPrivate(repair: true)
+        } catch let error as AgentRecoveryError {
+            throw error
+        } catch let error as RecoverySystemCallError {
+            throw RecoveryDirectory.failure(error, "cannot inspect the store directory")
+        } catch {
+            throw AgentRecoveryError(code: .storageFailure, message: "cannot inspect the store directory")
+        }
+        return root
+    }
+
+    // MARK: - Partitions
+
+    /// The directory name for an account binding.
+    static func bindingKey(_ binding: String) -> String {
+        "a" + SHA256.hexDigest(of: Array("binding:\(binding)".utf8)).prefix(32)
+    }
+
+    /// The directory name for a scope (`nil` is its own scope).
+    static func scopeKey(_ scope: String?) -> String {
+        "s" + SHA256.hexDigest(of: Array((scope.map { "scope:\($0)" } ?? "no-scope").utf8)).prefix(32)
+    }
+
+    /// The partition of `binding` and `scope`, created when `create` is true.
+    func partition(binding: String, scope: String?, create: Bool) throws(AgentRecoveryError) -> RecoveryPartition? {
+        guard let account = try root.subdirectory(Self.bindingKey(binding), create: create),
+              let scoped = try account.subdirectory(Self.scopeKey(scope), create: create)
+        else { return nil }
+        return RecoveryPartition(store: self, directory: scoped)
+    }
+
+    /// Every scope partition of `binding`.
+    func partitions(binding: String) throws(AgentRecoveryError) -> [RecoveryPartition] {
+        guard let account = try root.subdirectory(Self.bindingKey(binding), create: false) else { return [] }
+        var result: [RecoveryPartition] = []
+        for name in try account.entries().sorted() where name.hasPrefix("s") {
+            if let scoped = try account.subdirectory(name, create: false) {
+                result.append(RecoveryPartition(store: self, directory: scoped))
+            }
+        }
+        return result
+    }
+
+    /// Every partition of the store.
+    func allPartitions() throws(AgentRecoveryError) -> [RecoveryPartition] {
+        var result: [RecoveryPartition] = []
+        for accountName in try root.entries().sorted() where accountName.hasPrefix("a") {
+            guard let account = try root.subdirectory(accountName, create: false) else { continue }
+            for name in try account.entries().sorted() where name.hasPrefix("s") {
+                if let scoped = try account.subdirectory(name, create: false) {
+                    result.append(RecoveryPartition(store: self, directory: scoped))
+                }
+            }
+        }
+        return result
+    }
+
+    /// The partition holding any file of `operationID`, or `nil`.
+    func locate(_ operationID: UUID) throws(AgentRecoveryError) -> RecoveryPartition? {
+        let names = [RecoveryOperationRecord.fileSuffix, RecoveryDispositionRecord.fileSuffix, RecoveryControlRecord.fileSuffix, ".lock"]
+            .map { RecoveryPartition.fileName(operationID, $0) }
+        for partition in try allPartitions() {
+            for name in names where try partition.directory.exists(name) {
+                return partition
+            }
+        }
+        return nil
+    }
+
+    // MARK: - Quota
+
+    /// Bytes used by all record files (`*.json`, temporary files excluded).
+    public func usedBytes() throws(AgentRecoveryError) -> Int {
+        var total = 0
+        for partition in try allPartitions() {
+            for name in try partition.directory.entries() where name.hasSuffix(".json") && !name.hasPrefix(".") {
+                total += try partition.directory.regularFileSize(name) ?? 0
+            }
+        }
+        return total
+    }
+
+    /// Runs `body` holding the store-wide quota lock (`quota.lock`, never deleted), which serializes
+    /// quota checks and the writes they admit across processes.
+    func withQuotaLock<T>(_ body: () throws(AgentRecoveryError) -> T) throws(AgentRecoveryError) -> T {
+        let fd: Int32
+        do {
+            fd = try fileSystem.openFile(in: root.descriptor, name: "quota.lock", flags: O_RDWR | O_CREAT, mode: 0o600)
+        } catch {
+            throw RecoveryDirectory.failure(error, "cannot open the quota lock")
+        }
+        defer { fileSystem.close(fd) }
+        do {
+            _ = try fileSystem.lockExclusively(fd, wait: true)
+        } catch {
+            throw RecoveryDirectory.failure(error, "cannot take the quota lock")
+        }
+        return try body()
+    }
+}
+
+extension RecoveryDirectory {
+    /// Whether an entry called `name` exists (of any type).
+    func exists(_ name: String) throws(AgentRecoveryError) -> Bool {
+        do {
+            _ = try fileSystem.status(in: descriptor, name: name)
+            return true
+        } catch where error.errorNumber == ENOENT {
+            return false
+        } catch {
+            throw Self.failure(error, "cannot inspect a record file")
+        }
+    }
+}
