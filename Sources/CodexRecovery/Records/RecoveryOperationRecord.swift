@@ -74,6 +74,10 @@ struct RecoveryOperationRecord: RecoveryRecord, Equatable {
     var rootOperationID: UUID?
     var retryActionID: String?
     var successor: SuccessorReservation?
+    /// The reason of the next attempt when it is not derived from the ledger (an authentication reissue).
+    var nextAttemptReason: AgentRecoveryAttempt.Reason? = nil
+    /// The request as the host gave it, so a `.reselect` manual retry can prepare it again.
+    var originalRequest: Request? = nil
 
     /// The successor a manual retry reserved on this (source) operation before creating it.
     struct SuccessorReservation: Codable, Sendable, Equatable {

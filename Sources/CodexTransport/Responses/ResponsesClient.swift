@@ -33,6 +33,10 @@ public final class ResponsesClient: Sendable {
         /// Told each response's `X-Models-Etag` and the credentials' binding (connect a
         /// ``ModelCatalogClient/noteModelsETag(_:binding:)`` here).
         public var modelsETagObserver: (@Sendable (_ etag: String, _ binding: String) -> Void)?
+        /// Whether an HTTP 401 is answered by asking the auth provider once for renewed credentials and
+        /// reissuing the POST. Default `true`; structured recovery turns it off because its reissue must
+        /// spend an attempt and pass the host's authorization.
+        public var recoversUnauthorized: Bool
 
         /// Creates a configuration.
         public init(
@@ -50,6 +54,7 @@ public final class ResponsesClient: Sendable {
             self.originator = originator
             self.userAgent = userAgent
             self.modelsETagObserver = nil
+            self.recoversUnauthorized = true
         }
     }
 
@@ -95,6 +100,18 @@ public final class ResponsesClient: Sendable {
     /// - Returns: The events; iterate from one task.
     public func stream(_ request: ResponsesRequest, sessionID: String? = nil, clientRequestID: String? = nil) -> ResponsesEventStream {
         ResponsesEventStream(client: self, body: request.body(), sessionID: sessionID, clientRequestID: clientRequestID)
+    }
+
+    /// Streams one turn whose body is already encoded (structured recovery sends its frozen, canonical
+    /// bytes unchanged on every attempt).
+    ///
+    /// - Parameters:
+    ///   - encodedBody: The exact JSON body bytes.
+    ///   - sessionID: Sent as `session_id`, if any.
+    ///   - clientRequestID: Sent as `x-client-request-id`, if any.
+    /// - Returns: The events; iterate from one task.
+    public func stream(encodedBody: [UInt8], sessionID: String? = nil, clientRequestID: String? = nil) -> ResponsesEventStream {
+        ResponsesEventStream(client: self, body: encodedBody, sessionID: sessionID, clientRequestID: clientRequestID)
     }
 
     /// The latest rate-limit snapshot per family seen on any response or event, sorted by family.

@@ -143,7 +143,7 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
             guard response.isSuccess else {
                 let bodyPrefix = (try? await response.body.prefix(upTo: ResponsesErrorMapper.maximumErrorBodyBytes)) ?? []
                 let error = ResponsesErrorMapper.error(status: response.statusCode, headers: response.headers, body: bodyPrefix, now: client.wallClock.now())
-                if response.statusCode == 401, !recoveredUnauthorized {
+                if response.statusCode == 401, !recoveredUnauthorized, client.configuration.recoversUnauthorized {
                     recoveredUnauthorized = true
                     if let renewed = try await client.authProvider.recoverAfterUnauthorized(credentials), renewed.binding == credentials.binding {
                         client.logSink.record(AgentLogEvent(level: .info, category: .auth, name: "auth.unauthorized.recovered"))

@@ -1,0 +1,108 @@
+import CodexCore
+import CodexTransport
+import Foundation
+
+extension AgentStructuredRecovery {
+    /// Applies the spec's failure table to a failed attempt: saves the failure, then either schedules a
+    /// replacement (returns, and the loop continues) or throws.
+    func handleFailure(_ error: any Error, _ record: inout RecoveryOperationRecord, _ execution: Execution, credentials: AuthCredentials) async throws {
+        let id = record.operationID
+        if let stop = error as? RecoveryLifecycleStop {
+            markLastAttempt(&record, failureCode: "suspended")
+            try await self.stop(&record, execution, command: stop.command)
+            throw CancellationError()
+        }
+        if error is CancellationError {
+            markLastAttempt(&record, failureCode: "cancelled")
+            try await stop(&record, execution, command: try stopCommand(execution.partition, id) ?? .suspended)
+            throw CancellationError()
+        }
+        guard let failure = error as? AgentRuntimeError else {
+            // Lifecycle and policy errors of recovery itself: the record is already consistent.
+            throw error
+        }
+        let summary = AgentRecoveryFailure(failure)
+        record.lastFailure = summary
+        record.responseID = failure.interruption?.responseID ?? record.responseID
+        record.lastSequenceNumber = failure.interruption?.lastSequenceNumber ?? record.lastSequenceNumber
+        markLastAttempt(&record, failureCode: summary.code)
+        emit("recovery.attempt.failed", record, level: .notice, Self.metadata(summary))
+
+        let status = failure.http?.statusCode
+        if failure.interruption?.hadToolActivity == true || failure.executionLimit != nil || failure.code == .quotaExceeded || status == 403 {
+            try fail(&record, execution)
+            throw failure
+        }
+        if status == 401 || failure.code == .unauthorized {
+            if let renewed = try? await authProvider.recoverAfterUnauthorized(credentials), renewed.binding == record.binding,
+               record.attemptsUsed < record.maximumAttempts {
+                record.state = .interrupted
+                record.nextAttemptReason = .authenticationReissue
+                try persist(&record, execution.partition, execution.lease)
+                return
+            }
+            record.state = .interrupted
+            record.blocker = .authenticationRequired
+            try persist(&record, execution.partition, execution.lease)
+            emit("recovery.operation.authentication_required", record, level: .notice, Self.metadata(summary))
+            throw failure
+        }
+        guard Self.isReplaceable(failure, policy: record.retryPolicy) else {
+            try fail(&record, execution)
+            throw failure
+        }
+        record.state = .interrupted
+        guard record.attemptsUsed < record.maximumAttempts else {
+            try persist(&record, execution.partition, execution.lease)
+            throw failure
+        }
+        let replacement = record.attempts.count
+        let backoff = max(record.retryPolicy.backoff(beforeReplacement: replacement), min(failure.http?.retryAfter ?? 0, 86_400))
+        record.nextAttemptAt = wallClock.now().addingTimeInterval(backoff)
+        try persist(&record, execution.partition, execution.lease)
+    }
+
+    private func fail(_ record: inout RecoveryOperationRecord, _ execution: Execution) throws(AgentRecoveryError) {
+        record.state = .failed
+        try persist(&record, execution.partition, execution.lease)
+    }
+
+    private func markLastAttempt(_ record: inout RecoveryOperationRecord, failureCode: String) {
+        guard let last = record.attempts.indices.last, record.attempts[last].state != .completed else { return }
+        record.attempts[last].state = .failed
+        record.attempts[last].failureCode = failureCode
+        record.attempts[last].responseID = record.responseID
+        record.attempts[last].lastSequenceNumber = record.lastSequenceNumber
+    }
+
+    /// Whether the saved policy lets `failure` be replaced by a new attempt.
+    static func isReplaceable(_ failure: AgentRuntimeError, policy: AgentRecoveryRetryPolicy) -> Bool {
+        switch failure.code {
+        case .responsesStreamDisconnected, .transportFailure, .timedOut:
+            return policy.replacesTransportInterruptions
+        case .structuredOutputInvalid, .structuredOutputDecodingFailed, .structuredOutputMissing:
+            return policy.retriesInvalidStructuredOutput
+        case .responseIncomplete, .structuredOutputTooLarge, .quotaExceeded, .invalidToolResult:
+            return false
+        default:
+            break
+        }
+        guard let http = failure.http else { return false }
+        if http.statusCode == 200 {
+            // A `response.failed` or `error` event: only explicitly allowed provider codes.
+            return http.providerCode.map(policy.retryableProviderCodes.contains) ?? false
+        }
+        return policy.retryableStatuses.contains(http.statusCode)
+    }
+}
+
+extension AgentRecoveryFailure {
+    /// The typed, log-safe essentials of a transport, provider or output failure.
+    init(_ error: AgentRuntimeError) {
+        self.init(
+            code: error.code.rawValue, httpStatus: error.http?.statusCode, providerCode: error.http?.providerCode,
+            transportDomain: error.interruption?.transportDomain, transportCode: error.interruption?.transportCode,
+            hadOutput: error.interruption?.hadOutput ?? false, hadToolActivity: error.interruption?.hadToolActivity ?? false
+        )
+    }
+}

@@ -1,0 +1,253 @@
+import CodexCore
+public import Foundation
+
+/// How a manual retry configures its successor.
+public enum AgentRecoverySelection: Sendable, Hashable {
+    /// Keep the frozen body and configuration.
+    case preserve
+    /// Prepare the original request again with this (newly selected) configuration, then freeze it.
+    case reselect(AgentRecoveryModelConfiguration)
+}
+
+extension AgentStructuredRecovery {
+    /// Asks the operation to stop and keep its budget. Works from another runtime or process while a
+    /// generation or authorization callback is active (the owner sees the command within
+    /// ``Configuration/lifecyclePollInterval``); an idle operation is marked suspended at once.
+    /// - Throws: ``AgentRecoveryError`` (`state_unavailable`, storage codes).
+    public func suspend(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) throws {
+        try command(.suspended, handle, store: store)
+    }
+
+    /// Cancels the operation permanently: no further generation, no late delivery, no manual retry from
+    /// it. An idle operation's saved content is erased at once; an active owner does it when it stops.
+    /// - Throws: ``AgentRecoveryError`` (`state_unavailable`, storage codes).
+    public func cancel(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) throws {
+        try command(.cancelled, handle, store: store)
+    }
+
+    private func command(_ command: RecoveryControlRecord.Command, _ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) throws {
+        let id = handle.operationID
+        guard let partition = try store.locate(id), var record = try partition.load(RecoveryOperationRecord.self, id) else {
+            throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
+        }
+        let control = try partition.load(RecoveryControlRecord.self, id)
+        if command == .suspended, record.state == .cancelled || control?.command == .cancelled {
+            return
+        }
+        try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: command, updatedAt: wallClock.now()))
+        // An idle operation (nobody holds its lease) is updated here; an active owner updates it itself.
+        guard let lease = try? partition.lease(id) else { return }
+        if command == .cancelled {
+            record.state = .cancelled
+            record.completedPayload = nil
+        } else if record.completedPayload == nil, record.state != .failed {
+            record.state = .suspended
+        } else {
+            return
+        }
+        try persist(&record, partition, lease)
+        emit(command == .cancelled ? "recovery.operation.cancelled" : "recovery.operation.suspended", record)
+    }
+
+    /// Records that the host committed the result: writes the disposition marker, then removes the saved
+    /// request and response. Call it only after the host's commit succeeded. Repeating it is safe and
+    /// completes an interrupted removal.
+    /// - Throws: ``AgentRecoveryError`` `state_invalid` (nothing saved to acknowledge), `cancelled`,
+    ///   `account_mismatch`, `operation_busy`, `state_unavailable`, storage codes.
+    public func acknowledge(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) async throws {
+        let id = handle.operationID
+        guard let partition = try store.locate(id) else {
+            throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
+        }
+        let lease = try partition.lease(id)
+        let disposition = try partition.load(RecoveryDispositionRecord.self, id)
+        guard let record = try partition.load(RecoveryOperationRecord.self, id) else {
+            if disposition?.state == .acknowledged { return }
+            throw AgentRecoveryError(code: .stateUnavailable, message: "the operation has no saved completion to acknowledge", operationID: id)
+        }
+        try await checkAccount(record)
+        if disposition == nil {
+            let control = try partition.load(RecoveryControlRecord.self, id)
+            guard record.state != .cancelled, control?.command != .cancelled else {
+                throw AgentRecoveryError(code: .cancelled, message: "a cancelled operation cannot be acknowledged", operationID: id)
+            }
+            guard record.state == .completed, record.completedPayload != nil else {
+                throw AgentRecoveryError(code: .stateInvalid, message: "only a saved completion can be acknowledged", operationID: id)
+            }
+            try lease.verify()
+            try partition.save(RecoveryDispositionRecord(
+                operationID: id, binding: record.binding, scope: record.scope, state: .acknowledged, disposedAt: wallClock.now(),
+                previousOperationID: record.previousOperationID, successorID: record.successor?.operationID
+            ))
+        } else if disposition?.state != .acknowledged {
+            throw AgentRecoveryError(code: .stateUnavailable, message: "the operation was abandoned", operationID: id)
+        }
+        try lease.verify()
+        try partition.remove(RecoveryOperationRecord.self, id)
+        emit("recovery.receipt.acknowledged", record)
+    }
+
+    /// Abandons the operation: no further generation, content removed, a disposition marker kept. Stop and
+    /// await active work first: an operation whose lease is held is refused with `operation_busy`.
+    /// - Throws: ``AgentRecoveryError``.
+    public func abandon(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) throws {
+        let id = handle.operationID
+        guard let partition = try store.locate(id) else {
+            throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
+        }
+        let lease = try partition.lease(id)
+        let disposition = try partition.load(RecoveryDispositionRecord.self, id)
+        guard let record = try partition.load(RecoveryOperationRecord.self, id) else {
+            if disposition != nil { return }
+            throw AgentRecoveryError(code: .stateUnavailable, message: "the operation has no record", operationID: id)
+        }
+        try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: .cancelled, updatedAt: wallClock.now()))
+        if disposition == nil {
+            try lease.verify()
+            try partition.save(RecoveryDispositionRecord(
+                operationID: id, binding: record.binding, scope: record.scope, state: .abandoned, disposedAt: wallClock.now(),
+                previousOperationID: record.previousOperationID, successorID: record.successor?.operationID
+            ))
+        }
+        try lease.verify()
+        try partition.remove(RecoveryOperationRecord.self, id)
+        emit("recovery.operation.abandoned", record)
+    }
+
+    /// Creates (or, for the same action and settings, returns) the one linked successor of an exhausted,
+    /// terminally failed, expired or configuration-blocked operation, with a fresh budget. It does not
+    /// send anything. The successor's ID derives from the source and the action ID, so repeating the
+    /// action after a crash completes the same successor.
+    /// - Parameters:
+    ///   - handle: The source operation.
+    ///   - retryActionID: The host's persisted ID of the user's retry decision.
+    ///   - store: The store.
+    ///   - maximumAttempts: The successor's budget (1…1000).
+    ///   - selection: Keep the frozen configuration, or freeze a newly selected one.
+    ///   - expiresAt: The successor's expiry.
+    ///   - retryPolicy: The successor's policy (default: the source's).
+    /// - Returns: The successor's handle (persist it for the same job and revision before sending).
+    /// - Throws: ``AgentRecoveryError`` `retry_not_allowed`, `retry_already_created`,
+    ///   `retry_configuration_mismatch`, `cancelled`, `state_unavailable`, `account_mismatch`, storage codes.
+    public func retry(
+        _ handle: AgentStructuredRecoveryHandle, retryActionID: String, store: AgentStructuredRecoveryStore, maximumAttempts: Int,
+        selection: AgentRecoverySelection = .preserve, expiresAt: Date? = nil, retryPolicy: AgentRecoveryRetryPolicy? = nil
+    ) async throws -> AgentStructuredRecoveryHandle {
+        let id = handle.operationID
+        guard let partition = try store.locate(id) else {
+            throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
+        }
+        let lease = try partition.lease(id)
+        guard var source = try partition.load(RecoveryOperationRecord.self, id) else {
+            throw AgentRecoveryError(code: .stateUnavailable, message: "an acknowledged, abandoned or missing operation cannot be retried", operationID: id)
+        }
+        try await checkAccount(source)
+        let successorID = Self.successorID(of: id, action: retryActionID)
+        let reselect: AgentRecoveryModelConfiguration? = if case .reselect(let model) = selection { model } else { nil }
+        let reservation = RecoveryOperationRecord.SuccessorReservation(
+            operationID: successorID, actionID: retryActionID, maximumAttempts: maximumAttempts, reselect: reselect != nil, expiresAt: expiresAt
+        )
+        if let existing = source.successor {
+            guard existing.actionID == retryActionID else {
+                throw AgentRecoveryError(code: .retryAlreadyCreated, message: "another retry action already created this operation's successor", operationID: id)
+            }
+            guard existing == reservation else {
+                throw AgentRecoveryError(code: .retryConfigurationMismatch, message: "the retry action was repeated with different settings", operationID: id)
+            }
+        } else {
+            try checkRetryAllowed(source, partition)
+            try Self.check(AgentRecoveryPreparationOptions(maximumAttempts: maximumAttempts))
+            source.successor = reservation
+            try persist(&source, partition, lease)
+        }
+        // Create the successor unless a previous run already did (crash between the two writes).
+        if try store.locate(successorID) == nil {
+            try await createSuccessor(of: source, id: successorID, reservation: reservation, model: reselect, retryPolicy: retryPolicy, store: store)
+        }
+        emit("recovery.operation.manual_retry_created", source, ["successor_id": successorID.uuidString.lowercased()])
+        return AgentStructuredRecoveryHandle(operationID: successorID)
+    }
+
+    private func checkRetryAllowed(_ source: RecoveryOperationRecord, _ partition: RecoveryPartition) throws {
+        let id = source.operationID
+        let control = try partition.load(RecoveryControlRecord.self, id)
+        if source.state == .cancelled || control?.command == .cancelled {
+            throw AgentRecoveryError(code: .cancelled, message: "a permanently cancelled operation cannot be retried", operationID: id)
+        }
+        guard source.completedPayload == nil else {
+            throw AgentRecoveryError(code: .retryNotAllowed, message: "the operation has a saved completion: read its receipt instead", operationID: id)
+        }
+        let exhausted = source.attemptsUsed >= source.maximumAttempts
+        let expired = source.expiresAt.map { wallClock.now() >= $0 } ?? false
+        let allowed = exhausted || expired || source.state == .failed || source.blocker == .configurationUnavailable
+        guard allowed else {
+            throw AgentRecoveryError(
+                code: .retryNotAllowed,
+                message: "the operation can still run (\(source.maximumAttempts - source.attemptsUsed) attempt(s) left): resume it instead",
+                operationID: id
+            )
+        }
+    }
+
+    private func createSuccessor(
+        of source: RecoveryOperationRecord, id: UUID, reservation: RecoveryOperationRecord.SuccessorReservation,
+        model: AgentRecoveryModelConfiguration?, retryPolicy: AgentRecoveryRetryPolicy?, store: AgentStructuredRecoveryStore
+    ) async throws {
+        let lineage = Lineage(
+            previousOperationID: source.operationID, rootOperationID: source.rootOperationID ?? source.operationID, retryActionID: reservation.actionID
+        )
+        let options = AgentRecoveryPreparationOptions(
+            maximumAttempts: reservation.maximumAttempts, expiresAt: reservation.expiresAt, retryPolicy: retryPolicy ?? source.retryPolicy,
+            scope: source.scope, hostJobID: source.hostJobID, inputRevision: source.inputRevision, contractVersion: source.contractVersion
+        )
+        if let model, let request = source.originalRequest {
+            _ = try await prepare(
+                request, format: source.request.format, model: model, store: store, options: options, requiredTools: [],
+                operationID: id, lineage: lineage
+            )
+            return
+        }
+        guard model == nil else {
+            throw AgentRecoveryError(code: .retryNotAllowed, message: "the source has no original request to prepare again", operationID: source.operationID)
+        }
+        guard let partition = try store.partition(binding: source.binding, scope: source.scope, create: true) else {
+            throw AgentRecoveryError(code: .storageFailure, message: "cannot create the operation's directory", operationID: id)
+        }
+        let lease = try partition.lease(id)
+        let now = wallClock.now()
+        var successor = source
+        successor.operationID = id
+        successor.maximumAttempts = reservation.maximumAttempts
+        successor.expiresAt = reservation.expiresAt
+        successor.retryPolicy = retryPolicy ?? source.retryPolicy
+        successor.state = .prepared
+        successor.attemptsUsed = 0
+        successor.attempts = []
+        successor.pendingAttemptID = nil
+        successor.nextAttemptAt = nil
+        successor.nextAttemptReason = nil
+        successor.responseID = nil
+        successor.lastSequenceNumber = nil
+        successor.lastFailure = nil
+        successor.blocker = nil
+        successor.completedPayload = nil
+        successor.completedAt = nil
+        successor.createdAt = now
+        successor.previousOperationID = lineage.previousOperationID
+        successor.rootOperationID = lineage.rootOperationID
+        successor.retryActionID = lineage.retryActionID
+        successor.successor = nil
+        try persist(&successor, partition, lease)
+        emit("recovery.operation.prepared", successor)
+    }
+
+    /// The successor ID of `source` for `action`: the first 16 bytes of SHA-256 of "<source>:<action>",
+    /// shaped as a version-4 UUID.
+    static func successorID(of source: UUID, action: String) -> UUID {
+        var bytes = Array(SHA256.hash(Array("\(source.uuidString.lowercased()):\(action)".utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+}

@@ -1,0 +1,251 @@
+public import CodexCore
+import CodexSchema
+import CodexTransport
+public import Foundation
+
+extension AgentStructuredRecovery {
+    /// Sends (or reopens) an operation and returns its validated, decoded result.
+    ///
+    /// A saved completion is returned at once: no POST, no callback. Otherwise, per attempt: a pending
+    /// attempt ID is saved, `authorizeAttempt` is asked (a replay of the same ID is not a new charge; a
+    /// denial spends nothing; a `CancellationError` suspends), lifecycle, account, expiry and budget are
+    /// rechecked, the consumed attempt is saved, and only then is the frozen body sent, with the attempt
+    /// ID as `x-client-request-id`. Eligible failures are replaced within the budget after the saved
+    /// backoff; the result is validated, decoded and saved before it is returned.
+    ///
+    /// Cancelling the calling task suspends the operation (its budget and any saved completion stay) and
+    /// throws `CancellationError`; so does a `suspend` or `cancel` from another execution.
+    /// - Parameters:
+    ///   - handle: The operation.
+    ///   - response: The type to decode.
+    ///   - format: The output contract; it must equal the saved one.
+    ///   - store: The store holding the operation.
+    ///   - decoder: Decodes the validated payload.
+    ///   - expectedContractVersion: When given, must equal the saved contract version.
+    ///   - authorizeAttempt: Asked before every generation POST; must be idempotent per attempt ID.
+    /// - Returns: The decoded result.
+    /// - Throws: ``AgentRecoveryError`` (lifecycle, policy and storage codes),
+    ///   ``CodexCore/AgentRuntimeError`` (the last transport, provider or output failure), or
+    ///   `CancellationError`.
+    public func sendRecovering<Output: Decodable>(
+        _ handle: AgentStructuredRecoveryHandle, response: Output.Type, format: AgentStructuredOutputFormat,
+        store: AgentStructuredRecoveryStore, decoder: JSONDecoder = JSONDecoder(), expectedContractVersion: String? = nil,
+        authorizeAttempt: @escaping @Sendable (AgentRecoveryAttempt) async throws -> Bool
+    ) async throws -> Output {
+        let id = handle.operationID
+        guard let partition = try store.locate(id) else {
+            throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
+        }
+        let lease = try partition.lease(id)
+        guard var record = try partition.load(RecoveryOperationRecord.self, id) else {
+            let disposition = try partition.load(RecoveryDispositionRecord.self, id)
+            throw AgentRecoveryError(
+                code: .stateUnavailable,
+                message: disposition.map { "the operation was \($0.state.rawValue)" } ?? "the operation has no record",
+                operationID: id
+            )
+        }
+        try await checkAccount(record)
+        guard record.request.format == format, expectedContractVersion == nil || expectedContractVersion == record.contractVersion else {
+            throw AgentRecoveryError(code: .formatMismatch, message: "the requested output contract differs from the saved one", operationID: id)
+        }
+        let control = try partition.load(RecoveryControlRecord.self, id)
+        if record.state == .cancelled || control?.command == .cancelled {
+            throw AgentRecoveryError(code: .cancelled, message: "the operation was permanently cancelled", operationID: id)
+        }
+        if let payload = record.completedPayload {
+            let output = try decodeValidated(Array(payload.utf8), as: Output.self, format: format, decoder: decoder)
+            emit("recovery.receipt.retrieved", record)
+            return output
+        }
+        guard record.state != .failed else {
+            throw AgentRecoveryError(code: .permanentlyFailed, message: "the operation failed terminally (\(record.lastFailure?.code ?? "unknown"))", operationID: id)
+        }
+        guard record.request.endpoint == configuration.endpoint.baseURL.absoluteString else {
+            throw AgentRecoveryError(code: .stateInvalid, message: "the operation was prepared for another endpoint", operationID: id)
+        }
+        let runID = UUID()
+        try partition.save(RecoveryControlRecord(operationID: id, runID: runID, command: .active, updatedAt: wallClock.now()))
+        if record.state == .suspended || record.state == .running {
+            record.state = .interrupted
+        }
+        record.blocker = nil
+        try persist(&record, partition, lease)
+
+        let execution = Execution(partition: partition, lease: lease, authorize: authorizeAttempt)
+        while true {
+            let credentials = try await reserveAttempt(&record, execution)
+            do {
+                let payload = try await transmit(&record, execution, credentials: credentials)
+                let output = try decodeValidated(payload, as: Output.self, format: format, decoder: decoder)
+                try await deliverCompletion(&record, payload, execution)
+                return output
+            } catch let error as AgentRecoveryError where error.isStorageFailure {
+                throw error
+            } catch {
+                try await handleFailure(error, &record, execution, credentials: credentials)
+            }
+        }
+    }
+
+    /// `sendRecovering` for a type that carries its own contract (``CodexCore/AgentStructuredOutput``).
+    public func sendRecovering<Output: AgentStructuredOutput>(
+        _ handle: AgentStructuredRecoveryHandle, response: Output.Type, store: AgentStructuredRecoveryStore,
+        decoder: JSONDecoder = JSONDecoder(), expectedContractVersion: String? = nil,
+        authorizeAttempt: @escaping @Sendable (AgentRecoveryAttempt) async throws -> Bool
+    ) async throws -> Output {
+        try await sendRecovering(
+            handle, response: response, format: Output.responseFormat, store: store, decoder: decoder,
+            expectedContractVersion: expectedContractVersion, authorizeAttempt: authorizeAttempt
+        )
+    }
+
+    /// What one execution holds: the partition, the lease and the host's callback.
+    struct Execution {
+        let partition: RecoveryPartition
+        let lease: RecoveryLease
+        let authorize: @Sendable (AgentRecoveryAttempt) async throws -> Bool
+    }
+
+    // MARK: - Steps
+
+    /// Saves `record` after re-checking the lease's lock file.
+    func persist(_ record: inout RecoveryOperationRecord, _ partition: RecoveryPartition, _ lease: RecoveryLease) throws(AgentRecoveryError) {
+        try lease.verify()
+        record.updatedAt = wallClock.now()
+        try partition.save(record)
+    }
+
+    /// Fails with `account_mismatch` unless the current credentials have the record's binding.
+    func checkAccount(_ record: RecoveryOperationRecord) async throws {
+        let binding: String
+        if let known = await authProvider.currentBinding() {
+            binding = known
+        } else {
+            binding = try await authProvider.credentials().binding
+        }
+        guard binding == record.binding else {
+            throw AgentRecoveryError(code: .accountMismatch, message: "the operation belongs to another account", operationID: record.operationID)
+        }
+    }
+
+    /// The pending lifecycle command, if it asks the owner to stop.
+    func stopCommand(_ partition: RecoveryPartition, _ id: UUID) throws(AgentRecoveryError) -> RecoveryControlRecord.Command? {
+        guard let control = try partition.load(RecoveryControlRecord.self, id), control.command != .active else { return nil }
+        return control.command
+    }
+
+    /// Checks lifecycle, expiry and budget, waits out the cooldown, asks the host, rechecks, and saves
+    /// the consumed attempt. Returns the credentials to transmit with.
+    private func reserveAttempt(_ record: inout RecoveryOperationRecord, _ execution: Execution) async throws -> AuthCredentials {
+        let id = record.operationID
+        try await stopIfCommanded(&record, execution)
+        try checkExpiryAndBudget(record)
+        if let next = record.nextAttemptAt {
+            let delay = min(next.timeIntervalSince(wallClock.now()), configuration.maximumCooldown)
+            if delay > 0 {
+                emit("recovery.operation.waiting", record, ["delay_ms": String(Int(delay * 1000))])
+                try await sleepWatchingLifecycle(delay, &record, execution)
+            }
+        }
+        if record.pendingAttemptID == nil {
+            record.pendingAttemptID = UUID()
+            try persist(&record, execution.partition, execution.lease)
+        }
+        let attemptID = record.pendingAttemptID ?? UUID()
+        let reason: AgentRecoveryAttempt.Reason = record.nextAttemptReason ?? (record.attemptsUsed == 0 ? .initial : .replacement)
+        let attempt = AgentRecoveryAttempt(
+            operationID: id, id: attemptID, number: record.attemptsUsed + 1, maximumAttempts: record.maximumAttempts, reason: reason,
+            previousFailure: record.lastFailure, previousResponseID: record.responseID, previousSequenceNumber: record.lastSequenceNumber
+        )
+        let authorized: Bool
+        do {
+            authorized = try await execution.authorize(attempt)
+        } catch is CancellationError {
+            try await stop(&record, execution, command: try stopCommand(execution.partition, id) ?? .suspended)
+            throw CancellationError()
+        } catch {
+            record.state = .interrupted
+            try persist(&record, execution.partition, execution.lease)
+            throw error
+        }
+        guard authorized else {
+            throw AgentRecoveryError(code: .attemptNotAuthorized, message: "the host did not authorize attempt \(attempt.number)", operationID: id)
+        }
+        // The answer may be late: recheck everything it could have raced with.
+        try await stopIfCommanded(&record, execution)
+        try checkExpiryAndBudget(record)
+        try Task.checkCancellation()
+        let credentials = try await authProvider.credentials()
+        guard credentials.binding == record.binding else {
+            record.blocker = .accountMismatch
+            record.state = .interrupted
+            try persist(&record, execution.partition, execution.lease)
+            throw AgentRecoveryError(code: .accountMismatch, message: "the account changed before transmission", operationID: id)
+        }
+        record.attemptsUsed += 1
+        record.attempts.append(.init(id: attemptID, number: record.attemptsUsed, reason: reason.rawValue, reservedAt: wallClock.now(), state: .reserved))
+        record.pendingAttemptID = nil
+        record.nextAttemptReason = nil
+        record.nextAttemptAt = nil
+        record.responseID = nil
+        record.lastSequenceNumber = nil
+        record.state = .running
+        try persist(&record, execution.partition, execution.lease)
+        emit("recovery.attempt.reserved", record, ["attempt_id": attemptID.uuidString.lowercased(), "attempt_reason": reason.rawValue])
+        return credentials
+    }
+
+    private func checkExpiryAndBudget(_ record: RecoveryOperationRecord) throws(AgentRecoveryError) {
+        if let expiresAt = record.expiresAt, wallClock.now() >= expiresAt {
+            throw AgentRecoveryError(code: .stateExpired, message: "permission to start a new attempt has expired", operationID: record.operationID)
+        }
+        guard record.attemptsUsed < record.maximumAttempts else {
+            throw AgentRecoveryError(
+                code: .attemptsExhausted, message: "all \(record.maximumAttempts) attempts are spent", operationID: record.operationID
+            )
+        }
+    }
+
+    /// Stops when a lifecycle command says so (state saved, `CancellationError` thrown).
+    private func stopIfCommanded(_ record: inout RecoveryOperationRecord, _ execution: Execution) async throws {
+        if let command = try stopCommand(execution.partition, record.operationID) {
+            try await stop(&record, execution, command: command)
+            throw CancellationError()
+        }
+        if Task.isCancelled {
+            try await stop(&record, execution, command: .suspended)
+            throw CancellationError()
+        }
+    }
+
+    /// Saves the stopped state: `cancelled` (payload erased) or `suspended` (budget and completion kept).
+    func stop(_ record: inout RecoveryOperationRecord, _ execution: Execution, command: RecoveryControlRecord.Command) async throws {
+        if command == .cancelled {
+            record.state = .cancelled
+            record.completedPayload = nil
+            try persist(&record, execution.partition, execution.lease)
+            emit("recovery.operation.cancelled", record)
+        } else if record.completedPayload == nil {
+            record.state = .suspended
+            try persist(&record, execution.partition, execution.lease)
+            emit("recovery.operation.suspended", record)
+        }
+    }
+
+    /// Sleeps `seconds` in slices, stopping early for a lifecycle command or task cancellation.
+    private func sleepWatchingLifecycle(_ seconds: TimeInterval, _ record: inout RecoveryOperationRecord, _ execution: Execution) async throws {
+        var remaining = Duration.milliseconds(Int64((seconds * 1000).rounded(.up)))
+        while remaining > .zero {
+            let slice = min(remaining, configuration.lifecyclePollInterval)
+            do {
+                try await clock.sleep(for: slice)
+            } catch {
+                try await stop(&record, execution, command: try stopCommand(execution.partition, record.operationID) ?? .suspended)
+                throw CancellationError()
+            }
+            remaining -= slice
+            try await stopIfCommanded(&record, execution)
+        }
+    }
+}

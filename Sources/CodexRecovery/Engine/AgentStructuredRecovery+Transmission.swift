@@ -1,0 +1,180 @@
+import CodexCore
+import CodexSchema
+import CodexTransport
+import Foundation
+
+/// Thrown inside a transmission when a lifecycle command asks the owner to stop.
+struct RecoveryLifecycleStop: Error {
+    let command: RecoveryControlRecord.Command
+}
+
+/// Always returns the credentials it was made with, and never renews them: recovery decides itself
+/// whether a 401 leads to a reissue (which spends an attempt).
+private struct PinnedCredentialsProvider: AuthProvider {
+    let pinned: AuthCredentials
+    func credentials() async throws -> AuthCredentials { pinned }
+    func recoverAfterUnauthorized(_ rejected: AuthCredentials) async throws -> AuthCredentials? { nil }
+    func currentBinding() async -> String? { pinned.binding }
+}
+
+extension AgentStructuredRecovery {
+    /// Marks the attempt transmission-authorized, sends the frozen body and returns the completed
+    /// message's payload bytes. A lifecycle monitor polls the command record meanwhile and cancels the
+    /// transfer on `suspend` or `cancel`. No partial output is published.
+    func transmit(_ record: inout RecoveryOperationRecord, _ execution: Execution, credentials: AuthCredentials) async throws -> [UInt8] {
+        try await stopIfCommandedBeforeSending(&record, execution)
+        record.attempts[record.attempts.count - 1].state = .transmissionAuthorized
+        try persist(&record, execution.partition, execution.lease)
+        let attemptID = record.attempts[record.attempts.count - 1].id
+        emit("recovery.attempt.transmission_authorized", record, ["attempt_id": attemptID.uuidString.lowercased()])
+
+        var clientConfiguration = ResponsesClient.Configuration(
+            endpoint: configuration.endpoint, timeouts: configuration.timeouts, retryPolicy: .disabled,
+            maximumEventBytes: configuration.maximumEventBytes
+        )
+        clientConfiguration.recoversUnauthorized = false
+        let client = ResponsesClient(
+            configuration: clientConfiguration, httpClient: httpClient, authProvider: PinnedCredentialsProvider(pinned: credentials),
+            clock: clock, wallClock: wallClock, logSink: logSink
+        )
+        let stream = client.stream(encodedBody: Array(record.request.body.utf8), clientRequestID: attemptID.uuidString.lowercased())
+        let maximumPayloadBytes = configuration.maximumPayloadBytes
+        let partition = execution.partition
+        let operationID = record.operationID
+        let pollInterval = configuration.lifecyclePollInterval
+        let clock = self.clock
+        let outcome: StreamOutcome = try await withThrowingTaskGroup(of: StreamOutcome?.self) { group in
+            group.addTask { try await Self.consume(stream, maximumPayloadBytes: maximumPayloadBytes) }
+            group.addTask {
+                while true {
+                    try await clock.sleep(for: pollInterval)
+                    if let control = try partition.load(RecoveryControlRecord.self, operationID), control.command != .active {
+                        throw RecoveryLifecycleStop(command: control.command)
+                    }
+                }
+            }
+            defer { group.cancelAll() }
+            while let next = try await group.next() {
+                if let next { return next }
+            }
+            throw CancellationError()
+        }
+        record.responseID = outcome.responseID ?? record.responseID
+        record.lastSequenceNumber = outcome.lastSequenceNumber ?? record.lastSequenceNumber
+        return outcome.payload
+    }
+
+    private func stopIfCommandedBeforeSending(_ record: inout RecoveryOperationRecord, _ execution: Execution) async throws {
+        if let command = try stopCommand(execution.partition, record.operationID) {
+            try await stop(&record, execution, command: command)
+            throw CancellationError()
+        }
+    }
+
+    /// What a completed stream produced.
+    struct StreamOutcome: Sendable {
+        var payload: [UInt8]
+        var responseID: String?
+        var lastSequenceNumber: Int?
+    }
+
+    /// Reads the stream to `response.completed` and returns the final assistant message's text. Tool
+    /// activity is rejected at once (nothing is executed).
+    static func consume(_ stream: ResponsesEventStream, maximumPayloadBytes: Int) async throws -> StreamOutcome {
+        var responseID: String?
+        var lastSequenceNumber: Int?
+        var messageText: String?
+        var doneTexts: [String] = []
+        func toolActivity() -> AgentRuntimeError {
+            AgentRuntimeError(
+                code: .invalidToolResult, message: "the model started a tool call; structured recovery is tool-free and runs no tools",
+                interruption: .init(responseID: responseID, lastSequenceNumber: lastSequenceNumber, hadOutput: true, hadToolActivity: true)
+            )
+        }
+        for try await event in stream {
+            if let sequence = event.sequenceNumber { lastSequenceNumber = sequence }
+            switch event.kind {
+            case .created(let info), .inProgress(let info), .queued(let info):
+                responseID = info.id ?? responseID
+            case .completed(let info):
+                responseID = info.id ?? responseID
+                let text = messageText ?? doneTexts.joined()
+                guard !text.isEmpty else {
+                    throw AgentRuntimeError(code: .structuredOutputMissing, message: "the response completed without a structured payload")
+                }
+                return StreamOutcome(payload: Array(text.utf8), responseID: responseID, lastSequenceNumber: lastSequenceNumber)
+            case .outputItemAdded(_, let item), .outputItemDone(_, let item):
+                switch item {
+                case .functionCall, .customToolCall: throw toolActivity()
+                case .message(let message) where message.role == "assistant":
+                    if case .outputItemDone = event.kind { messageText = message.text }
+                default: break
+                }
+            case .functionCallArgumentsDelta, .functionCallArgumentsDone, .customToolCallInputDelta:
+                throw toolActivity()
+            case .outputTextDone(_, _, _, let text):
+                doneTexts.append(text)
+            default:
+                break
+            }
+            if (messageText?.utf8.count ?? 0) > maximumPayloadBytes || doneTexts.reduce(0, { $0 + $1.utf8.count }) > maximumPayloadBytes {
+                throw AgentRuntimeError(code: .structuredOutputTooLarge, message: "the structured payload is larger than \(maximumPayloadBytes) bytes")
+            }
+        }
+        throw AgentRuntimeError(code: .responsesStreamDisconnected, message: "the stream ended before response.completed")
+    }
+
+    /// Parses `payload` strictly, validates it against `format` and decodes it.
+    func decodeValidated<Output: Decodable>(
+        _ payload: [UInt8], as type: Output.Type, format: AgentStructuredOutputFormat, decoder: JSONDecoder
+    ) throws -> Output {
+        guard payload.count <= configuration.maximumPayloadBytes else {
+            throw AgentRuntimeError(code: .structuredOutputTooLarge, message: "the structured payload is larger than \(configuration.maximumPayloadBytes) bytes")
+        }
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: payload)
+        } catch {
+            throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the structured payload is not valid JSON (\(error.code.rawValue))")
+        }
+        let result = try format.validator().validate(value)
+        guard result.isValid else {
+            // Pointers can name keys the model wrote, so the message carries only the count and keywords.
+            let keywords = Set(result.errors.map(\.keyword)).sorted().joined(separator: ", ")
+            throw AgentRuntimeError(
+                code: .structuredOutputInvalid, message: "the structured payload violates the schema (\(result.errors.count) error(s): \(keywords))"
+            )
+        }
+        do {
+            return try decoder.decode(Output.self, from: Data(payload))
+        } catch {
+            throw AgentRuntimeError(code: .structuredOutputDecodingFailed, message: "the structured payload did not decode into \(Output.self)")
+        }
+    }
+
+    /// Saves the validated completion (checking account and lifecycle first); only then may it be returned.
+    func deliverCompletion(_ record: inout RecoveryOperationRecord, _ payload: [UInt8], _ execution: Execution) async throws {
+        let id = record.operationID
+        let binding = try await authProvider.credentials().binding
+        guard binding == record.binding else {
+            record.blocker = .accountMismatch
+            record.state = .interrupted
+            try persist(&record, execution.partition, execution.lease)
+            throw AgentRecoveryError(code: .accountMismatch, message: "the account changed during generation; the result is not delivered", operationID: id)
+        }
+        if let command = try stopCommand(execution.partition, id), command == .cancelled {
+            try await stop(&record, execution, command: .cancelled)
+            throw CancellationError()
+        }
+        record.completedPayload = String(decoding: payload, as: UTF8.self)
+        record.state = .completed
+        record.completedAt = wallClock.now()
+        record.lastFailure = nil
+        record.blocker = nil
+        record.attempts[record.attempts.count - 1].state = .completed
+        record.attempts[record.attempts.count - 1].responseID = record.responseID
+        record.attempts[record.attempts.count - 1].lastSequenceNumber = record.lastSequenceNumber
+        try persist(&record, execution.partition, execution.lease)
+        emit("recovery.receipt.saved", record, record.responseID.map { ["provider_response_id": $0] } ?? [:])
+    }
+}
