@@ -72,7 +72,7 @@ final class AuthorizationLog: Sendable {
 
 /// A store, a loopback server speaking scripted Responses streams, and the recovery service talking to
 /// it through the real `URLSession` transport.
-final class RecoveryHarness {
+final class RecoveryHarness: Sendable {
     let scratch: ScratchDirectory
     let store: AgentStructuredRecoveryStore
     let server: LoopbackHTTPServer
@@ -84,7 +84,11 @@ final class RecoveryHarness {
     static let prompt = "Decide whether shipment 42 may leave today."
     static let policy = AgentRecoveryRetryPolicy(initialBackoff: 0, maximumBackoff: 0)
 
-    init(replies: [ScriptedReply], fallback: ScriptedReply = .text("no more replies", status: 599), fileSystem: any RecoveryFileSystem = PosixRecoveryFileSystem()) throws {
+    init(
+        replies: [ScriptedReply], fallback: ScriptedReply = .text("no more replies", status: 599),
+        fileSystem: any RecoveryFileSystem = PosixRecoveryFileSystem(),
+        timeouts: HTTPTimeouts = HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(20), idle: .seconds(20))
+    ) throws {
         scratch = try ScratchDirectory()
         store = try AgentStructuredRecoveryStore(directory: scratch.storeURL, fileSystem: fileSystem)
         let script = ReplyScript(replies, fallback: fallback)
@@ -92,7 +96,7 @@ final class RecoveryHarness {
         server = try LoopbackHTTPServer { _ in script.next() }
         let endpoint = try ResponsesEndpoint(baseURL: server.baseURL, profile: .chatGPT)
         recovery = AgentStructuredRecovery(
-            configuration: .init(endpoint: endpoint, timeouts: HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(20), idle: .seconds(20))),
+            configuration: .init(endpoint: endpoint, timeouts: timeouts),
             httpClient: URLSessionHTTPClient(), authProvider: auth, logSink: sink
         )
     }

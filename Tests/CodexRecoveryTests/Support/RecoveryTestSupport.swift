@@ -5,7 +5,7 @@ import Foundation
 import Glibc
 
 /// A fresh scratch directory under the system temporary directory, removed when released.
-final class ScratchDirectory {
+final class ScratchDirectory: Sendable {
     let url: URL
     var path: String { url.path }
 
