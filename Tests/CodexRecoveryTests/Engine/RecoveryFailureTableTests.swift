@@ -90,6 +90,25 @@ import Testing
         #expect(status?.code == .recordCorrupt)
     }
 
+    @Test func aReceiptOverTheQuotaIsNotDeliveredAndNothingIsEvicted() async throws {
+        let reason = String(repeating: "r", count: 10_000)
+        let text = #"{"ok":true,"reason":"\#(reason)"}"#
+        let harness = try RecoveryHarness(replies: [Streams.complete(text: text)])
+        let handle = try await harness.prepare()
+        let used = try harness.store.usedBytes()
+        // Room for the attempt bookkeeping, not for a 10 kB payload.
+        let tight = try AgentStructuredRecoveryStore(directory: harness.store.directory, maximumBytes: used + 8_192)
+        let error = await #expect(throws: AgentRecoveryError.self) {
+            try await harness.recovery.sendRecovering(handle, response: Verdict.self, store: tight) { _ in true }
+        }
+        #expect(error?.code == .storageLimitExceeded)
+        #expect(harness.generationRequests.count == 1)
+        #expect(try tight.usedBytes() <= used + 8_192)
+        #expect(try harness.record(handle)?.completedPayload == nil)
+        let receipt = await #expect(throws: AgentRecoveryError.self) { try await harness.recovery.receipt(handle, store: tight) }
+        #expect(receipt?.code == .completionUnavailable)
+    }
+
     @Test func theBudgetCapsPOSTsExactlyAndReopeningAnExhaustedOperationAsksNobody() async throws {
         let harness = try RecoveryHarness(replies: [], fallback: Streams.error(status: 503, code: "unavailable"))
         let handle = try await harness.prepare(maximumAttempts: 3)

@@ -124,6 +124,26 @@ import Testing
         #expect(harness.generationRequests.count == 1)
     }
 
+    @Test func anAcknowledgementInterruptedAfterItsMarkerIsCompletedByRepeatingIt() async throws {
+        let harness = try RecoveryHarness(replies: [Streams.complete()])
+        let handle = try await harness.prepare()
+        _ = try await harness.send(handle)
+        // As if the process died between writing the marker and removing the record.
+        let partition = try #require(try harness.store.locate(handle.operationID))
+        try partition.save(RecoveryDispositionRecord(
+            operationID: handle.operationID, binding: RecoveryTestRecords.binding, state: .acknowledged, disposedAt: Date()
+        ))
+        #expect(try harness.record(handle) != nil)
+        try await harness.recovery.acknowledge(handle, store: harness.store)
+        #expect(try harness.record(handle) == nil)
+        #expect(try await harness.status(handle).availability == .acknowledged)
+        let retry = await #expect(throws: AgentRecoveryError.self) {
+            try await harness.recovery.retry(handle, retryActionID: "x", store: harness.store, maximumAttempts: 1)
+        }
+        #expect(retry?.code == .stateUnavailable)
+        #expect(harness.generationRequests.count == 1)
+    }
+
     @Test func acknowledgementNeedsASavedCompletionAndAbandonRemovesContent() async throws {
         let harness = try RecoveryHarness(replies: [])
         let handle = try await harness.prepare()
