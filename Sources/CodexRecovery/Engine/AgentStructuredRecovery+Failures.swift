@@ -34,13 +34,21 @@ extension AgentStructuredRecovery {
             throw failure
         }
         if status == 401 || failure.code == .unauthorized {
-            if let renewed = try? await authProvider.recoverAfterUnauthorized(credentials), renewed.binding == record.binding,
-               record.attemptsUsed < record.maximumAttempts {
-                record.state = .interrupted
+            record.state = .interrupted
+            if let renewed = try? await authProvider.recoverAfterUnauthorized(credentials), renewed.binding == record.binding {
+                // Renewed: the reissue is the next attempt (and needs budget and authorization).
                 record.nextAttemptReason = .authenticationReissue
                 try persist(&record, execution.partition, execution.lease)
-                return
+                if record.attemptsUsed < record.maximumAttempts { return }
+                throw failure
             }
+            record.blocker = .authenticationRequired
+            try persist(&record, execution.partition, execution.lease)
+            emit("recovery.operation.authentication_required", record, level: .notice, Self.metadata(summary))
+            throw failure
+        }
+        if [.notSignedIn, .refreshFailed, .accountMismatch].contains(failure.code) {
+            // The session itself failed: sign-in is needed; the operation is not failed.
             record.state = .interrupted
             record.blocker = .authenticationRequired
             try persist(&record, execution.partition, execution.lease)

@@ -27,20 +27,25 @@ extension AgentStructuredRecovery {
 
     private func command(_ command: RecoveryControlRecord.Command, _ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) throws {
         let id = handle.operationID
-        guard let partition = try store.locate(id), var record = try partition.load(RecoveryOperationRecord.self, id) else {
+        guard let partition = try store.locate(id), try partition.load(RecoveryOperationRecord.self, id) != nil else {
             throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
         }
-        let control = try partition.load(RecoveryControlRecord.self, id)
-        if command == .suspended, record.state == .cancelled || control?.command == .cancelled {
-            return
+        let now = wallClock.now()
+        let written = try partition.withControlLock(id) { () throws(AgentRecoveryError) -> Bool in
+            // A permanent cancel is never downgraded to a suspension.
+            if command == .suspended, try partition.load(RecoveryControlRecord.self, id)?.command == .cancelled { return false }
+            try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: command, updatedAt: now))
+            return true
         }
-        try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: command, updatedAt: wallClock.now()))
-        // An idle operation (nobody holds its lease) is updated here; an active owner updates it itself.
-        guard let lease = try? partition.lease(id) else { return }
+        guard written else { return }
+        // An idle operation (nobody holds its lease) is updated here, from a fresh read under the lease;
+        // an active owner sees the command and updates its record itself.
+        guard let lease = try? partition.lease(id), var record = try partition.load(RecoveryOperationRecord.self, id) else { return }
         if command == .cancelled {
+            guard record.state != .cancelled || record.completedPayload != nil else { return }
             record.state = .cancelled
             record.completedPayload = nil
-        } else if record.completedPayload == nil, record.state != .failed {
+        } else if record.completedPayload == nil, record.state != .failed, record.state != .cancelled, record.state != .suspended {
             record.state = .suspended
         } else {
             return
@@ -145,7 +150,8 @@ extension AgentStructuredRecovery {
         let successorID = Self.successorID(of: id, action: retryActionID)
         let reselect: AgentRecoveryModelConfiguration? = if case .reselect(let model) = selection { model } else { nil }
         let reservation = RecoveryOperationRecord.SuccessorReservation(
-            operationID: successorID, actionID: retryActionID, maximumAttempts: maximumAttempts, reselect: reselect != nil, expiresAt: expiresAt
+            operationID: successorID, actionID: retryActionID, maximumAttempts: maximumAttempts, reselectedModel: reselect,
+            expiresAt: expiresAt, retryPolicy: retryPolicy ?? source.retryPolicy
         )
         if let existing = source.successor {
             guard existing.actionID == retryActionID else {
@@ -160,9 +166,11 @@ extension AgentStructuredRecovery {
             source.successor = reservation
             try persist(&source, partition, lease)
         }
-        // Create the successor unless a previous run already did (crash between the two writes).
-        if try store.locate(successorID) == nil {
-            try await createSuccessor(of: source, id: successorID, reservation: reservation, model: reselect, retryPolicy: retryPolicy, store: store)
+        // Create the successor unless a previous run already did (a crash or failure may have come
+        // between the reservation and the successor's record).
+        let existingSuccessor = try store.locate(successorID)?.load(RecoveryOperationRecord.self, successorID)
+        if existingSuccessor == nil {
+            try await createSuccessor(of: source, id: successorID, reservation: reservation, store: store)
         }
         emit("recovery.operation.manual_retry_created", source, ["successor_id": successorID.uuidString.lowercased()])
         return AgentStructuredRecoveryHandle(operationID: successorID)
@@ -191,13 +199,15 @@ extension AgentStructuredRecovery {
 
     private func createSuccessor(
         of source: RecoveryOperationRecord, id: UUID, reservation: RecoveryOperationRecord.SuccessorReservation,
-        model: AgentRecoveryModelConfiguration?, retryPolicy: AgentRecoveryRetryPolicy?, store: AgentStructuredRecoveryStore
+        store: AgentStructuredRecoveryStore
     ) async throws {
+        let model = reservation.reselectedModel
+        let retryPolicy = reservation.retryPolicy
         let lineage = Lineage(
             previousOperationID: source.operationID, rootOperationID: source.rootOperationID ?? source.operationID, retryActionID: reservation.actionID
         )
         let options = AgentRecoveryPreparationOptions(
-            maximumAttempts: reservation.maximumAttempts, expiresAt: reservation.expiresAt, retryPolicy: retryPolicy ?? source.retryPolicy,
+            maximumAttempts: reservation.maximumAttempts, expiresAt: reservation.expiresAt, retryPolicy: retryPolicy,
             scope: source.scope, hostJobID: source.hostJobID, inputRevision: source.inputRevision, contractVersion: source.contractVersion
         )
         if let model, let request = source.originalRequest {
@@ -219,7 +229,7 @@ extension AgentStructuredRecovery {
         successor.operationID = id
         successor.maximumAttempts = reservation.maximumAttempts
         successor.expiresAt = reservation.expiresAt
-        successor.retryPolicy = retryPolicy ?? source.retryPolicy
+        successor.retryPolicy = retryPolicy
         successor.state = .prepared
         successor.attemptsUsed = 0
         successor.attempts = []

@@ -37,8 +37,8 @@ extension AgentStructuredRecovery {
             throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
         }
         let lease = try partition.lease(id)
-        guard var record = try partition.load(RecoveryOperationRecord.self, id) else {
-            let disposition = try partition.load(RecoveryDispositionRecord.self, id)
+        let disposition = try partition.load(RecoveryDispositionRecord.self, id)
+        guard var record = try partition.load(RecoveryOperationRecord.self, id), disposition == nil else {
             throw AgentRecoveryError(
                 code: .stateUnavailable,
                 message: disposition.map { "the operation was \($0.state.rawValue)" } ?? "the operation has no record",
@@ -62,10 +62,18 @@ extension AgentStructuredRecovery {
             throw AgentRecoveryError(code: .permanentlyFailed, message: "the operation failed terminally (\(record.lastFailure?.code ?? "unknown"))", operationID: id)
         }
         guard record.request.endpoint == configuration.endpoint.baseURL.absoluteString else {
-            throw AgentRecoveryError(code: .stateInvalid, message: "the operation was prepared for another endpoint", operationID: id)
+            record.blocker = .configurationUnavailable
+            try persist(&record, partition, lease)
+            throw AgentRecoveryError(code: .stateInvalid, message: "the operation was prepared for another endpoint; it is blocked", operationID: id)
         }
-        let runID = UUID()
-        try partition.save(RecoveryControlRecord(operationID: id, runID: runID, command: .active, updatedAt: wallClock.now()))
+        // Start under the control lock, so a concurrent `cancel` is either seen here or sees this run.
+        let now = wallClock.now()
+        try partition.withControlLock(id) { () throws(AgentRecoveryError) in
+            if try partition.load(RecoveryControlRecord.self, id)?.command == .cancelled {
+                throw AgentRecoveryError(code: .cancelled, message: "the operation was permanently cancelled", operationID: id)
+            }
+            try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: .active, updatedAt: now))
+        }
         if record.state == .suspended || record.state == .running {
             record.state = .interrupted
         }
@@ -175,8 +183,19 @@ extension AgentStructuredRecovery {
         // The answer may be late: recheck everything it could have raced with.
         try await stopIfCommanded(&record, execution)
         try checkExpiryAndBudget(record)
-        try Task.checkCancellation()
-        let credentials = try await authProvider.credentials()
+        let credentials: AuthCredentials
+        do {
+            credentials = try await authProvider.credentials()
+        } catch is CancellationError {
+            try await stop(&record, execution, command: .suspended)
+            throw CancellationError()
+        } catch {
+            record.blocker = .authenticationRequired
+            record.state = .interrupted
+            try persist(&record, execution.partition, execution.lease)
+            throw error
+        }
+        try await stopIfCommanded(&record, execution)
         guard credentials.binding == record.binding else {
             record.blocker = .accountMismatch
             record.state = .interrupted

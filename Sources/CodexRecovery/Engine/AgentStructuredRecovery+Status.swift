@@ -12,8 +12,11 @@ extension AgentStructuredRecovery {
         guard let partition = try store.locate(id) else {
             throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
         }
-        guard let record = try partition.load(RecoveryOperationRecord.self, id) else {
-            guard let disposition = try partition.load(RecoveryDispositionRecord.self, id) else {
+        // The disposition marker wins: an acknowledgement interrupted before removing the record is
+        // still an acknowledgement.
+        let marker = try partition.load(RecoveryDispositionRecord.self, id)
+        guard let record = try partition.load(RecoveryOperationRecord.self, id), marker == nil else {
+            guard let disposition = marker else {
                 throw AgentRecoveryError(code: .stateUnavailable, message: "the operation has no record", operationID: id)
             }
             let acknowledged = disposition.state == .acknowledged
@@ -26,16 +29,20 @@ extension AgentStructuredRecovery {
         }
         let control = try partition.load(RecoveryControlRecord.self, id)
         var state = AgentStructuredRecoveryStatus.State(rawValue: record.state.rawValue) ?? .interrupted
-        if state == .running, try !partition.isLeaseHeld(id) { state = .interrupted }
+        let leaseHeld = try partition.isLeaseHeld(id)
+        if state == .running, !leaseHeld { state = .interrupted }
         if control?.command == .cancelled { state = .cancelled }
 
         let currentBinding = await authProvider.currentBinding()
-        var blockers: [AgentRecoveryBlocker] = record.blocker.map { [$0] } ?? []
         let redacted = currentBinding != record.binding
+        var blockers: [AgentRecoveryBlocker]
         if currentBinding == nil {
             blockers = [.authenticationRequired]
         } else if redacted {
             blockers = [.accountMismatch]
+        } else {
+            // A saved account mismatch no longer applies once the original account is back.
+            blockers = record.blocker.map { [$0] }?.filter { $0 != .accountMismatch } ?? []
         }
         let now = wallClock.now()
         let expired = record.expiresAt.map { now >= $0 } ?? false
@@ -49,10 +56,10 @@ extension AgentStructuredRecovery {
         case hasCompletion: availability = .completionSaved
         case expired: availability = .expired
         case !blockers.isEmpty: availability = .blocked
-        case state == .failed: availability = .failed
         case exhausted: availability = .exhausted
+        case state == .failed: availability = .failed
         case record.nextAttemptAt.map({ $0 > now }) ?? false: availability = .waiting
-        case state == .running: availability = .running
+        case leaseHeld: availability = .running
         case record.attemptsUsed == 0: availability = .ready
         default: availability = .replacementEligible
         }
@@ -72,8 +79,9 @@ extension AgentStructuredRecovery {
         return AgentStructuredRecoveryStatus(
             operationID: id, state: state, availability: availability, blockers: blockers, hasSavedCompletion: hasCompletion,
             attemptsUsed: record.attemptsUsed, maximumAttempts: record.maximumAttempts, nextAttemptAt: record.nextAttemptAt,
-            expiresAt: record.expiresAt, rootOperationID: record.rootOperationID, previousOperationID: record.previousOperationID,
-            successorOperationID: record.successor?.operationID,
+            expiresAt: record.expiresAt, rootOperationID: redacted ? nil : record.rootOperationID,
+            previousOperationID: redacted ? nil : record.previousOperationID,
+            successorOperationID: redacted ? nil : record.successor?.operationID,
             attempts: redacted ? [] : record.attempts.map {
                 .init(id: $0.id, number: $0.number, reason: .init(rawValue: $0.reason), reservedAt: $0.reservedAt, state: $0.state.rawValue,
                       responseID: $0.responseID, lastSequenceNumber: $0.lastSequenceNumber, failureCode: $0.failureCode)
@@ -89,8 +97,10 @@ extension AgentStructuredRecovery {
     ///   `state_unavailable`, storage codes.
     public func receipt(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) async throws -> AgentStructuredRecoveryReceipt {
         let id = handle.operationID
-        guard let partition = try store.locate(id), let record = try partition.load(RecoveryOperationRecord.self, id) else {
-            throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
+        guard let partition = try store.locate(id), let record = try partition.load(RecoveryOperationRecord.self, id),
+              try partition.load(RecoveryDispositionRecord.self, id) == nil
+        else {
+            throw AgentRecoveryError(code: .stateUnavailable, message: "the operation has no record, or was acknowledged or abandoned", operationID: id)
         }
         try await checkAccount(record)
         let control = try partition.load(RecoveryControlRecord.self, id)

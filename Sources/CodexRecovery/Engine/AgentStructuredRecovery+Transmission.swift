@@ -23,8 +23,20 @@ extension AgentStructuredRecovery {
     /// transfer on `suspend` or `cancel`. No partial output is published.
     func transmit(_ record: inout RecoveryOperationRecord, _ execution: Execution, credentials: AuthCredentials) async throws -> [UInt8] {
         try await stopIfCommandedBeforeSending(&record, execution)
-        record.attempts[record.attempts.count - 1].state = .transmissionAuthorized
-        try persist(&record, execution.partition, execution.lease)
+        // Authorized for transmission under the control lock: a stop command is either seen now or
+        // written after this point (and then seen by the monitor).
+        var authorized = record
+        authorized.attempts[authorized.attempts.count - 1].state = .transmissionAuthorized
+        let stopped: RecoveryControlRecord.Command? = try execution.partition.withControlLock(record.operationID) { () throws(AgentRecoveryError) in
+            if let command = try stopCommand(execution.partition, authorized.operationID) { return command }
+            try persist(&authorized, execution.partition, execution.lease)
+            return nil
+        }
+        if let stopped {
+            try await stop(&record, execution, command: stopped)
+            throw CancellationError()
+        }
+        record = authorized
         let attemptID = record.attempts[record.attempts.count - 1].id
         emit("recovery.attempt.transmission_authorized", record, ["attempt_id": attemptID.uuidString.lowercased()])
 
@@ -105,12 +117,13 @@ extension AgentStructuredRecovery {
                 return StreamOutcome(payload: Array(text.utf8), responseID: responseID, lastSequenceNumber: lastSequenceNumber)
             case .outputItemAdded(_, let item), .outputItemDone(_, let item):
                 switch item {
-                case .functionCall, .customToolCall: throw toolActivity()
+                case .functionCall, .customToolCall, .webSearchCall, .imageGenerationCall: throw toolActivity()
+                case .unknown(let type, _) where type.hasSuffix("_call"): throw toolActivity()
                 case .message(let message) where message.role == "assistant":
                     if case .outputItemDone = event.kind { messageText = message.text }
                 default: break
                 }
-            case .functionCallArgumentsDelta, .functionCallArgumentsDone, .customToolCallInputDelta:
+            case .functionCallArgumentsDelta, .functionCallArgumentsDone, .customToolCallInputDelta, .webSearchCall, .imageGenerationCall:
                 throw toolActivity()
             case .outputTextDone(_, _, _, let text):
                 doneTexts.append(text)
@@ -155,26 +168,39 @@ extension AgentStructuredRecovery {
     /// Saves the validated completion (checking account and lifecycle first); only then may it be returned.
     func deliverCompletion(_ record: inout RecoveryOperationRecord, _ payload: [UInt8], _ execution: Execution) async throws {
         let id = record.operationID
-        let binding = try await authProvider.credentials().binding
+        // No network here: a token refresh failing now must not cost the completion or an attempt.
+        let binding = await authProvider.currentBinding()
         guard binding == record.binding else {
-            record.blocker = .accountMismatch
+            record.blocker = binding == nil ? .authenticationRequired : .accountMismatch
             record.state = .interrupted
+            record.attempts[record.attempts.count - 1].state = .failed
+            record.attempts[record.attempts.count - 1].failureCode = AgentRecoveryError.Code.accountMismatch.rawValue
             try persist(&record, execution.partition, execution.lease)
-            throw AgentRecoveryError(code: .accountMismatch, message: "the account changed during generation; the result is not delivered", operationID: id)
+            throw AgentRecoveryError(
+                code: .accountMismatch, message: "the account changed or signed out during generation; the result is not delivered", operationID: id
+            )
         }
-        if let command = try stopCommand(execution.partition, id), command == .cancelled {
+        var completed = record
+        completed.completedPayload = String(decoding: payload, as: UTF8.self)
+        completed.state = .completed
+        completed.completedAt = wallClock.now()
+        completed.lastFailure = nil
+        completed.blocker = nil
+        completed.attempts[completed.attempts.count - 1].state = .completed
+        completed.attempts[completed.attempts.count - 1].responseID = completed.responseID
+        completed.attempts[completed.attempts.count - 1].lastSequenceNumber = completed.lastSequenceNumber
+        // Under the control lock: a permanent cancel is either seen here (nothing delivered) or comes after
+        // the completion is saved.
+        let cancelled = try execution.partition.withControlLock(id) { () throws(AgentRecoveryError) -> Bool in
+            if try stopCommand(execution.partition, id) == .cancelled { return true }
+            try persist(&completed, execution.partition, execution.lease)
+            return false
+        }
+        if cancelled {
             try await stop(&record, execution, command: .cancelled)
             throw CancellationError()
         }
-        record.completedPayload = String(decoding: payload, as: UTF8.self)
-        record.state = .completed
-        record.completedAt = wallClock.now()
-        record.lastFailure = nil
-        record.blocker = nil
-        record.attempts[record.attempts.count - 1].state = .completed
-        record.attempts[record.attempts.count - 1].responseID = record.responseID
-        record.attempts[record.attempts.count - 1].lastSequenceNumber = record.lastSequenceNumber
-        try persist(&record, execution.partition, execution.lease)
+        record = completed
         emit("recovery.receipt.saved", record, record.responseID.map { ["provider_response_id": $0] } ?? [:])
     }
 }

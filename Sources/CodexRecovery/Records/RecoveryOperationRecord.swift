@@ -84,8 +84,10 @@ struct RecoveryOperationRecord: RecoveryRecord, Equatable {
         var operationID: UUID
         var actionID: String
         var maximumAttempts: Int
-        var reselect: Bool
+        /// The newly selected configuration for `.reselect`, `nil` for `.preserve`.
+        var reselectedModel: AgentRecoveryModelConfiguration?
         var expiresAt: Date?
+        var retryPolicy: AgentRecoveryRetryPolicy
     }
 
     func checkInvariants() throws(RecoveryRecordInvariantError) {

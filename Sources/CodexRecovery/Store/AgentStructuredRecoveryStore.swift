@@ -38,6 +38,10 @@ public final class AgentStructuredRecoveryStore: Sendable {
     let fileSystem: any RecoveryFileSystem
     let root: RecoveryDirectory
 
+    /// Bytes of the quota that operation records may not use, kept for lifecycle records (control
+    /// commands and disposition markers): 64 KiB, or an eighth of a smaller quota.
+    var lifecycleReserveBytes: Int { min(64 * 1024, maximumBytes / 8) }
+
     /// Opens the store, creating its directory (0700) when missing. A directory accessible to group or
     /// others is tightened to 0700; a symbolic link or a directory owned by another user is refused.
     /// - Parameters:

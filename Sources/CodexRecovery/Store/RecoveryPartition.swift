@@ -46,10 +46,13 @@ struct RecoveryPartition: Sendable {
                 let used = try store.usedBytes()
                 let replaced = try directory.regularFileSize(name) ?? 0
                 let after = used - replaced + bytes.count
-                guard after <= store.maximumBytes else {
+                // Operation records may not use the last few kilobytes, so a full store can still take
+                // the small lifecycle records that acknowledge, abandon or cancel need.
+                let limit = R.self == RecoveryOperationRecord.self ? store.maximumBytes - store.lifecycleReserveBytes : store.maximumBytes
+                guard after <= limit else {
                     throw AgentRecoveryError(
                         code: .storageLimitExceeded,
-                        message: "the store would hold \(after) bytes; its quota is \(store.maximumBytes)"
+                        message: "the store would hold \(after) bytes; its quota is \(store.maximumBytes) (\(store.maximumBytes - limit) kept for lifecycle records)"
                     )
                 }
                 try directory.writeDurably(name, bytes)
@@ -77,15 +80,41 @@ struct RecoveryPartition: Sendable {
         try RecoveryLease(operationID: operationID, directory: directory, name: Self.fileName(operationID, ".lock"))
     }
 
-    /// Whether some execution (in any process) holds the lease of `operationID` right now. Probes by
-    /// taking and at once releasing the lease; never creates state beyond the lock file.
+    /// Whether some execution (in any process) holds the lease of `operationID` right now. On Linux it
+    /// reads `/proc/locks` and never touches the lock, so asking cannot make a concurrent sender busy;
+    /// elsewhere it probes by taking and at once releasing the lease.
     func isLeaseHeld(_ operationID: UUID) throws(AgentRecoveryError) -> Bool {
+        let name = Self.fileName(operationID, ".lock")
+        if let held = RecoveryLockTable.isFlockHeld(directory: directory, name: name) { return held }
         do {
             _ = try lease(operationID)
             return false
         } catch where error.code == .operationBusy {
             return true
         }
+    }
+
+    /// Runs `body` holding the operation's short control lock (`<id>.control.lock`, never deleted), which
+    /// orders lifecycle commands against the start of an execution, transmission and completion.
+    func withControlLock<T>(_ operationID: UUID, _ body: () throws(AgentRecoveryError) -> T) throws(AgentRecoveryError) -> T {
+        let fileSystem = directory.fileSystem
+        let fd: Int32
+        do {
+            fd = try fileSystem.openFile(in: directory.descriptor, name: Self.fileName(operationID, ".control.lock"), flags: O_RDWR | O_CREAT, mode: 0o600)
+        } catch {
+            var failure = RecoveryDirectory.failure(error, "cannot open an operation's control lock")
+            failure.operationID = operationID
+            throw failure
+        }
+        defer { fileSystem.close(fd) }
+        do {
+            _ = try fileSystem.lockExclusively(fd, wait: true)
+        } catch {
+            var failure = RecoveryDirectory.failure(error, "cannot take an operation's control lock")
+            failure.operationID = operationID
+            throw failure
+        }
+        return try body()
     }
 
     /// The operation IDs that have a file with `suffix` here (temporary files ignored).

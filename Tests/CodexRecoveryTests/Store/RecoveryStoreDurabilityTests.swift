@@ -117,8 +117,12 @@ import Testing
         let scratch = try ScratchDirectory()
         let probe = try RecoveryRecordCodec.encode(RecoveryTestRecords.operation())
         let recordSize = probe.count
-        // Room for exactly two records of this size.
-        let store = try AgentStructuredRecoveryStore(directory: scratch.storeURL, maximumBytes: recordSize * 2, maximumRecordBytes: recordSize)
+        // Room for exactly two operation records of this size once the lifecycle reserve is set aside.
+        var quota = recordSize * 2
+        while quota - min(64 * 1024, quota / 8) < recordSize * 2 { quota += 1 }
+        #expect(quota - min(64 * 1024, quota / 8) == recordSize * 2)
+        let store = try AgentStructuredRecoveryStore(directory: scratch.storeURL, maximumBytes: quota, maximumRecordBytes: recordSize)
+        #expect(store.maximumBytes - store.lifecycleReserveBytes == recordSize * 2)
         let partition = try store.testPartition()
         let first = RecoveryTestRecords.operation()
         let second = RecoveryTestRecords.operation()
@@ -144,8 +148,11 @@ import Testing
         #expect(try RecoveryRecordCodec.encode(big).count == recordSize + 1)
         try partition.remove(RecoveryOperationRecord.self, second.operationID)
         let tooBig = #expect(throws: AgentRecoveryError.self) { try partition.save(big) }
+        // The reserve still takes a lifecycle record although operation records are at their limit.
+        try partition.save(RecoveryControlRecord(operationID: first.operationID, runID: UUID(), command: .suspended, updatedAt: Date()))
         #expect(tooBig?.code == .storageLimitExceeded)
         #expect(tooBig?.message.contains("per-record limit") == true)
-        #expect(RecoveryTestRecords.tree(store.recordURL(first.operationID).deletingLastPathComponent()).count == 1)
+        // The first record and the control record: the refused write left nothing behind.
+        #expect(RecoveryTestRecords.tree(store.recordURL(first.operationID).deletingLastPathComponent()).count == 2)
     }
 }
