@@ -193,3 +193,50 @@ import Testing
         #expect(harness.generationRequests.count == 1)
     }
 }
+
+/// Receipts without a live backend, unknown record versions at the engine, and scoped purges.
+@Suite(.timeLimit(.minutes(1))) struct RecoveryReceiptAndRetentionRuleTests {
+    @Test func aReceiptNeedsNoLiveBackendOrUnexpiredPermission() async throws {
+        let harness = try RecoveryHarness(replies: [Streams.complete()])
+        let handle = try await harness.prepare(expiresAt: Date(timeIntervalSinceNow: 3600))
+        _ = try await harness.send(handle)
+        harness.server.shutdown()
+        // Another service instance, pointed at nothing reachable, after the permission expired.
+        let endpoint = try ResponsesEndpoint(baseURL: try #require(URL(string: "http://127.0.0.1:9/api")), profile: .publicAPI)
+        let wallClock = ManualWallClock(Date(timeIntervalSinceNow: 7200))
+        let offline = AgentStructuredRecovery(
+            configuration: .init(endpoint: endpoint), httpClient: URLSessionHTTPClient(), authProvider: harness.auth, wallClock: wallClock
+        )
+        let receipt = try await offline.receipt(handle, store: harness.store)
+        #expect(receipt.payload == Array(Streams.payload.utf8))
+        let reopened = try await offline.sendRecovering(handle, response: Verdict.self, store: harness.store) { _ in true }
+        #expect(reopened.ok)
+        #expect(try await offline.status(handle, store: harness.store).availability == .completionSaved)
+    }
+
+    @Test func anUnknownRecordVersionIsNeverSentOrRewritten() async throws {
+        let harness = try RecoveryHarness(replies: [], fallback: Streams.complete())
+        let handle = try await harness.prepare()
+        let url = harness.store.recordURL(handle.operationID, scope: "campaign-secret-scope")
+        let text = String(decoding: try Data(contentsOf: url), as: UTF8.self).replacingOccurrences(of: #""version":2"#, with: #""version":999"#)
+        try Data(text.utf8).write(to: url)
+        let error = await #expect(throws: AgentRecoveryError.self) { try await harness.send(handle) }
+        #expect(error?.code == .unsupportedRecordVersion)
+        #expect(harness.generationRequests.isEmpty)
+        #expect(String(decoding: try Data(contentsOf: url), as: UTF8.self) == text)
+        let inventory = try harness.store.inventory(binding: RecoveryTestRecords.binding)
+        #expect(inventory.unreadableOperationIDs == [handle.operationID])
+    }
+
+    @Test func purgeWithAScopeLeavesOtherScopesAlone() async throws {
+        let scratch = try ScratchDirectory()
+        let store = try AgentStructuredRecoveryStore(directory: scratch.storeURL)
+        let inScope = RecoveryTestRecords.operation(scope: "campaign-1")
+        let otherScope = RecoveryTestRecords.operation(scope: "campaign-2")
+        try store.testPartition(scope: "campaign-1").save(inScope)
+        try store.testPartition(scope: "campaign-2").save(otherScope)
+        let result = try store.purgeAccount(RecoveryTestRecords.binding, scope: "campaign-1")
+        #expect(result.removed == [inScope.operationID])
+        #expect(try store.inventory(binding: RecoveryTestRecords.binding).operationIDs == [otherScope.operationID])
+    }
+}
