@@ -56,9 +56,16 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
+        // A host application the recovery process tests launch as real child processes (and kill).
+        .executableTarget(
+            name: "RecoveryFixture",
+            dependencies: ["CodexRecovery", "CodexTransport", "CodexCore", "CodexSchema"],
+            path: "Tests/RecoveryFixture",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CodexRecoveryTests",
-            dependencies: ["CodexRecovery", "CodexTransport", "CodexCore", "CodexSchema", "CodexTestSupport"],
+            dependencies: ["CodexRecovery", "CodexTransport", "CodexCore", "CodexSchema", "CodexTestSupport", "RecoveryFixture"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CodexTestSupportTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),

@@ -1,0 +1,121 @@
+@testable import CodexRecovery
+import CodexTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// Spec 000's crash table proven with real processes: the fixture host exits (or is SIGKILLed) at each
+/// durable boundary, and a fresh process finishes the job without a second commit.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct RecoveryProcessTests {
+    @Test func exitAfterTheReceiptIsSavedThenAFreshProcessCommitsOnce() async throws {
+        let world = try FixtureWorld()
+        let seed = try await world.run(["--exit-after", "receipt"])
+        #expect(seed.status == 73, "\(seed.stderr)")
+        #expect(world.posts.count == 1)
+        #expect(try world.host()["commitCount"] as? Int == 0)
+        let finish = try await world.run()
+        #expect(finish.status == 0, "\(finish.stderr)")
+        let again = try await world.run()
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try world.host()["commitCount"] as? Int == 1)
+        #expect(try world.host()["acknowledged"] as? Bool == true)
+        #expect(world.posts.count == 1)
+        #expect(world.authorizedAttemptIDs().count == 1)
+    }
+
+    @Test func exitAfterTheHostCommitThenAFreshProcessAcknowledgesWithoutRecommitting() async throws {
+        let world = try FixtureWorld()
+        let seed = try await world.run(["--exit-after", "commit"])
+        #expect(seed.status == 74, "\(seed.stderr)")
+        #expect(try world.host()["commitCount"] as? Int == 1)
+        #expect(try world.host()["acknowledged"] as? Bool == false)
+        let finish = try await world.run()
+        #expect(finish.status == 0, "\(finish.stderr)")
+        #expect(try world.host()["commitCount"] as? Int == 1)
+        #expect(try world.host()["acknowledged"] as? Bool == true)
+        #expect(world.posts.count == 1)
+    }
+
+    /// SIGKILL right after the n-th call of `operation` in the store, for n = 1, 2, … until a run
+    /// completes unharmed; after every kill a fresh process must finish the job with one commit, at most
+    /// one extra POST (a replacement for an attempt whose receipt was not yet durable), only authorized
+    /// attempt IDs on the wire, and identical bodies.
+    @Test(arguments: ["syncDirectory", "rename", "syncFile"])
+    func aKillAtEveryDurableBoundaryIsFinishedByAFreshProcess(operation: String) async throws {
+        var kills = 0
+        var rows: Set<String> = []
+        for n in 1...64 {
+            let world = try FixtureWorld()
+            let victim = try await world.run(["--kill-at", "\(operation):\(n)"])
+            if !victim.killed {
+                #expect(victim.status == 0, "\(operation):\(n) \(victim.stderr)")
+                break
+            }
+            kills += 1
+            #expect(victim.status == 9, "\(operation):\(n)")
+            rows.insert(try world.crashTableRow())
+            let finish = try await world.run()
+            #expect(finish.status == 0, "\(operation):\(n) \(finish.stderr)")
+            let host = try world.host()
+            #expect(host["commitCount"] as? Int == 1, "\(operation):\(n)")
+            #expect(host["acknowledged"] as? Bool == true, "\(operation):\(n)")
+            let posts = world.posts
+            #expect((1...2).contains(posts.count), "\(operation):\(n) saw \(posts.count) POSTs")
+            let authorized = Set(world.authorizedAttemptIDs())
+            #expect(posts.allSatisfy { authorized.contains($0.header("x-client-request-id") ?? "") }, "\(operation):\(n)")
+            #expect(Set(posts.map(\.body)).count == 1, "\(operation):\(n)")
+        }
+        // Every lifecycle makes several durable writes; each one was a kill point. Kills after a directory
+        // fsync land in every row of the crash table that a store write separates; kills after a file
+        // fsync or a rename hit the states in between.
+        #expect(kills >= 8, "\(operation): only \(kills) kill points")
+        let expected: Set<String> = [
+            "before SDK request persistence", "SDK record saved, before host stores handle", "host handle saved, before attempt authorization",
+            "pending attempt ID saved, before/during host authorization", "authorized attempt count saved, before/while sending",
+            "validated completion saved, before host commit", "acknowledgement marker saved, before payload removal",
+        ]
+        if operation == "syncDirectory" {
+            // A kill right after each directory fsync stops at every durable boundary.
+            #expect(expected.subtracting(rows).isEmpty, "rows never hit: \(expected.subtracting(rows).sorted())")
+        }
+    }
+
+    @Test func aKillWhileTheGenerationStreamsSpendsTheAttemptAndAFreshProcessReplacesIt() async throws {
+        let held = ScriptedReply.sse([Streams.created("resp_inflight"), Streams.delta("{\"ok\"", 1)]).with(parts: [.hold])
+        let world = try FixtureWorld(reply: held)
+        let server = world.server
+        let victim = try await world.run { pid in
+            _ = await server.waitForRequests(count: 1, timeout: .seconds(30))
+            kill(pid, SIGKILL)
+        }
+        #expect(victim.killed)
+        #expect(try world.crashTableRow() == "authorized attempt count saved, before/while sending")
+        world.server.releaseHeld()
+        let finish = try await world.run()
+        #expect(finish.status == 0, "\(finish.stderr)")
+        #expect(world.posts.count == 2)
+        #expect(Set(world.posts.map(\.body)).count == 1)
+        #expect(try world.host()["commitCount"] as? Int == 1)
+        // The second attempt was authorized as a replacement, numbered 2.
+        let log = try String(contentsOf: world.scratch.url.appendingPathComponent("authorizations.log"), encoding: .utf8)
+        #expect(log.split(separator: "\n").map { $0.split(separator: " ").suffix(2).joined(separator: " ") } == ["1 initial", "2 replacement"])
+    }
+
+    @Test func aStaleLeaseAfterSIGKILLIsFreeAtOnce() async throws {
+        let held = ScriptedReply.sse([Streams.created("resp_inflight")]).with(parts: [.hold])
+        let world = try FixtureWorld(reply: held)
+        let server = world.server
+        let victim = try await world.run { pid in
+            _ = await server.waitForRequests(count: 1, timeout: .seconds(30))
+            kill(pid, SIGKILL)
+        }
+        #expect(victim.killed)
+        let store = try AgentStructuredRecoveryStore(directory: world.scratch.storeURL)
+        let partition = try #require(try store.allPartitions().first)
+        let id = try #require(try partition.operationIDs(withSuffix: RecoveryOperationRecord.fileSuffix).first)
+        #expect(try !partition.isLeaseHeld(id))
+        let lease = try partition.lease(id)
+        try lease.verify()
+        world.server.releaseHeld()
+    }
+}

@@ -1,0 +1,117 @@
+@testable import CodexRecovery
+import CodexTestSupport
+import Foundation
+
+/// Launches the `RecoveryFixture` executable (built next to the test bundle) as a real child process.
+enum FixtureProcess {
+    struct Outcome {
+        /// The exit status, or the signal number when `killed`.
+        let status: Int32
+        /// Whether the process died from a signal.
+        let killed: Bool
+        let stdout: String
+        let stderr: String
+    }
+
+    static let executable: URL = {
+        let bundle = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        var directory = bundle.deletingLastPathComponent()
+        while directory.path != "/" && !FileManager.default.fileExists(atPath: directory.appendingPathComponent("RecoveryFixture").path) {
+            directory = directory.deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent("RecoveryFixture")
+    }()
+
+    /// Runs the fixture and awaits its end without holding a cooperative-pool thread; `started` is
+    /// called with the child's process ID once it runs.
+    static func run(_ arguments: [String], started: @Sendable (Int32) async -> Void = { _ in }) async throws -> Outcome {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-out-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let out = scratch.appendingPathComponent("out")
+        let err = scratch.appendingPathComponent("err")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        process.standardInput = FileHandle.nullDevice
+        let ended = AsyncStream<Void> { continuation in
+            process.terminationHandler = { _ in
+                continuation.yield()
+                continuation.finish()
+            }
+        }
+        try process.run()
+        await started(process.processIdentifier)
+        for await _ in ended {}
+        return Outcome(
+            status: process.terminationStatus, killed: process.terminationReason == .uncaughtSignal,
+            stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self), stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self)
+        )
+    }
+}
+
+/// One host's world for the process tests: a store directory, a host store file, and a loopback
+/// Responses server that completes every generation.
+final class FixtureWorld: Sendable {
+    let scratch: ScratchDirectory
+    let server: LoopbackHTTPServer
+
+    init(reply: ScriptedReply = Streams.complete()) throws {
+        scratch = try ScratchDirectory()
+        let script = ReplyScript([reply], fallback: Streams.complete())
+        server = try LoopbackHTTPServer { _ in script.next() }
+    }
+
+    deinit { server.shutdown() }
+
+    var hostURL: URL { scratch.url.appendingPathComponent("host.json") }
+
+    func run(_ extra: [String] = [], started: @Sendable (Int32) async -> Void = { _ in }) async throws -> FixtureProcess.Outcome {
+        try await FixtureProcess.run(
+            ["--store", scratch.storeURL.path, "--host", hostURL.path, "--base-url", server.baseURL.absoluteString] + extra, started: started
+        )
+    }
+
+    /// Where the victim stopped, in the words of spec 000's crash table (read from the host store and
+    /// the recovery store before any fresh process runs).
+    func crashTableRow() throws -> String {
+        let host = (try? self.host()) ?? [:]
+        let store = try AgentStructuredRecoveryStore(directory: scratch.storeURL)
+        var records: [RecoveryOperationRecord] = []
+        var dispositions = 0
+        for partition in try store.allPartitions() {
+            for id in try partition.operationIDs(withSuffix: RecoveryOperationRecord.fileSuffix) {
+                if let record = try partition.load(RecoveryOperationRecord.self, id) { records.append(record) }
+            }
+            dispositions += try partition.operationIDs(withSuffix: RecoveryDispositionRecord.fileSuffix).count
+        }
+        guard host["handle"] != nil else { return records.isEmpty ? "before SDK request persistence" : "SDK record saved, before host stores handle" }
+        if (host["commitCount"] as? Int ?? 0) > 0 {
+            if dispositions > 0 { return records.isEmpty ? "acknowledged, before the host noted it" : "acknowledgement marker saved, before payload removal" }
+            return "host commit succeeded, before acknowledgement"
+        }
+        guard let record = records.first else { return "unknown" }
+        if record.completedPayload != nil { return "validated completion saved, before host commit" }
+        if record.attemptsUsed > 0 { return "authorized attempt count saved, before/while sending" }
+        if record.pendingAttemptID != nil { return "pending attempt ID saved, before/during host authorization" }
+        return "host handle saved, before attempt authorization"
+    }
+
+    /// The host's saved state.
+    func host() throws -> [String: Any] {
+        (try JSONSerialization.jsonObject(with: Data(contentsOf: hostURL)) as? [String: Any]) ?? [:]
+    }
+
+    /// The generation POSTs the server received.
+    var posts: [RecordedRequest] { server.requests.filter { $0.method == "POST" && $0.path.hasSuffix("/responses") } }
+
+    /// Attempt IDs the host authorized (from the fixture's log).
+    func authorizedAttemptIDs() -> [String] {
+        let log = (try? String(contentsOf: scratch.url.appendingPathComponent("authorizations.log"), encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").map { String($0.split(separator: " ")[1]) }
+    }
+}
