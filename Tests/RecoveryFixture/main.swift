@@ -2,7 +2,8 @@
 // store (host.json: job, revision, handle, committed value, commit count, acknowledged), runs the spec's
 // handoff (prepare → persist handle → sendRecovering → host commit → acknowledge) against a Responses
 // endpoint, and can die on purpose: `--exit-after receipt|commit` exits with 73 / 74 at those points,
-// `--kill-at <operation>:<n>` SIGKILLs itself right after the n-th such file-system call of the store.
+// `--exit-after handle` exits with 75 once the handle is stored, and `--kill-at <operation>:<n>` SIGKILLs
+// itself right after the n-th such file-system call of the store.
 import CodexCore
 import CodexRecovery
 import CodexSchema
@@ -174,6 +175,7 @@ func run() async throws -> Int32 {
         )
         state.handle = handle
         try host.save(state)
+        if exitAfter == "handle" { exit(75) }
     }
     guard let handle = state.handle else { throw FixtureError.hostStore }
 
@@ -191,12 +193,17 @@ func run() async throws -> Int32 {
             return true
         }
         if exitAfter == "receipt" { exit(73) }
-        // The host transaction checks the revision and commits idempotently by job + revision.
-        guard state.revision == revision else { throw FixtureError.staleRevision }
-        state.committedReason = verdict.reason
-        state.committedRevision = revision
-        state.commitCount += 1
-        try host.save(state)
+        // The host transaction re-reads its store, checks the revision and commits idempotently by job +
+        // revision: a job another process already committed is not applied again.
+        var current = try host.load(job: job, revision: revision)
+        guard current.revision == revision else { throw FixtureError.staleRevision }
+        if current.committedRevision != revision {
+            current.committedReason = verdict.reason
+            current.committedRevision = revision
+            current.commitCount += 1
+            try host.save(current)
+        }
+        state = current
         if exitAfter == "commit" { exit(74) }
     }
     if !state.acknowledged {

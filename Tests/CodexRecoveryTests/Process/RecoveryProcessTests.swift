@@ -101,6 +101,24 @@ import Testing
         #expect(log.split(separator: "\n").map { $0.split(separator: " ").suffix(2).joined(separator: " ") } == ["1 initial", "2 replacement"])
     }
 
+    @Test func twoProcessesRacingOnOneOperationMakeExactlyOneGeneration() async throws {
+        let slow = ScriptedReply.sse([Streams.created("resp_slow")]).with(parts: [.delay(.milliseconds(600))])
+            .with(parts: Streams.complete("resp_slow").parts)
+        let world = try FixtureWorld(reply: slow)
+        let seed = try await world.run(["--exit-after", "handle"])
+        #expect(seed.status == 75, "\(seed.stderr)")
+        async let first = world.run()
+        async let second = world.run()
+        let outcomes = try await [first, second]
+        #expect(world.posts.count == 1)
+        let winners = outcomes.filter { $0.status == 0 }
+        let losers = outcomes.filter { $0.status != 0 }
+        #expect(winners.count + losers.count == 2)
+        #expect(winners.count >= 1)
+        #expect(losers.allSatisfy { $0.stderr.contains("operation_busy") || $0.stderr.contains("state_unavailable") }, "\(losers.map(\.stderr))")
+        #expect(try world.host()["commitCount"] as? Int == 1)
+    }
+
     @Test func aStaleLeaseAfterSIGKILLIsFreeAtOnce() async throws {
         let held = ScriptedReply.sse([Streams.created("resp_inflight")]).with(parts: [.hold])
         let world = try FixtureWorld(reply: held)
