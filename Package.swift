@@ -40,7 +40,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "codexctl",
-            dependencies: ["CodexSchema", "CodexCore", "CodexTransport"],
+            dependencies: ["CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -71,7 +71,7 @@ let package = Package(
         .testTarget(name: "CodexTestSupportTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "codexctlTests",
-            dependencies: ["codexctl", "CodexTestSupport", "CodexSchema"],
+            dependencies: ["codexctl", "CodexTestSupport", "CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -12,11 +12,12 @@ enum RootCommand: CLICommand {
             ("responses", "Decode captured Responses API streams."),
             ("models", "List the models available to the signed-in account."),
             ("auth", "Show the sign-in state; sign in with a device code."),
+            ("recovery", "Inspect and maintain a structured-recovery store."),
             ("bench", "Run the benchmarks (build with -c release)."),
             ("help", "Show help for a subcommand."),
         ]
     )
-    static var subcommands: [any CLICommand.Type] { [SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self, AuthCommand.self, BenchCommand.self] }
+    static var subcommands: [any CLICommand.Type] { [SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self, AuthCommand.self, RecoveryCommand.self, BenchCommand.self] }
 
     static func run(_ arguments: [String]) async -> Int32 {
         switch arguments.first {

@@ -1,0 +1,329 @@
+import CodexCore
+import CodexRecovery
+import CodexSchema
+import CodexTransport
+import Foundation
+
+/// `codexctl recovery`: inspect and maintain a structured-recovery store. It never generates.
+enum RecoveryCommand: CLICommand {
+    static let name = "recovery"
+    static let help = CommandHelp(
+        overview: "Inspect and maintain a structured-recovery store (never sends a generation request).",
+        usage: "codexctl recovery <subcommand> --store <dir> [options]",
+        subcommands: [
+            ("list", "List the account's operations, unreadable records and disposed operations."),
+            ("status", "Show one operation's status."),
+            ("receipt", "Print one operation's saved, validated result."),
+            ("ack", "Acknowledge a saved result after the host committed it."),
+            ("abandon", "Abandon an operation (stops generation, removes content, keeps a marker)."),
+            ("cancel", "Cancel an operation permanently."),
+            ("suspend", "Suspend an operation (keeps its budget)."),
+            ("purge", "Remove the account's idle operations (optionally one scope)."),
+            ("cleanup", "Remove disposition markers older than a date."),
+        ]
+    )
+    static var subcommands: [any CLICommand.Type] {
+        [RecoveryListCommand.self, RecoveryStatusCommand.self, RecoveryReceiptCommand.self, RecoveryOperationCommand.Ack.self,
+         RecoveryOperationCommand.Abandon.self, RecoveryOperationCommand.Cancel.self, RecoveryOperationCommand.Suspend.self,
+         RecoveryPurgeCommand.self, RecoveryCleanupCommand.self]
+    }
+
+    static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
+
+    /// The options every subcommand shares.
+    static let commonOptions: [(String, String)] = [
+        ("--store <dir>", "The recovery store directory (required)."),
+        ("--binding <binding>", "Act for this account binding (e.g. after sign-out) instead of the signed-in account's."),
+        ("--secrets <dir>", "CodexKit's secret store (default $CODEXKIT_HOME/secrets or ~/.codexkit/secrets)."),
+        ("--codex-home <dir>", "The Codex CLI home holding auth.json."),
+        ("--json", "Print JSON."),
+    ]
+    static let valueOptions: Set<String> = ["--store", "--binding", "--secrets", "--codex-home"]
+
+    /// The store, the service and the account binding the command acts for.
+    struct Context {
+        let store: AgentStructuredRecoveryStore
+        let recovery: AgentStructuredRecovery
+        let binding: String
+        let json: Bool
+    }
+
+    static func context(_ parsed: ParsedArguments) async throws -> Context {
+        guard let path = parsed.options["--store"] else { throw UsageError("--store <dir> is required") }
+        let store = try AgentStructuredRecoveryStore(directory: URL(fileURLWithPath: path))
+        let provider: any AuthProvider
+        if let binding = parsed.options["--binding"] {
+            provider = BindingOnlyAuthProvider(binding: binding)
+        } else if let signedIn = try CLIAuth.provider(
+            store: CLIAuth.storeDirectory(parsed.options["--secrets"]), codexHome: parsed.options["--codex-home"], issuer: .openAI,
+            http: URLSessionHTTPClient()
+        ) {
+            provider = signedIn
+        } else {
+            throw AgentRuntimeError(code: .notSignedIn, message: "not signed in; pass --binding to act for a retained account binding")
+        }
+        let binding: String
+        if let current = await provider.currentBinding() {
+            binding = current
+        } else {
+            binding = try await provider.credentials().binding
+        }
+        let recovery = AgentStructuredRecovery(configuration: .init(endpoint: .chatGPT), httpClient: URLSessionHTTPClient(), authProvider: provider)
+        return Context(store: store, recovery: recovery, binding: binding, json: parsed.has("--json"))
+    }
+
+    /// Parses, builds the context and runs `body`, mapping errors to exit statuses (64 usage, 1 failure).
+    static func execute(
+        _ arguments: [String], help: CommandHelp, flags: Set<String> = ["--json"], extraValues: Set<String> = [],
+        positionals: Int, _ body: (ParsedArguments, Context) async throws -> Void
+    ) async -> Int32 {
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(arguments, flags: flags, valueOptions: valueOptions.union(extraValues))
+            guard parsed.positionals.count == positionals else {
+                throw UsageError(positionals == 1 ? "expected one operation ID" : "unexpected argument '\(parsed.positionals.first ?? "")'")
+            }
+            if positionals == 1 { _ = try handle(parsed) }
+            guard parsed.options["--store"] != nil else { throw UsageError("--store <dir> is required") }
+        } catch {
+            return Console.usageFailure((error as? UsageError)?.message ?? "invalid arguments", help: help)
+        }
+        do {
+            try await body(parsed, try await context(parsed))
+            return Console.Status.success
+        } catch let error as UsageError {
+            return Console.usageFailure(error.message, help: help)
+        } catch {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        }
+    }
+
+    static func handle(_ parsed: ParsedArguments) throws -> AgentStructuredRecoveryHandle {
+        guard let text = parsed.positionals.first, let id = UUID(uuidString: text) else { throw UsageError("the operation ID must be a UUID") }
+        return AgentStructuredRecoveryHandle(operationID: id)
+    }
+
+    static func printJSON(_ value: JSONValue) {
+        Console.line(value.canonicalString())
+    }
+}
+
+/// Answers account checks for one retained binding; it has no token and never authenticates a request.
+struct BindingOnlyAuthProvider: AuthProvider {
+    let binding: String
+    func credentials() async throws -> AuthCredentials { AuthCredentials(bearerToken: "", binding: binding) }
+    func recoverAfterUnauthorized(_ rejected: AuthCredentials) async throws -> AuthCredentials? { nil }
+    func currentBinding() async -> String? { binding }
+}
+
+/// `codexctl recovery list`.
+enum RecoveryListCommand: CLICommand {
+    static let name = "list"
+    static let help = CommandHelp(
+        overview: "List the account's operations: readable, unreadable (left untouched for reconciliation) and disposed.",
+        usage: "codexctl recovery list --store <dir> [--scope <scope>] [--binding <binding>] [--json]",
+        options: [("--scope <scope>", "Only this host scope.")] + RecoveryCommand.commonOptions
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        return await RecoveryCommand.execute(arguments, help: help, extraValues: ["--scope"], positionals: 0) { parsed, context in
+            let inventory = try context.store.inventory(binding: context.binding, scope: parsed.options["--scope"])
+            func ids(_ list: [UUID]) -> [JSONValue] { list.map { .string($0.uuidString.lowercased()) } }
+            if context.json {
+                RecoveryCommand.printJSON([
+                    "operations": .array(ids(inventory.operationIDs)), "unreadable": .array(ids(inventory.unreadableOperationIDs)),
+                    "disposed": .array(ids(inventory.disposedOperationIDs)),
+                ])
+                return
+            }
+            for id in inventory.operationIDs { Console.line("\(id.uuidString.lowercased())  operation") }
+            for id in inventory.unreadableOperationIDs { Console.line("\(id.uuidString.lowercased())  unreadable") }
+            for id in inventory.disposedOperationIDs { Console.line("\(id.uuidString.lowercased())  disposed") }
+            Console.line("\(inventory.operationIDs.count) operations, \(inventory.unreadableOperationIDs.count) unreadable, \(inventory.disposedOperationIDs.count) disposed")
+        }
+    }
+}
+
+/// `codexctl recovery status`.
+enum RecoveryStatusCommand: CLICommand {
+    static let name = "status"
+    static let help = CommandHelp(
+        overview: "Show one operation's state, availability, blockers, attempts and suggested actions.",
+        usage: "codexctl recovery status <operation-id> --store <dir> [--json]",
+        options: RecoveryCommand.commonOptions
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        return await RecoveryCommand.execute(arguments, help: help, positionals: 1) { parsed, context in
+            let status = try await context.recovery.status(try RecoveryCommand.handle(parsed), store: context.store)
+            let value: JSONValue = [
+                "operation_id": .string(status.operationID.uuidString.lowercased()), "state": .string(status.state.rawValue),
+                "availability": .string(status.availability.rawValue), "blockers": .array(status.blockers.map { .string($0.rawValue) }),
+                "has_saved_completion": .bool(status.hasSavedCompletion), "attempts_used": .number(JSONNumber(status.attemptsUsed)),
+                "maximum_attempts": .number(JSONNumber(status.maximumAttempts)),
+                "next_attempt_at": status.nextAttemptAt.map { .string(ISO8601DateFormatter().string(from: $0)) } ?? .null,
+                "last_failure": status.lastFailure.map { .string($0.code) } ?? .null,
+                "suggested_actions": .array(status.suggestedActions.map { .string($0.rawValue) }), "redacted": .bool(status.isRedacted),
+            ]
+            if context.json {
+                RecoveryCommand.printJSON(value)
+                return
+            }
+            Console.line("operation     \(status.operationID.uuidString.lowercased())")
+            Console.line("state         \(status.state.rawValue) (\(status.availability.rawValue))")
+            Console.line("attempts      \(status.attemptsUsed) of \(status.maximumAttempts)")
+            Console.line("completion    \(status.hasSavedCompletion ? "saved" : "none")")
+            if !status.blockers.isEmpty { Console.line("blockers      \(status.blockers.map(\.rawValue).joined(separator: ", "))") }
+            if let failure = status.lastFailure { Console.line("last failure  \(failure.code)") }
+            Console.line("suggested     \(status.suggestedActions.map(\.rawValue).joined(separator: ", "))")
+        }
+    }
+}
+
+/// `codexctl recovery receipt`.
+enum RecoveryReceiptCommand: CLICommand {
+    static let name = "receipt"
+    static let help = CommandHelp(
+        overview: "Print one operation's saved, validated result (the exact JSON bytes), or with --json the receipt's metadata too.",
+        usage: "codexctl recovery receipt <operation-id> --store <dir> [--json]",
+        options: RecoveryCommand.commonOptions
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        return await RecoveryCommand.execute(arguments, help: help, positionals: 1) { parsed, context in
+            let receipt = try await context.recovery.receipt(try RecoveryCommand.handle(parsed), store: context.store)
+            guard context.json else {
+                Console.line(String(decoding: receipt.payload, as: UTF8.self))
+                return
+            }
+            RecoveryCommand.printJSON([
+                "operation_id": .string(receipt.operationID.uuidString.lowercased()),
+                "payload": (try? JSONValue(parsing: receipt.payload)) ?? .null, "format": .string(receipt.format.name),
+                "contract_version": receipt.contractVersion.map(JSONValue.string) ?? .null,
+                "completed_at": receipt.completedAt.map { .string(ISO8601DateFormatter().string(from: $0)) } ?? .null,
+            ])
+        }
+    }
+}
+
+/// `codexctl recovery ack|abandon|cancel|suspend`.
+enum RecoveryOperationCommand {
+    /// `ack`.
+    enum Ack: CLICommand {
+        static let name = "ack"
+        static let help = CommandHelp(
+            overview: "Acknowledge a saved result. Only after the host committed it: the saved request and result are removed.",
+            usage: "codexctl recovery ack <operation-id> --store <dir>", options: RecoveryCommand.commonOptions
+        )
+        static func run(_ arguments: [String]) async -> Int32 {
+            if printsHelp(arguments) { return Console.Status.success }
+            return await RecoveryCommand.execute(arguments, help: help, positionals: 1) { parsed, context in
+                try await context.recovery.acknowledge(try RecoveryCommand.handle(parsed), store: context.store)
+                Console.line("acknowledged")
+            }
+        }
+    }
+
+    /// `abandon`.
+    enum Abandon: CLICommand {
+        static let name = "abandon"
+        static let help = CommandHelp(
+            overview: "Abandon an idle operation: no further generation, content removed, a marker kept.",
+            usage: "codexctl recovery abandon <operation-id> --store <dir>", options: RecoveryCommand.commonOptions
+        )
+        static func run(_ arguments: [String]) async -> Int32 {
+            if printsHelp(arguments) { return Console.Status.success }
+            return await RecoveryCommand.execute(arguments, help: help, positionals: 1) { parsed, context in
+                try context.recovery.abandon(try RecoveryCommand.handle(parsed), store: context.store)
+                Console.line("abandoned")
+            }
+        }
+    }
+
+    /// `cancel`.
+    enum Cancel: CLICommand {
+        static let name = "cancel"
+        static let help = CommandHelp(
+            overview: "Cancel an operation permanently (also while another process runs it).",
+            usage: "codexctl recovery cancel <operation-id> --store <dir>", options: RecoveryCommand.commonOptions
+        )
+        static func run(_ arguments: [String]) async -> Int32 {
+            if printsHelp(arguments) { return Console.Status.success }
+            return await RecoveryCommand.execute(arguments, help: help, positionals: 1) { parsed, context in
+                try context.recovery.cancel(try RecoveryCommand.handle(parsed), store: context.store)
+                Console.line("cancelled")
+            }
+        }
+    }
+
+    /// `suspend`.
+    enum Suspend: CLICommand {
+        static let name = "suspend"
+        static let help = CommandHelp(
+            overview: "Suspend an operation, keeping its budget (also while another process runs it).",
+            usage: "codexctl recovery suspend <operation-id> --store <dir>", options: RecoveryCommand.commonOptions
+        )
+        static func run(_ arguments: [String]) async -> Int32 {
+            if printsHelp(arguments) { return Console.Status.success }
+            return await RecoveryCommand.execute(arguments, help: help, positionals: 1) { parsed, context in
+                try context.recovery.suspend(try RecoveryCommand.handle(parsed), store: context.store)
+                Console.line("suspend requested")
+            }
+        }
+    }
+}
+
+/// `codexctl recovery purge`.
+enum RecoveryPurgeCommand: CLICommand {
+    static let name = "purge"
+    static let help = CommandHelp(
+        overview: "Remove the account's idle operations (records, commands, markers; lock files stay). Busy and unreadable ones are reported.",
+        usage: "codexctl recovery purge --store <dir> [--scope <scope>] [--binding <binding>] [--json]",
+        options: [("--scope <scope>", "Only this host scope.")] + RecoveryCommand.commonOptions
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        return await RecoveryCommand.execute(arguments, help: help, extraValues: ["--scope"], positionals: 0) { parsed, context in
+            RecoveryCleanupCommand.report(try context.store.purgeAccount(context.binding, scope: parsed.options["--scope"]), json: context.json)
+        }
+    }
+}
+
+/// `codexctl recovery cleanup`.
+enum RecoveryCleanupCommand: CLICommand {
+    static let name = "cleanup"
+    static let help = CommandHelp(
+        overview: "Remove disposition markers written before a date whose content is already gone.",
+        usage: "codexctl recovery cleanup --store <dir> --before <ISO-8601 date> [--binding <binding>] [--json]",
+        options: [("--before <date>", "Remove markers older than this (e.g. 2026-11-01T00:00:00Z).")] + RecoveryCommand.commonOptions
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        return await RecoveryCommand.execute(arguments, help: help, extraValues: ["--before"], positionals: 0) { parsed, context in
+            guard let text = parsed.options["--before"], let date = ISO8601DateFormatter().date(from: text) else {
+                throw UsageError("--before needs an ISO-8601 date such as 2026-11-01T00:00:00Z")
+            }
+            report(try context.store.cleanupDisposed(before: date, for: context.binding), json: context.json)
+        }
+    }
+
+    static func report(_ result: AgentRecoveryCleanupResult, json: Bool) {
+        let skipped = result.skipped.sorted { $0.key.uuidString < $1.key.uuidString }
+        if json {
+            RecoveryCommand.printJSON([
+                "removed": .array(result.removed.map { .string($0.uuidString.lowercased()) }),
+                "skipped": .object(JSONObject(skipped.map { ($0.key.uuidString.lowercased(), JSONValue.string($0.value.rawValue)) })),
+            ])
+            return
+        }
+        for id in result.removed { Console.line("\(id.uuidString.lowercased())  removed") }
+        for (id, reason) in skipped { Console.line("\(id.uuidString.lowercased())  skipped (\(reason.rawValue))") }
+        Console.line("\(result.removed.count) removed, \(result.skipped.count) skipped")
+    }
+}

@@ -1,0 +1,83 @@
+import CodexCore
+import CodexRecovery
+import CodexSchema
+import CodexTransport
+import Foundation
+import Testing
+
+/// `codexctl recovery` against a real store holding operations prepared through the public API.
+@Suite struct RecoveryCommandTests {
+    private static let format = AgentStructuredOutputFormat(
+        name: "verdict", rawSchema: ["type": "object", "properties": ["ok": ["type": "boolean"]], "required": ["ok"]]
+    )
+
+    private func prepared(_ count: Int, in directory: URL) async throws -> (binding: String, handles: [AgentStructuredRecoveryHandle]) {
+        let auth = APIKeyAuthProvider(apiKey: "sk-cli-test")
+        let store = try AgentStructuredRecoveryStore(directory: directory)
+        let recovery = AgentStructuredRecovery(configuration: .init(endpoint: .publicAPI), httpClient: URLSessionHTTPClient(), authProvider: auth)
+        var handles: [AgentStructuredRecoveryHandle] = []
+        for index in 0..<count {
+            handles.append(try await recovery.prepare(
+                Request(text: "job \(index)", executionMode: .ephemeral), format: Self.format, model: .init(model: "gpt-6-astra"), store: store,
+                options: .init(scope: "cli")
+            ))
+        }
+        return (try await auth.credentials().binding, handles)
+    }
+
+    @Test func listStatusSuspendAbandonCleanupAndPurge() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-recovery-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (binding, handles) = try await prepared(3, in: directory)
+        let common = ["--store", directory.path, "--binding", binding]
+        let ids = handles.map { $0.operationID.uuidString.lowercased() }
+
+        let list = try await CommandRunner.codexctl(["recovery", "list", "--json"] + common)
+        #expect(list.status == 0, "\(list.stderr)")
+        let listed = try JSONValue(parsing: list.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(listed["operations"] == .array(ids.sorted().map(JSONValue.string)))
+        #expect(listed["unreadable"] == .array([]))
+
+        let status = try await CommandRunner.codexctl(["recovery", "status", ids[0], "--json"] + common)
+        #expect(status.status == 0, "\(status.stderr)")
+        let parsed = try JSONValue(parsing: status.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(parsed["state"] == "prepared")
+        #expect(parsed["availability"] == "ready")
+        #expect(parsed["maximum_attempts"] == 3)
+
+        #expect(try await CommandRunner.codexctl(["recovery", "suspend", ids[0]] + common).stdout == "suspend requested\n")
+        let suspended = try await CommandRunner.codexctl(["recovery", "status", ids[0]] + common)
+        #expect(suspended.stdout.contains("state         suspended (suspended)"))
+
+        #expect(try await CommandRunner.codexctl(["recovery", "cancel", ids[1]] + common).status == 0)
+        let receipt = try await CommandRunner.codexctl(["recovery", "receipt", ids[1]] + common)
+        #expect(receipt.status == 1)
+        #expect(receipt.stderr.contains("cancelled"))
+
+        #expect(try await CommandRunner.codexctl(["recovery", "abandon", ids[2]] + common).stdout == "abandoned\n")
+        let afterAbandon = try JSONValue(parsing: try await CommandRunner.codexctl(["recovery", "list", "--json"] + common).stdout)
+        #expect(afterAbandon["disposed"] == .array([.string(ids[2])]))
+
+        let cleanup = try await CommandRunner.codexctl(["recovery", "cleanup", "--before", "2999-01-01T00:00:00Z", "--json"] + common)
+        #expect(try JSONValue(parsing: cleanup.stdout)["removed"] == .array([.string(ids[2])]))
+
+        let purge = try await CommandRunner.codexctl(["recovery", "purge", "--scope", "cli"] + common)
+        #expect(purge.status == 0, "\(purge.stderr)")
+        #expect(purge.stdout.hasSuffix("2 removed, 0 skipped\n"))
+        let empty = try JSONValue(parsing: try await CommandRunner.codexctl(["recovery", "list", "--json"] + common).stdout)
+        #expect(empty["operations"] == .array([]))
+    }
+
+    @Test func usageMistakesExit64() async throws {
+        let missingStore = try await CommandRunner.codexctl(["recovery", "list", "--binding", "x"])
+        #expect(missingStore.status == 64)
+        #expect(missingStore.stderr.contains("--store <dir> is required"))
+        let untouched = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-never-\(UUID().uuidString)")
+        let badID = try await CommandRunner.codexctl(["recovery", "status", "not-a-uuid", "--store", untouched.path, "--binding", "x"])
+        #expect(badID.status == 64)
+        #expect(badID.stderr.contains("must be a UUID"))
+        #expect(!FileManager.default.fileExists(atPath: untouched.path))
+        let help = try await CommandRunner.codexctl(["help", "recovery"])
+        #expect(help.stdout.contains("purge"))
+    }
+}
