@@ -81,3 +81,25 @@ import Testing
         #expect(help.stdout.contains("purge"))
     }
 }
+
+/// `codexctl bench recovery` runs end to end on a small workload and prints the shared JSON shape.
+@Suite struct RecoveryBenchCommandTests {
+    @Test func aSmallRunPrintsEveryFigure() async throws {
+        let result = try await CommandRunner.codexctl(["bench", "recovery", "--json", "--lifecycles", "3", "--operations", "20"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try JSONValue(parsing: result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(report["suite"] == "recovery")
+        guard case .array(let results)? = report["results"] else {
+            Issue.record("no results")
+            return
+        }
+        let modes = results.compactMap { result -> String? in
+            if case .string(let mode)? = result["mode"] { return mode }
+            return nil
+        }
+        #expect(modes.contains("fsyncs per lifecycle"))
+        #expect(modes.contains("20 operations, warm"))
+        let fsyncs = results.first { $0["mode"] == "fsyncs per lifecycle" }?["value"]
+        #expect(fsyncs == 17)
+    }
+}

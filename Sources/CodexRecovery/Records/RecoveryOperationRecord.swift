@@ -38,6 +38,59 @@ struct RecoveryOperationRecord: RecoveryRecord, Equatable {
         var body: String
         /// Lower-case hex SHA-256 of `body`'s UTF-8 bytes.
         var digest: String
+
+        private enum CodingKeys: String, CodingKey {
+            case endpoint, model, reasoningEffort, instructions, format, body, digest
+        }
+
+        init(
+            endpoint: String, model: String, reasoningEffort: String?, instructions: String?, format: AgentStructuredOutputFormat,
+            body: String, digest: String
+        ) {
+            self.endpoint = endpoint
+            self.model = model
+            self.reasoningEffort = reasoningEffort
+            self.instructions = instructions
+            self.format = format
+            self.body = body
+            self.digest = digest
+        }
+
+        /// The format is kept as one canonical JSON string: decoding a nested schema through
+        /// `Decodable` costs far more than parsing it with CodexSchema (inventory reads every record).
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            endpoint = try container.decode(String.self, forKey: .endpoint)
+            model = try container.decode(String.self, forKey: .model)
+            reasoningEffort = try container.decodeIfPresent(String.self, forKey: .reasoningEffort)
+            instructions = try container.decodeIfPresent(String.self, forKey: .instructions)
+            body = try container.decode(String.self, forKey: .body)
+            digest = try container.decode(String.self, forKey: .digest)
+            let formatText = try container.decode(String.self, forKey: .format)
+            guard case .object(let object)? = try? JSONValue(parsing: Array(formatText.utf8)),
+                  case .string(let name)? = object["name"], let schema = object["schema"]
+            else {
+                throw DecodingError.dataCorruptedError(forKey: .format, in: container, debugDescription: "the saved format is not a format object")
+            }
+            var strict = true
+            if case .bool(let value)? = object["strict"] { strict = value }
+            var description: String?
+            if case .string(let value)? = object["description"] { description = value }
+            format = AgentStructuredOutputFormat(name: name, description: description, rawSchema: schema, strict: strict)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(endpoint, forKey: .endpoint)
+            try container.encode(model, forKey: .model)
+            try container.encodeIfPresent(reasoningEffort, forKey: .reasoningEffort)
+            try container.encodeIfPresent(instructions, forKey: .instructions)
+            try container.encode(body, forKey: .body)
+            try container.encode(digest, forKey: .digest)
+            var object: JSONObject = ["name": .string(format.name), "schema": format.schema, "strict": .bool(format.strict)]
+            if let description = format.description { object["description"] = .string(description) }
+            try container.encode(JSONValue.object(object).canonicalString(), forKey: .format)
+        }
     }
 
     static let supportedVersions = 2...2

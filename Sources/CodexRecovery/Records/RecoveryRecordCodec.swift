@@ -45,6 +45,28 @@ enum RecoveryRecordCodec {
         func corrupt(_ message: String) -> AgentRecoveryError {
             AgentRecoveryError(code: .recordCorrupt, message: message, operationID: operationID)
         }
+        try verify(R.self, bytes, expecting: operationID)
+        let record: R
+        do {
+            record = try JSONDecoder().decode(R.self, from: Data(bytes))
+        } catch {
+            throw corrupt("a record does not have the expected fields")
+        }
+        do {
+            try record.checkInvariants()
+        } catch {
+            throw corrupt("a record is inconsistent: \(error.message)")
+        }
+        return record
+    }
+
+    /// The envelope checks without decoding the fields: strict parse, a supported version, a matching
+    /// checksum and the right operation. A record passing them is byte for byte what this build wrote,
+    /// which is what inventory needs to tell readable from unreadable records quickly.
+    static func verify<R: RecoveryRecord>(_ type: R.Type, _ bytes: [UInt8], expecting operationID: UUID) throws(AgentRecoveryError) {
+        func corrupt(_ message: String) -> AgentRecoveryError {
+            AgentRecoveryError(code: .recordCorrupt, message: message, operationID: operationID)
+        }
         let value: JSONValue
         do {
             value = try JSONValue(parsing: bytes, options: JSONParsingOptions(maximumDepth: 64, maximumBytes: .max))
@@ -71,18 +93,6 @@ enum RecoveryRecordCodec {
         guard case .string(let recordOperation)? = object["operationID"], UUID(uuidString: recordOperation) == operationID else {
             throw corrupt("a record belongs to another operation")
         }
-        let record: R
-        do {
-            record = try JSONDecoder().decode(R.self, from: Data(bytes))
-        } catch {
-            throw corrupt("a record does not have the expected fields")
-        }
-        do {
-            try record.checkInvariants()
-        } catch {
-            throw corrupt("a record is inconsistent: \(error.message)")
-        }
-        return record
     }
 
     private static var encoder: JSONEncoder {

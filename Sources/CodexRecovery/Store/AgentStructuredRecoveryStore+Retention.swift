@@ -49,7 +49,7 @@ extension AgentStructuredRecoveryStore {
         for partition in try partitions(binding: binding, scope: scope) {
             for id in try partition.operationIDs(withSuffix: RecoveryOperationRecord.fileSuffix) {
                 do {
-                    if try partition.load(RecoveryOperationRecord.self, id) != nil { inventory.operationIDs.append(id) }
+                    if try partition.verify(RecoveryOperationRecord.self, id) { inventory.operationIDs.append(id) }
                 } catch {
                     inventory.unreadableOperationIDs.append(id)
                 }

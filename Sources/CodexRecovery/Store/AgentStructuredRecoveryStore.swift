@@ -61,6 +61,7 @@ public final class AgentStructuredRecoveryStore: Sendable {
         self.maximumRecordBytes = min(max(1024, maximumRecordBytes), self.maximumBytes)
         self.fileSystem = fileSystem
         root = try Self.openRoot(directory.standardizedFileURL.path, fileSystem: fileSystem)
+        try recountUsage()
     }
 
     private static func openRoot(_ path: String, fileSystem: any RecoveryFileSystem) throws(AgentRecoveryError) -> RecoveryDirectory {
@@ -155,7 +156,7 @@ public final class AgentStructuredRecoveryStore: Sendable {
 
     // MARK: - Quota
 
-    /// Bytes used by all record files (`*.json`, temporary files excluded).
+    /// Bytes used by all record files (`*.json`, temporary files excluded), counted on disk.
     public func usedBytes() throws(AgentRecoveryError) -> Int {
         var total = 0
         for partition in try allPartitions() {
@@ -167,8 +168,8 @@ public final class AgentStructuredRecoveryStore: Sendable {
     }
 
     /// Runs `body` holding the store-wide quota lock (`quota.lock`, never deleted), which serializes
-    /// quota checks and the writes they admit across processes.
-    func withQuotaLock<T>(_ body: () throws(AgentRecoveryError) -> T) throws(AgentRecoveryError) -> T {
+    /// quota checks and the writes they admit across processes. `body` gets the usage ledger.
+    func withQuotaLock<T>(_ body: (inout QuotaLedger) throws(AgentRecoveryError) -> T) throws(AgentRecoveryError) -> T {
         let fd: Int32
         do {
             fd = try fileSystem.openFile(in: root.descriptor, name: "quota.lock", flags: O_RDWR | O_CREAT, mode: 0o600)
@@ -181,7 +182,45 @@ public final class AgentStructuredRecoveryStore: Sendable {
         } catch {
             throw RecoveryDirectory.failure(error, "cannot take the quota lock")
         }
-        return try body()
+        var ledger = QuotaLedger(store: self, descriptor: fd)
+        return try body(&ledger)
+    }
+
+    /// Recounts the bytes on disk into the usage ledger (at open, so a crash or power loss that left the
+    /// ledger stale is corrected before the first write).
+    func recountUsage() throws(AgentRecoveryError) {
+        try withQuotaLock { (ledger: inout QuotaLedger) throws(AgentRecoveryError) in
+            try ledger.set(try usedBytes())
+        }
+    }
+}
+
+/// The store's running total of record bytes, kept in `quota.lock` itself (read and written only under
+/// its lock): O(1) per write instead of a directory walk. Growth is recorded before the record is
+/// written and shrinkage after it is removed, so a crash in between leaves the total too high (never
+/// too low); opening a store recounts.
+struct QuotaLedger {
+    let store: AgentStructuredRecoveryStore
+    let descriptor: Int32
+
+    /// The recorded total, or a fresh count when the ledger is empty or unreadable.
+    func current() throws(AgentRecoveryError) -> Int {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        if count > 0, let text = String(bytes: buffer[0..<count], encoding: .utf8),
+           let value = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), value >= 0 {
+            return value
+        }
+        return try store.usedBytes()
+    }
+
+    /// Records `total` (no fsync: the ledger is rebuilt whenever a store is opened).
+    func set(_ total: Int) throws(AgentRecoveryError) {
+        let bytes = Array("\(max(0, total))\n".utf8)
+        let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        guard written == bytes.count, ftruncate(descriptor, off_t(bytes.count)) == 0 else {
+            throw AgentRecoveryError(code: .storageFailure, message: "cannot update the quota ledger", systemErrorNumber: errno)
+        }
     }
 }
 

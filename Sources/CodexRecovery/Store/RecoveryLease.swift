@@ -12,6 +12,9 @@ import Darwin
 /// second store instance in the same process is refused too, and the lease ends when the holder exits
 /// or is killed. The descriptor is `O_CLOEXEC`, so a child process never inherits the lease.
 ///
+/// Acquisition retries for up to 25 ms before reporting `operation_busy`, because a child process being
+/// spawned by another thread shares the lock's open file description until it execs.
+///
 /// Before each mutation the holder calls ``verify()``: when the lock file was unlinked or replaced,
 /// another process could lock the new inode, so the lease fails closed.
 public final class RecoveryLease: Sendable {
@@ -54,8 +57,16 @@ public final class RecoveryLease: Sendable {
         do {
             let info = try fileSystem.status(fd)
             try RecoveryDirectory.checkRegularPrivateFile(info)
-            guard try fileSystem.lockExclusively(fd, wait: false) else {
-                throw AgentRecoveryError(code: .operationBusy, message: "another execution holds the operation's lease", operationID: operationID)
+            // A child process being spawned elsewhere in this process briefly shares every open file
+            // description until it execs (O_CLOEXEC closes them only then), so a lease released a moment
+            // ago can still look held: retry for up to 25 ms before reporting busy.
+            var waited = 0
+            while try !fileSystem.lockExclusively(fd, wait: false) {
+                guard waited < 25 else {
+                    throw AgentRecoveryError(code: .operationBusy, message: "another execution holds the operation's lease", operationID: operationID)
+                }
+                usleep(1000)
+                waited += 1
             }
             return info
         } catch var failure as AgentRecoveryError {

@@ -29,6 +29,14 @@ struct RecoveryPartition: Sendable {
         }
     }
 
+    /// Checks that the record file of type `R` for `operationID` is intact (see
+    /// ``RecoveryRecordCodec/verify(_:_:expecting:)``); `false` when it does not exist.
+    func verify<R: RecoveryRecord>(_ type: R.Type, _ operationID: UUID) throws(AgentRecoveryError) -> Bool {
+        guard let bytes = try directory.read(Self.fileName(operationID, R.fileSuffix), limit: store.maximumRecordBytes) else { return false }
+        try RecoveryRecordCodec.verify(R.self, bytes, expecting: operationID)
+        return true
+    }
+
     /// Writes `record` durably after checking the per-record limit and the store quota under the quota
     /// lock; a refused write leaves no trace.
     func save<R: RecoveryRecord>(_ record: R) throws(AgentRecoveryError) {
@@ -42,8 +50,8 @@ struct RecoveryPartition: Sendable {
             )
         }
         do {
-            try store.withQuotaLock { () throws(AgentRecoveryError) in
-                let used = try store.usedBytes()
+            try store.withQuotaLock { (ledger: inout QuotaLedger) throws(AgentRecoveryError) in
+                let used = try ledger.current()
                 let replaced = try directory.regularFileSize(name) ?? 0
                 let after = used - replaced + bytes.count
                 // Operation records may not use the last few kilobytes, so a full store can still take
@@ -55,7 +63,17 @@ struct RecoveryPartition: Sendable {
                         message: "the store would hold \(after) bytes; its quota is \(store.maximumBytes) (\(store.maximumBytes - limit) kept for lifecycle records)"
                     )
                 }
-                try directory.writeDurably(name, bytes)
+                // Growth is recorded before the write, shrinkage after: a crash in between over-counts.
+                if after > used { try ledger.set(after) }
+                do throws(AgentRecoveryError) {
+                    try directory.writeDurably(name, bytes)
+                } catch {
+                    // Whatever happened, count what is on disk now.
+                    let present = (try? directory.regularFileSize(name)) ?? nil
+                    try? ledger.set(used - replaced + (present ?? 0))
+                    throw error
+                }
+                if after < used { try ledger.set(after) }
             }
         } catch {
             var failure = error
@@ -66,8 +84,14 @@ struct RecoveryPartition: Sendable {
 
     /// Removes the record file of type `R` for `operationID` (nothing happens when it is missing).
     func remove<R: RecoveryRecord>(_ type: R.Type, _ operationID: UUID) throws(AgentRecoveryError) {
+        let name = Self.fileName(operationID, R.fileSuffix)
         do {
-            try directory.remove(Self.fileName(operationID, R.fileSuffix))
+            try store.withQuotaLock { (ledger: inout QuotaLedger) throws(AgentRecoveryError) in
+                guard let size = try directory.regularFileSize(name) else { return }
+                let used = try ledger.current()
+                try directory.remove(name)
+                try ledger.set(used - size)
+            }
         } catch {
             var failure = error
             failure.operationID = operationID

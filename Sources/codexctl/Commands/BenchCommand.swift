@@ -5,9 +5,10 @@ enum BenchCommand: CLICommand {
         overview: "Run a benchmark suite in-process and print each figure next to a baseline measured in the same run. Build with 'swift run -c release'.",
         usage: "codexctl bench <suite> [--json]",
         subcommands: [("schema", "JSON parsing and schema validation throughput."), ("sse", "SSE framing, event decoding and streaming throughput."),
+                      ("recovery", "Structured-recovery lifecycles, fsyncs per lifecycle, inventory at 10,000 operations."),
                       ("sse-client", "The client half of 'bench sse' (run by it).")]
     )
-    static var subcommands: [any CLICommand.Type] { [SchemaBenchCommand.self, SSEBenchCommand.self, SSEClientBenchCommand.self] }
+    static var subcommands: [any CLICommand.Type] { [SchemaBenchCommand.self, SSEBenchCommand.self, RecoveryBenchCommand.self, SSEClientBenchCommand.self] }
 
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
 }

@@ -1,0 +1,246 @@
+import CodexCore
+import CodexRecovery
+import CodexSchema
+import CodexTransport
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `codexctl bench recovery`: full recovery lifecycles per second, fsyncs per lifecycle, and inventory
+/// and status time at 10,000 operations.
+enum RecoveryBenchCommand: CLICommand {
+    static let name = "recovery"
+    static let help = CommandHelp(
+        overview: """
+        Time full structured-recovery lifecycles (prepare, authorize, POST to a loopback server, save the receipt, \
+        acknowledge) and count their fsyncs through the file-system seam, next to the same number of bare fsync'd \
+        writes in the same directory; then time inventory and status over 10,000 operations.
+        """,
+        usage: "codexctl bench recovery [--json] [--lifecycles <n>] [--operations <n>] [--directory <dir>]",
+        options: [
+            ("--json", "Print one JSON object (the shared benchmark shape)."),
+            ("--lifecycles <n>", "Timed lifecycles (default 200)."),
+            ("--operations <n>", "Operations for the inventory figures (default 10000)."),
+            ("--directory <dir>", "Where the stores go (default the temporary directory); the file system matters."),
+        ]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--lifecycles", "--operations", "--directory"])
+        } catch {
+            return Console.usageFailure(error.message, help: help)
+        }
+        guard let lifecycles = Int(parsed.options["--lifecycles"] ?? "200"), lifecycles > 0,
+              let operations = Int(parsed.options["--operations"] ?? "10000"), operations > 0
+        else { return Console.usageFailure("--lifecycles and --operations must be positive integers", help: help) }
+        let base = parsed.options["--directory"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory
+        let directory = base.appendingPathComponent("codexkit-bench-recovery-\(UUID().uuidString.lowercased())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let report = try await RecoveryBenchmark(directory: directory, lifecycles: lifecycles, operations: operations).run()
+            report.print(json: parsed.has("--json"))
+            return Console.Status.success
+        } catch {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        }
+    }
+}
+
+/// Counts the store's fsyncs; optionally skips them (to populate large stores quickly, untimed).
+final class CountingRecoveryFileSystem: RecoveryFileSystem {
+    private let real = PosixRecoveryFileSystem()
+    private let syncs = Atomic<Int>(0)
+    let skipsSync: Bool
+
+    init(skipsSync: Bool = false) { self.skipsSync = skipsSync }
+
+    var syncCount: Int { syncs.load(ordering: .relaxed) }
+
+    func sync(_ descriptor: Int32, directory: Bool) throws(RecoverySystemCallError) {
+        syncs.add(1, ordering: .relaxed)
+        if !skipsSync { try real.sync(descriptor, directory: directory) }
+    }
+
+    func openDirectory(path: String) throws(RecoverySystemCallError) -> Int32 { try real.openDirectory(path: path) }
+    func openDirectory(in directory: Int32, name: String) throws(RecoverySystemCallError) -> Int32 { try real.openDirectory(in: directory, name: name) }
+    func makeDirectory(in directory: Int32, name: String, mode: mode_t) throws(RecoverySystemCallError) { try real.makeDirectory(in: directory, name: name, mode: mode) }
+    func openFile(in directory: Int32, name: String, flags: Int32, mode: mode_t) throws(RecoverySystemCallError) -> Int32 {
+        try real.openFile(in: directory, name: name, flags: flags, mode: mode)
+    }
+    func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(RecoverySystemCallError) -> Int { try real.read(descriptor, into: buffer) }
+    func write(_ descriptor: Int32, from buffer: UnsafeRawBufferPointer) throws(RecoverySystemCallError) -> Int { try real.write(descriptor, from: buffer) }
+    func rename(in directory: Int32, from: String, to: String) throws(RecoverySystemCallError) { try real.rename(in: directory, from: from, to: to) }
+    func unlink(in directory: Int32, name: String, directory isDirectory: Bool) throws(RecoverySystemCallError) {
+        try real.unlink(in: directory, name: name, directory: isDirectory)
+    }
+    func status(_ descriptor: Int32) throws(RecoverySystemCallError) -> stat { try real.status(descriptor) }
+    func status(in directory: Int32, name: String) throws(RecoverySystemCallError) -> stat { try real.status(in: directory, name: name) }
+    func lockExclusively(_ descriptor: Int32, wait: Bool) throws(RecoverySystemCallError) -> Bool { try real.lockExclusively(descriptor, wait: wait) }
+    func changeMode(_ descriptor: Int32, to mode: mode_t) throws(RecoverySystemCallError) { try real.changeMode(descriptor, to: mode) }
+    func entries(of directory: Int32) throws(RecoverySystemCallError) -> [String] { try real.entries(of: directory) }
+    func close(_ descriptor: Int32) { real.close(descriptor) }
+}
+
+/// The recovery measurements.
+struct RecoveryBenchmark {
+    let directory: URL
+    let lifecycles: Int
+    let operations: Int
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static let format = AgentStructuredOutputFormat(
+        name: "verdict",
+        rawSchema: ["type": "object", "properties": ["ok": ["type": "boolean"], "reason": ["type": "string"]], "required": ["ok", "reason"]]
+    )
+
+    /// A complete streamed response whose message is a valid verdict.
+    static var completedStream: [UInt8] {
+        let item: JSONValue = [
+            "type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [["type": "output_text", "text": #"{"ok":true,"reason":"bench"}"#, "annotations": []]],
+        ]
+        let events = [
+            #"event: response.created\#ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_b","status":"in_progress"}}\#n\#n"#,
+            "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"sequence_number\":1,\"output_index\":0,\"item\":\(item.canonicalString())}\n\n",
+            #"event: response.completed\#ndata: {"type":"response.completed","sequence_number":2,"response":{"id":"resp_b","status":"completed"}}\#n\#n"#,
+        ]
+        return Array(events.joined().utf8)
+    }
+
+    func run() async throws -> BenchReport {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var report = BenchReport(suite: "recovery")
+        try await measureLifecycles(into: &report)
+        try await measureInventory(into: &report)
+        return report
+    }
+
+    private func service(_ server: LoopbackReplayServer) throws -> AgentStructuredRecovery {
+        AgentStructuredRecovery(
+            configuration: .init(endpoint: try ResponsesEndpoint(baseURL: server.baseURL, profile: .publicAPI)),
+            httpClient: URLSessionHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "sk-bench")
+        )
+    }
+
+    private func lifecycle(_ recovery: AgentStructuredRecovery, _ store: AgentStructuredRecoveryStore, _ index: Int) async throws {
+        let handle = try await recovery.prepare(
+            Request(text: "Bench job \(index)", executionMode: .ephemeral), format: Self.format, model: .init(model: "gpt-6-astra"), store: store
+        )
+        _ = try await recovery.sendRecovering(handle, response: JSONValue.self, format: Self.format, store: store) { _ in true }
+        try await recovery.acknowledge(handle, store: store)
+    }
+
+    private func measureLifecycles(into report: inout BenchReport) async throws {
+        let server = try LoopbackReplayServer(body: Self.completedStream, contentType: "text/event-stream", chunkSize: 16 * 1024)
+        defer { server.stop() }
+        let recovery = try service(server)
+        let fileSystem = CountingRecoveryFileSystem()
+        let store = try AgentStructuredRecoveryStore(directory: directory.appendingPathComponent("lifecycles"), fileSystem: fileSystem)
+        for index in 0..<5 { try await lifecycle(recovery, store, -1 - index) }
+        let before = fileSystem.syncCount
+        let clock = ContinuousClock()
+        let started = clock.now
+        for index in 0..<lifecycles { try await lifecycle(recovery, store, index) }
+        let elapsed = Self.seconds(clock.now - started)
+        let syncs = fileSystem.syncCount - before
+        let bare = try bareSyncedWrites(syncs)
+        let perLifecycle = elapsed / Double(lifecycles) * 1000
+        let barePerLifecycle = bare / Double(lifecycles) * 1000
+        report.results.append(BenchResult(
+            name: "lifecycle", mode: "prepare+authorize+POST+receipt+ack", metric: "throughput", value: Double(lifecycles) / elapsed, unit: "1/s"
+        ))
+        report.results.append(BenchResult(
+            name: "lifecycle", mode: "time per lifecycle", metric: "latency", value: perLifecycle, unit: "ms",
+            baseline: ("the same number of bare fsync'd 1 KiB writes", barePerLifecycle)
+        ))
+        report.results.append(BenchResult(
+            name: "lifecycle", mode: "fsyncs per lifecycle", metric: "count", value: Double(syncs) / Double(lifecycles), unit: "fsyncs"
+        ))
+    }
+
+    /// Writes 1 KiB and fsyncs, `count` times, in the same directory; returns the seconds taken.
+    private func bareSyncedWrites(_ count: Int) throws -> Double {
+        let path = directory.appendingPathComponent("bare-fsync").path
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure(description: "cannot create \(path)") }
+        defer {
+            close(fd)
+            unlink(path)
+        }
+        let block = [UInt8](repeating: 0x61, count: 1024)
+        let clock = ContinuousClock()
+        let started = clock.now
+        for _ in 0..<count {
+            let written = block.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+            guard written == block.count, fsync(fd) == 0 else { throw Failure(description: "a bare write or fsync failed") }
+        }
+        return Self.seconds(clock.now - started)
+    }
+
+    private func measureInventory(into report: inout BenchReport) async throws {
+        let storeURL = directory.appendingPathComponent("inventory")
+        let populate = try AgentStructuredRecoveryStore(directory: storeURL, fileSystem: CountingRecoveryFileSystem(skipsSync: true))
+        let recovery = AgentStructuredRecovery(configuration: .init(endpoint: .publicAPI), httpClient: URLSessionHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "sk-bench"))
+        var last: AgentStructuredRecoveryHandle?
+        for index in 0..<operations {
+            last = try await recovery.prepare(
+                Request(text: "Inventory job \(index)", executionMode: .ephemeral), format: Self.format, model: .init(model: "gpt-6-astra"), store: populate
+            )
+        }
+        let binding = try await APIKeyAuthProvider(apiKey: "sk-bench").credentials().binding
+        let store = try AgentStructuredRecoveryStore(directory: storeURL)
+        let clock = ContinuousClock()
+        var times: [Double] = []
+        var listed = 0
+        for _ in 0..<3 {
+            let started = clock.now
+            listed = try store.inventory(binding: binding).operationIDs.count
+            times.append(Self.seconds(clock.now - started))
+        }
+        guard listed == operations else { throw Failure(description: "inventory listed \(listed) of \(operations)") }
+        report.results.append(BenchResult(
+            name: "inventory", mode: "\(operations) operations, warm", metric: "latency", value: times.sorted()[1] * 1000, unit: "ms"
+        ))
+        if let last {
+            var statusTimes: [Double] = []
+            for _ in 0..<50 {
+                let started = clock.now
+                _ = try await recovery.status(last, store: store)
+                statusTimes.append(Self.seconds(clock.now - started))
+            }
+            report.results.append(BenchResult(
+                name: "status", mode: "one operation among \(operations)", metric: "latency", value: statusTimes.sorted()[25] * 1000, unit: "ms"
+            ))
+        }
+        if let cold = try coldInventory(store, binding: binding) {
+            report.results.append(BenchResult(
+                name: "inventory", mode: "\(operations) operations, cold (page cache dropped)", metric: "latency", value: cold * 1000, unit: "ms"
+            ))
+        } else {
+            report.notes.append("cold inventory not measured: dropping the page cache needs root (/proc/sys/vm/drop_caches)")
+        }
+    }
+
+    /// Drops the page cache (root only) and times one inventory; `nil` when the cache cannot be dropped.
+    private func coldInventory(_ store: AgentStructuredRecoveryStore, binding: String) throws -> Double? {
+        sync()
+        guard (try? "3\n".write(toFile: "/proc/sys/vm/drop_caches", atomically: false, encoding: .utf8)) != nil else { return nil }
+        let clock = ContinuousClock()
+        let started = clock.now
+        _ = try store.inventory(binding: binding)
+        return Self.seconds(clock.now - started)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
