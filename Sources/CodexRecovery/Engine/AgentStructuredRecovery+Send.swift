@@ -74,11 +74,11 @@ extension AgentStructuredRecovery {
             }
             try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: .active, updatedAt: now))
         }
-        if record.state == .suspended || record.state == .running {
-            record.state = .interrupted
+        if record.state == .suspended || record.state == .running || record.blocker != nil {
+            if record.state == .suspended || record.state == .running { record.state = .interrupted }
+            record.blocker = nil
+            try persist(&record, partition, lease)
         }
-        record.blocker = nil
-        try persist(&record, partition, lease)
 
         let execution = Execution(partition: partition, lease: lease, authorize: authorizeAttempt)
         while true {

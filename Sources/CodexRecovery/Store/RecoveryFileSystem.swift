@@ -187,9 +187,10 @@ public struct PosixRecoveryFileSystem: RecoveryFileSystem {
                 if errno != 0 { throw RecoverySystemCallError(.listDirectory, errno) }
                 return names
             }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            // The kernel sizes each record to its name (d_reclen): read the name up to its NUL in place,
+            // never the whole 256-byte `d_name` field, which can run past the end of the mapped buffer.
+            guard let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { continue }
+            let name = String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
             if name != ".", name != ".." { names.append(name) }
         }
     }
