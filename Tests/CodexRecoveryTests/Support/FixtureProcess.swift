@@ -24,7 +24,9 @@ enum FixtureProcess {
 
     /// Runs the fixture and awaits its end without holding a cooperative-pool thread; `started` is
     /// called with the child's process ID once it runs.
-    static func run(_ arguments: [String], started: @Sendable (Int32) async -> Void = { _ in }) async throws -> Outcome {
+    static func run(
+        executable: URL = FixtureProcess.executable, _ arguments: [String], started: @Sendable (Int32) async -> Void = { _ in }
+    ) async throws -> Outcome {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-out-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }

@@ -87,10 +87,11 @@ final class RecoveryHarness: Sendable {
     init(
         replies: [ScriptedReply], fallback: ScriptedReply = .text("no more replies", status: 599),
         fileSystem: any RecoveryFileSystem = PosixRecoveryFileSystem(),
-        timeouts: HTTPTimeouts = HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(20), idle: .seconds(20))
+        timeouts: HTTPTimeouts = HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(20), idle: .seconds(20)),
+        storeDirectory: URL? = nil
     ) throws {
         scratch = try ScratchDirectory()
-        store = try AgentStructuredRecoveryStore(directory: scratch.storeURL, fileSystem: fileSystem)
+        store = try AgentStructuredRecoveryStore(directory: storeDirectory ?? scratch.storeURL, fileSystem: fileSystem)
         let script = ReplyScript(replies, fallback: fallback)
         self.replies = script
         server = try LoopbackHTTPServer { _ in script.next() }

@@ -1,0 +1,88 @@
+import CodexCore
+@testable import CodexRecovery
+import CodexTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// Simulated power loss: a whole lifecycle runs on `PowerLossFileSystem`, then for every file-system
+/// call and three ways the disk could have been left (only what was fsynced; directory operations
+/// ahead of unsynced data; everything the process wrote) the disk is rebuilt and a real store is opened
+/// over it.
+@Suite(.timeLimit(.minutes(3))) struct RecoveryPowerLossTests {
+    @Test func everyPrefixOfALifecycleRecoversToAStateTheAPIPromised() async throws {
+        let scratchTop = try ScratchDirectory()
+        let top = scratchTop.url.appendingPathComponent("disk")
+        try FileManager.default.createDirectory(at: top, withIntermediateDirectories: true)
+        let topPath = top.standardizedFileURL.path
+        let fileSystem = PowerLossFileSystem(top: topPath)
+        let harness = try RecoveryHarness(replies: [], fallback: Streams.complete(), fileSystem: fileSystem, storeDirectory: top.appendingPathComponent("store"))
+        let handle = try await harness.prepare()
+        let prepared = fileSystem.step
+        _ = try await harness.send(handle)
+        let completed = fileSystem.step
+        try await harness.recovery.acknowledge(handle, store: harness.store)
+        let acknowledged = fileSystem.step
+        let history = fileSystem.history
+        let id = handle.operationID
+
+        let violations = try await runOffCooperativePool { () -> [String] in
+            var violations: [String] = []
+            var lastAttempts = 0
+            for (index, image) in history.enumerated() {
+                let calls = index + 1
+                for variant in PowerLossFileSystem.Variant.allCases {
+                    let where_ = "after call \(calls) (\(image.step)), \(variant.rawValue)"
+                    let disk = scratchTop.url.appendingPathComponent("replay-\(index)-\(variant.rawValue)")
+                    try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+                    defer { try? FileManager.default.removeItem(at: disk) }
+                    try PowerLossFileSystem.materialize(image, variant: variant, top: topPath, into: disk.path)
+                    let storeURL = disk.appendingPathComponent("store")
+                    guard FileManager.default.fileExists(atPath: storeURL.path) else {
+                        if calls >= prepared { violations.append("\(where_): the store is gone after prepare returned") }
+                        continue
+                    }
+                    let store: AgentStructuredRecoveryStore
+                    do {
+                        store = try AgentStructuredRecoveryStore(directory: storeURL)
+                    } catch {
+                        violations.append("\(where_): the store does not open: \(error)")
+                        continue
+                    }
+                    var record: RecoveryOperationRecord?
+                    var disposition: RecoveryDispositionRecord?
+                    do {
+                        let partition = try store.locate(id)
+                        record = try partition?.load(RecoveryOperationRecord.self, id)
+                        disposition = try partition?.load(RecoveryDispositionRecord.self, id)
+                    } catch {
+                        // Failing closed is allowed only where the API had promised nothing yet.
+                        if calls >= prepared { violations.append("\(where_): \(error)") }
+                        continue
+                    }
+                    if calls >= prepared, record == nil, disposition == nil {
+                        violations.append("\(where_): the prepared operation is missing")
+                    }
+                    if calls >= completed, record?.completedPayload == nil, disposition?.state != .acknowledged {
+                        violations.append("\(where_): the delivered result has no receipt")
+                    }
+                    if calls >= acknowledged, disposition?.state != .acknowledged {
+                        violations.append("\(where_): the acknowledgement is missing")
+                    }
+                    if let record {
+                        if record.completedPayload != nil, record.attempts.last?.state != .completed {
+                            violations.append("\(where_): a receipt without its completed attempt")
+                        }
+                        if variant == .durable {
+                            if record.attemptsUsed < lastAttempts { violations.append("\(where_): attempts went back to \(record.attemptsUsed)") }
+                            lastAttempts = max(lastAttempts, record.attemptsUsed)
+                        }
+                    }
+                }
+            }
+            return violations
+        }
+        #expect(history.count > 60)
+        #expect(violations.isEmpty, "\(violations.prefix(5))")
+    }
+}
