@@ -77,3 +77,23 @@ import Testing
         #expect(try store.cleanupDisposed(before: cutoff, for: RecoveryTestRecords.otherBinding) == AgentRecoveryCleanupResult())
     }
 }
+
+/// Symbolic links in place of the store's own directories are refused, never followed.
+@Suite struct RecoverySymlinkedDirectoryTests {
+    @Test func aSymlinkedAccountDirectoryIsRefusedAndNothingOutsideIsTouched() throws {
+        let scratch = try ScratchDirectory()
+        let store = try AgentStructuredRecoveryStore(directory: scratch.storeURL)
+        let record = RecoveryTestRecords.operation()
+        try store.testPartition().save(record)
+        let account = scratch.storeURL.appendingPathComponent(AgentStructuredRecoveryStore.bindingKey(RecoveryTestRecords.binding))
+        let elsewhere = scratch.url.appendingPathComponent("elsewhere")
+        try FileManager.default.moveItem(at: account, to: elsewhere)
+        try FileManager.default.createSymbolicLink(at: account, withDestinationURL: elsewhere)
+        let inventory = #expect(throws: AgentRecoveryError.self) { try store.inventory(binding: RecoveryTestRecords.binding) }
+        #expect(inventory?.code == .insecureStore)
+        let save = #expect(throws: AgentRecoveryError.self) { try store.testPartition().save(RecoveryTestRecords.operation()) }
+        #expect(save?.code == .insecureStore)
+        let moved = elsewhere.appendingPathComponent(AgentStructuredRecoveryStore.scopeKey(nil))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: moved.path) == [record.operationID.uuidString.lowercased() + ".json"])
+    }
+}
