@@ -100,6 +100,6 @@ import Testing
         #expect(modes.contains("fsyncs per lifecycle"))
         #expect(modes.contains("20 operations, warm"))
         let fsyncs = results.first { $0["mode"] == "fsyncs per lifecycle" }?["value"]
-        #expect(fsyncs == 15)
+        #expect(fsyncs == 13)
     }
 }

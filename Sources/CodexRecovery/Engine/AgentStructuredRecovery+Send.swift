@@ -202,16 +202,32 @@ extension AgentStructuredRecovery {
             try persist(&record, execution.partition, execution.lease)
             throw AgentRecoveryError(code: .accountMismatch, message: "the account changed before transmission", operationID: id)
         }
-        record.attemptsUsed += 1
-        record.attempts.append(.init(id: attemptID, number: record.attemptsUsed, reason: reason.rawValue, reservedAt: wallClock.now(), state: .reserved))
-        record.pendingAttemptID = nil
-        record.nextAttemptReason = nil
-        record.nextAttemptAt = nil
-        record.responseID = nil
-        record.lastSequenceNumber = nil
-        record.state = .running
-        try persist(&record, execution.partition, execution.lease)
-        emit("recovery.attempt.reserved", record, ["attempt_id": attemptID.uuidString.lowercased(), "attempt_reason": reason.rawValue])
+        // Consume the attempt and authorize its transmission in one write, under the control lock: a
+        // stop command is either seen here (nothing spent) or comes after (and the monitor sees it).
+        var consumed = record
+        consumed.attemptsUsed += 1
+        consumed.attempts.append(.init(
+            id: attemptID, number: consumed.attemptsUsed, reason: reason.rawValue, reservedAt: wallClock.now(), state: .transmissionAuthorized
+        ))
+        consumed.pendingAttemptID = nil
+        consumed.nextAttemptReason = nil
+        consumed.nextAttemptAt = nil
+        consumed.responseID = nil
+        consumed.lastSequenceNumber = nil
+        consumed.state = .running
+        let stopped: RecoveryControlRecord.Command? = try execution.partition.withControlLock(id) { () throws(AgentRecoveryError) in
+            if let command = try stopCommand(execution.partition, id) { return command }
+            try persist(&consumed, execution.partition, execution.lease)
+            return nil
+        }
+        if let stopped {
+            try await stop(&record, execution, command: stopped)
+            throw CancellationError()
+        }
+        record = consumed
+        let attemptMetadata = ["attempt_id": attemptID.uuidString.lowercased(), "attempt_reason": reason.rawValue]
+        emit("recovery.attempt.reserved", record, attemptMetadata)
+        emit("recovery.attempt.transmission_authorized", record, attemptMetadata)
         return credentials
     }
 

@@ -18,28 +18,11 @@ private struct PinnedCredentialsProvider: AuthProvider {
 }
 
 extension AgentStructuredRecovery {
-    /// Marks the attempt transmission-authorized, sends the frozen body and returns the completed
-    /// message's payload bytes. A lifecycle monitor polls the command record meanwhile and cancels the
-    /// transfer on `suspend` or `cancel`. No partial output is published.
+    /// Sends the frozen body for the attempt `reserveAttempt` consumed and authorized, and returns the
+    /// completed message's payload bytes. A lifecycle monitor polls the command record meanwhile and
+    /// cancels the transfer on `suspend` or `cancel`. No partial output is published.
     func transmit(_ record: inout RecoveryOperationRecord, _ execution: Execution, credentials: AuthCredentials) async throws -> [UInt8] {
-        try await stopIfCommandedBeforeSending(&record, execution)
-        // Authorized for transmission under the control lock: a stop command is either seen now or
-        // written after this point (and then seen by the monitor).
-        var authorized = record
-        authorized.attempts[authorized.attempts.count - 1].state = .transmissionAuthorized
-        let stopped: RecoveryControlRecord.Command? = try execution.partition.withControlLock(record.operationID) { () throws(AgentRecoveryError) in
-            if let command = try stopCommand(execution.partition, authorized.operationID) { return command }
-            try persist(&authorized, execution.partition, execution.lease)
-            return nil
-        }
-        if let stopped {
-            try await stop(&record, execution, command: stopped)
-            throw CancellationError()
-        }
-        record = authorized
         let attemptID = record.attempts[record.attempts.count - 1].id
-        emit("recovery.attempt.transmission_authorized", record, ["attempt_id": attemptID.uuidString.lowercased()])
-
         var clientConfiguration = ResponsesClient.Configuration(
             endpoint: configuration.endpoint, timeouts: configuration.timeouts, retryPolicy: .disabled,
             maximumEventBytes: configuration.maximumEventBytes
@@ -74,13 +57,6 @@ extension AgentStructuredRecovery {
         record.responseID = outcome.responseID ?? record.responseID
         record.lastSequenceNumber = outcome.lastSequenceNumber ?? record.lastSequenceNumber
         return outcome.payload
-    }
-
-    private func stopIfCommandedBeforeSending(_ record: inout RecoveryOperationRecord, _ execution: Execution) async throws {
-        if let command = try stopCommand(execution.partition, record.operationID) {
-            try await stop(&record, execution, command: command)
-            throw CancellationError()
-        }
     }
 
     /// What a completed stream produced.

@@ -32,7 +32,9 @@ struct RecoveryRecordInvariantError: Error {
 enum RecoveryRecordCodec {
     static func encode<R: RecoveryRecord>(_ record: R) throws(AgentRecoveryError) -> [UInt8] {
         do {
-            let value = try JSONValue(parsing: try encoder.encode(record), options: JSONParsingOptions(maximumDepth: 64, maximumBytes: .max))
+            // Straight to a JSON value (no text round trip); dates encode as their own `Encodable` (seconds
+            // since 2001), which is what `JSONDecoder`'s default strategy reads back.
+            let value = try JSONValueEncoder().encode(record)
             guard case .object(var object) = value else { throw AgentRecoveryError(code: .stateInvalid, message: "a record is not an object") }
             object["checksum"] = .string(SHA256.hexDigest(of: JSONValue.object(object).canonicalBytes()))
             return JSONValue.object(object).canonicalBytes()
@@ -93,11 +95,5 @@ enum RecoveryRecordCodec {
         guard case .string(let recordOperation)? = object["operationID"], UUID(uuidString: recordOperation) == operationID else {
             throw corrupt("a record belongs to another operation")
         }
-    }
-
-    private static var encoder: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
     }
 }

@@ -323,9 +323,9 @@ import Testing
         let auth = harness.auth
         let error = await #expect(throws: AgentRecoveryError.self) {
             try await harness.recovery.sendRecovering(handle, response: Verdict.self, store: harness.store) { _ in
-                // Writes from here: the reservation (1), transmission-authorized (2), the receipt (3, fails).
+                // Writes from here: the consumed, transmission-authorized attempt (1), the receipt (2, fails).
                 _ = auth
-                faults.fail(.write, errno: ENOSPC, at: 3, persistent: true)
+                faults.fail(.write, errno: ENOSPC, at: 2, persistent: true)
                 return true
             }
         }
