@@ -23,9 +23,9 @@ enum RecoveryCommand: CLICommand {
         ]
     )
     static var subcommands: [any CLICommand.Type] {
-        [RecoveryListCommand.self, RecoveryStatusCommand.self, RecoveryReceiptCommand.self, RecoveryOperationCommand.Ack.self,
-         RecoveryOperationCommand.Abandon.self, RecoveryOperationCommand.Cancel.self, RecoveryOperationCommand.Suspend.self,
-         RecoveryPurgeCommand.self, RecoveryCleanupCommand.self]
+        [RecoveryListCommand.self, RecoveryStatusCommand.self, RecoveryReceiptCommand.self, RecoveryAckCommand.self,
+         RecoveryAbandonCommand.self, RecoveryCancelCommand.self, RecoverySuspendCommand.self, RecoveryPurgeCommand.self,
+         RecoveryCleanupCommand.self]
     }
 
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
@@ -210,70 +210,66 @@ enum RecoveryReceiptCommand: CLICommand {
     }
 }
 
-/// `codexctl recovery ack|abandon|cancel|suspend`.
-enum RecoveryOperationCommand {
-    /// `ack`.
-    enum Ack: CLICommand {
-        static let name = "ack"
-        static let help = CommandHelp(
-            overview: "Acknowledge a saved result. Only after the host committed it: the saved request and result are removed.",
-            usage: "codexctl recovery ack <operation-id> --store <dir>", options: RecoveryCommand.commonOptions
-        )
-        static func run(_ arguments: [String]) async -> Int32 {
-            if printsHelp(arguments) { return Console.Status.success }
-            return await RecoveryCommand.execute(arguments, help: help, positionals: 1) { parsed, context in
-                try await context.recovery.acknowledge(try RecoveryCommand.handle(parsed), store: context.store)
-                Console.line("acknowledged")
-            }
+/// A `codexctl recovery` subcommand that acts on one operation and prints one word when done.
+protocol RecoveryOperationCommand: CLICommand {
+    /// What is printed on success.
+    static var done: String { get }
+    /// Performs the action.
+    static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws
+}
+
+extension RecoveryOperationCommand {
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        return await RecoveryCommand.execute(arguments, help: help, positionals: 1) { parsed, context in
+            try await act(context.recovery, try RecoveryCommand.handle(parsed), context.store)
+            Console.line(done)
         }
     }
 
-    /// `abandon`.
-    enum Abandon: CLICommand {
-        static let name = "abandon"
-        static let help = CommandHelp(
-            overview: "Abandon an idle operation: no further generation, content removed, a marker kept.",
-            usage: "codexctl recovery abandon <operation-id> --store <dir>", options: RecoveryCommand.commonOptions
-        )
-        static func run(_ arguments: [String]) async -> Int32 {
-            if printsHelp(arguments) { return Console.Status.success }
-            return await RecoveryCommand.execute(arguments, help: help, positionals: 1) { parsed, context in
-                try context.recovery.abandon(try RecoveryCommand.handle(parsed), store: context.store)
-                Console.line("abandoned")
-            }
-        }
+    /// The help page of a one-operation command.
+    static func page(_ overview: String) -> CommandHelp {
+        CommandHelp(overview: overview, usage: "codexctl recovery \(name) <operation-id> --store <dir>", options: RecoveryCommand.commonOptions)
     }
+}
 
-    /// `cancel`.
-    enum Cancel: CLICommand {
-        static let name = "cancel"
-        static let help = CommandHelp(
-            overview: "Cancel an operation permanently (also while another process runs it).",
-            usage: "codexctl recovery cancel <operation-id> --store <dir>", options: RecoveryCommand.commonOptions
-        )
-        static func run(_ arguments: [String]) async -> Int32 {
-            if printsHelp(arguments) { return Console.Status.success }
-            return await RecoveryCommand.execute(arguments, help: help, positionals: 1) { parsed, context in
-                try context.recovery.cancel(try RecoveryCommand.handle(parsed), store: context.store)
-                Console.line("cancelled")
-            }
-        }
+/// `codexctl recovery ack`.
+enum RecoveryAckCommand: RecoveryOperationCommand {
+    static let name = "ack"
+    static let help = page("Acknowledge a saved result. Only after the host committed it: the saved request and result are removed.")
+    static let done = "acknowledged"
+    static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
+        try await recovery.acknowledge(handle, store: store)
     }
+}
 
-    /// `suspend`.
-    enum Suspend: CLICommand {
-        static let name = "suspend"
-        static let help = CommandHelp(
-            overview: "Suspend an operation, keeping its budget (also while another process runs it).",
-            usage: "codexctl recovery suspend <operation-id> --store <dir>", options: RecoveryCommand.commonOptions
-        )
-        static func run(_ arguments: [String]) async -> Int32 {
-            if printsHelp(arguments) { return Console.Status.success }
-            return await RecoveryCommand.execute(arguments, help: help, positionals: 1) { parsed, context in
-                try context.recovery.suspend(try RecoveryCommand.handle(parsed), store: context.store)
-                Console.line("suspend requested")
-            }
-        }
+/// `codexctl recovery abandon`.
+enum RecoveryAbandonCommand: RecoveryOperationCommand {
+    static let name = "abandon"
+    static let help = page("Abandon an idle operation: no further generation, content removed, a marker kept.")
+    static let done = "abandoned"
+    static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
+        try recovery.abandon(handle, store: store)
+    }
+}
+
+/// `codexctl recovery cancel`.
+enum RecoveryCancelCommand: RecoveryOperationCommand {
+    static let name = "cancel"
+    static let help = page("Cancel an operation permanently (also while another process runs it).")
+    static let done = "cancelled"
+    static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
+        try recovery.cancel(handle, store: store)
+    }
+}
+
+/// `codexctl recovery suspend`.
+enum RecoverySuspendCommand: RecoveryOperationCommand {
+    static let name = "suspend"
+    static let help = page("Suspend an operation, keeping its budget (also while another process runs it).")
+    static let done = "suspend requested"
+    static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
+        try recovery.suspend(handle, store: store)
     }
 }
 
