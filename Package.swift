@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "CodexCore", targets: ["CodexCore"]),
         .library(name: "CodexTransport", targets: ["CodexTransport"]),
         .library(name: "CodexRecovery", targets: ["CodexRecovery"]),
+        .library(name: "CodexStorageSQLite", targets: ["CodexStorageSQLite"]),
         .executable(name: "codexctl", targets: ["codexctl"]),
     ],
     targets: [
@@ -31,6 +32,9 @@ let package = Package(
         .target(name: "CodexCore", dependencies: ["CodexSchema"], swiftSettings: swiftSettings),
         .target(name: "CodexTransport", dependencies: ["CodexCore", "CodexSchema"], swiftSettings: swiftSettings),
         .target(name: "CodexRecovery", dependencies: ["CodexTransport", "CodexCore", "CodexSchema"], swiftSettings: swiftSettings),
+        // The system SQLite through a module map (DESIGN §2: system libraries only this way).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "CodexStorageSQLite", dependencies: ["CodexCore", "CSQLite"], swiftSettings: swiftSettings),
         // Test support shared by several test targets: the loopback HTTP server, fixture loaders.
         .target(
             name: "CodexTestSupport",
@@ -66,6 +70,11 @@ let package = Package(
         .testTarget(
             name: "CodexRecoveryTests",
             dependencies: ["CodexRecovery", "CodexTransport", "CodexCore", "CodexSchema", "CodexTestSupport", "RecoveryFixture"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CodexStorageSQLiteTests",
+            dependencies: ["CodexStorageSQLite", "CodexCore", "CodexTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CodexTestSupportTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),

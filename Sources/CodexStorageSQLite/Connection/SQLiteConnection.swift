@@ -1,0 +1,128 @@
+private import CSQLite
+import Foundation
+
+/// One SQLite connection with a cache of prepared statements. Not thread-safe: it is only ever used on
+/// the queue of the ``SQLiteDatabase`` that owns it, inside an access closure, and never escapes one.
+/// (`@unchecked Sendable` so those closures can name it; the queue is the synchronization.)
+final class SQLiteConnection: @unchecked Sendable {
+    private let handle: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
+
+    /// Opens `path` (`:memory:` for a private in-memory database) read-write, creating it if allowed.
+    init(path: String, create: Bool) throws(SQLiteStoreError) {
+        var pointer: OpaquePointer?
+        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        if create { flags |= SQLITE_OPEN_CREATE }
+        let result = sqlite3_open_v2(path, &pointer, flags, nil)
+        guard result == SQLITE_OK, let pointer else {
+            if let pointer { sqlite3_close_v2(pointer) }
+            throw SQLiteStoreError(code: Self.code(for: result, opening: true), resultCode: result, message: "cannot open the database")
+        }
+        handle = pointer
+        sqlite3_busy_timeout(handle, 5_000)
+        sqlite3_extended_result_codes(handle, 1)
+        var ignored: Int32 = 0
+        _ = csqlite_db_config_int(handle, SQLITE_DBCONFIG_DEFENSIVE, 1, &ignored)
+    }
+
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(handle)
+    }
+
+    /// The SQLite library version number (e.g. 3040001).
+    static var libraryVersion: Int32 { sqlite3_libversion_number() }
+
+    /// Runs SQL without results (several statements allowed).
+    func execute(_ sql: String) throws(SQLiteStoreError) {
+        let result = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard result == SQLITE_OK else { throw failure(result, "a statement failed") }
+    }
+
+    /// Runs one cached statement with `bindings` and calls `row` for each result row.
+    func run(_ sql: String, _ bindings: [SQLiteValue] = [], row: ((SQLiteRow) throws(SQLiteStoreError) -> Void)? = nil) throws(SQLiteStoreError) {
+        let statement = try prepared(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (index, value) in bindings.enumerated() {
+            let position = Int32(index + 1)
+            let result: Int32
+            switch value {
+            case .null: result = sqlite3_bind_null(statement, position)
+            case .integer(let number): result = sqlite3_bind_int64(statement, position, number)
+            case .real(let number): result = sqlite3_bind_double(statement, position, number)
+            case .text(let text): result = sqlite3_bind_text(statement, position, text, -1, csqlite_transient())
+            case .blob(let bytes):
+                result = bytes.withUnsafeBytes { sqlite3_bind_blob(statement, position, $0.baseAddress, Int32($0.count), csqlite_transient()) }
+            }
+            guard result == SQLITE_OK else { throw failure(result, "a value could not be bound") }
+        }
+        while true {
+            let result = sqlite3_step(statement)
+            if result == SQLITE_DONE { return }
+            guard result == SQLITE_ROW else { throw failure(result, "a statement failed") }
+            try row?(SQLiteRow(statement: statement))
+        }
+    }
+
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    private func prepared(_ sql: String) throws(SQLiteStoreError) -> OpaquePointer {
+        if let cached = statements[sql] { return cached }
+        var statement: OpaquePointer?
+        let result = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard result == SQLITE_OK, let statement else { throw failure(result, "a statement could not be prepared") }
+        statements[sql] = statement
+        return statement
+    }
+
+    private func failure(_ result: Int32, _ message: String) -> SQLiteStoreError {
+        SQLiteStoreError(code: Self.code(for: result, opening: false), resultCode: result, message: message)
+    }
+
+    /// Maps a result code (primary part) to the store's code.
+    static func code(for result: Int32, opening: Bool) -> SQLiteStoreError.Code {
+        switch result & 0xFF {
+        case SQLITE_CORRUPT, SQLITE_NOTADB: return .corrupt
+        case SQLITE_BUSY, SQLITE_LOCKED: return .busy
+        case SQLITE_FULL: return .diskFull
+        case SQLITE_IOERR: return .ioFailure
+        case SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH: return .readOnly
+        case SQLITE_CONSTRAINT: return .constraint
+        case SQLITE_CANTOPEN: return .openFailed
+        default: return opening ? .openFailed : .failure
+        }
+    }
+}
+
+/// A value bound to a statement parameter.
+enum SQLiteValue {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+}
+
+/// The current row of a stepping statement; valid only inside the row closure.
+struct SQLiteRow {
+    fileprivate let statement: OpaquePointer
+
+    func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+    func real(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+
+    func text(_ column: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(statement, column) else { return nil }
+        return String(cString: pointer)
+    }
+
+    func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+}

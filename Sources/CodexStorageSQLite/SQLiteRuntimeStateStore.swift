@@ -1,0 +1,195 @@
+public import CodexCore
+import Foundation
+
+/// A ``CodexCore/RuntimeStateStore`` in a real SQLite file (WAL, `synchronous=FULL`, foreign keys on):
+/// threads, their history in order, and turns. Hosts can open the file with the `sqlite3` shell.
+///
+/// ```swift
+/// let store = try SQLiteRuntimeStateStore(path: appSupport.appendingPathComponent("state.sqlite").path)
+/// try await store.upsertThread(thread)
+/// try await store.appendHistory([.message(reply)], to: thread.id)
+/// let page = try await store.history(of: thread.id, query: .init(limit: 50))
+/// ```
+///
+/// Every write is one transaction; a crash leaves either all of it or none. A file that is not a
+/// database, is corrupt, or was written by a newer schema fails to open with a typed
+/// ``SQLiteStoreError`` and is never recreated.
+public final class SQLiteRuntimeStateStore: RuntimeStateStore {
+    let database: SQLiteDatabase
+
+    /// Opens (creating if missing) the database at `path`, or a private in-memory one for `":memory:"`,
+    /// and applies pending migrations.
+    /// - Throws: ``SQLiteStoreError`` (`sqlite_open_failed`, `sqlite_corrupt`, `sqlite_schema_too_new`, …).
+    public init(path: String) throws(SQLiteStoreError) {
+        database = try SQLiteDatabase(path: path)
+        try database.withWriter { connection throws(SQLiteStoreError) in try SQLiteMigrations.migrate(connection) }
+    }
+
+    /// The number of migrations applied (the schema version).
+    public var schemaVersion: Int {
+        get throws(SQLiteStoreError) {
+            try database.withWriter { connection throws(SQLiteStoreError) in try SQLiteMigrations.recorded(connection).count }
+        }
+    }
+
+    /// The SQLite library's version number (e.g. 3040001 for 3.40.1).
+    public static var sqliteVersion: Int { Int(SQLiteConnection.libraryVersion) }
+
+    /// `PRAGMA integrity_check`: `["ok"]` for a healthy database.
+    public func integrityCheck() async throws -> [String] {
+        try await database.read { connection throws(SQLiteStoreError) in
+            var lines: [String] = []
+            try connection.run("PRAGMA integrity_check") { row throws(SQLiteStoreError) in lines.append(row.text(0) ?? "") }
+            return lines
+        }
+    }
+
+    // MARK: - Threads
+
+    /// All threads, most recently updated first.
+    public func threads() async throws -> [AgentThread] {
+        try await database.read { connection throws(SQLiteStoreError) in
+            var threads: [AgentThread] = []
+            try connection.run("SELECT body FROM threads ORDER BY updated_at DESC, id") { row throws(SQLiteStoreError) in
+                threads.append(try Self.decode(AgentThread.self, row.blob(0)))
+            }
+            return threads
+        }
+    }
+
+    /// One thread, or `nil`.
+    public func thread(_ id: AgentThreadID) async throws -> AgentThread? {
+        try await database.read { connection throws(SQLiteStoreError) in
+            var thread: AgentThread?
+            try connection.run("SELECT body FROM threads WHERE id = ?", [.text(id.rawValue)]) { row throws(SQLiteStoreError) in
+                thread = try Self.decode(AgentThread.self, row.blob(0))
+            }
+            return thread
+        }
+    }
+
+    /// Inserts or replaces a thread (its history and turns stay).
+    public func upsertThread(_ thread: AgentThread) async throws {
+        let body = try Self.encode(thread)
+        try await database.write { connection throws(SQLiteStoreError) in
+            try connection.run(
+                "INSERT INTO threads(id, updated_at, body) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at, body = excluded.body",
+                [.text(thread.id.rawValue), .real(thread.updatedAt.timeIntervalSince1970), .blob(body)]
+            )
+        }
+    }
+
+    /// Deletes a thread with its history and turns (nothing happens when it does not exist).
+    public func deleteThread(_ id: AgentThreadID) async throws {
+        try await database.write { connection throws(SQLiteStoreError) in
+            try connection.run("DELETE FROM threads WHERE id = ?", [.text(id.rawValue)])
+        }
+    }
+
+    // MARK: - History
+
+    /// Appends history items to a thread, in order, in one transaction.
+    /// - Throws: ``SQLiteStoreError`` `thread_not_found` when the thread does not exist.
+    public func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws {
+        let rows = try items.map { item in (Self.kind(of: item), try Self.encode(item)) }
+        try await database.write { connection throws(SQLiteStoreError) in
+            var exists = false
+            try connection.run("SELECT 1 FROM threads WHERE id = ?", [.text(thread.rawValue)]) { _ throws(SQLiteStoreError) in exists = true }
+            guard exists else { throw SQLiteStoreError(code: .threadNotFound, message: "no such thread") }
+            var next: Int64 = 0
+            try connection.run("SELECT COALESCE(MAX(position), 0) FROM history_items WHERE thread_id = ?", [.text(thread.rawValue)]) { row throws(SQLiteStoreError) in
+                next = row.integer(0)
+            }
+            for (kind, body) in rows {
+                next += 1
+                try connection.run(
+                    "INSERT INTO history_items(thread_id, position, kind, body) VALUES (?, ?, ?, ?)",
+                    [.text(thread.rawValue), .integer(next), .text(kind), .blob(body)]
+                )
+            }
+        }
+    }
+
+    /// One page of a thread's history; the cursor is the position of the last item returned.
+    public func history(of thread: AgentThreadID, query: AgentHistoryQuery) async throws -> AgentHistoryPage {
+        let limit = max(1, query.limit)
+        let cursor = query.cursor.flatMap { Int64($0) }
+        let forward = query.direction == .forward
+        let sql = forward
+            ? "SELECT position, body FROM history_items WHERE thread_id = ? AND position > ? ORDER BY position LIMIT ?"
+            : "SELECT position, body FROM history_items WHERE thread_id = ? AND position < ? ORDER BY position DESC LIMIT ?"
+        let start = cursor ?? (forward ? 0 : Int64.max)
+        return try await database.read { connection throws(SQLiteStoreError) in
+            var items: [AgentHistoryItem] = []
+            var last: Int64?
+            try connection.run(sql, [.text(thread.rawValue), .integer(start), .integer(Int64(limit + 1))]) { row throws(SQLiteStoreError) in
+                guard items.count < limit else { return }
+                items.append(try Self.decode(AgentHistoryItem.self, row.blob(1)))
+                last = row.integer(0)
+            }
+            var more = false
+            if let last {
+                let probe = forward
+                    ? "SELECT 1 FROM history_items WHERE thread_id = ? AND position > ? LIMIT 1"
+                    : "SELECT 1 FROM history_items WHERE thread_id = ? AND position < ? LIMIT 1"
+                try connection.run(probe, [.text(thread.rawValue), .integer(last)]) { _ throws(SQLiteStoreError) in more = true }
+            }
+            return AgentHistoryPage(items: items, nextCursor: more ? last.map(String.init) : nil)
+        }
+    }
+
+    // MARK: - Turns
+
+    /// Inserts or replaces a turn record.
+    /// - Throws: ``SQLiteStoreError`` `sqlite_constraint` when its thread does not exist.
+    public func upsertTurn(_ turn: AgentTurn) async throws {
+        let body = try Self.encode(turn)
+        try await database.write { connection throws(SQLiteStoreError) in
+            try connection.run(
+                "INSERT INTO turns(id, thread_id, started_at, body) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET started_at = excluded.started_at, body = excluded.body",
+                [.text(turn.id.rawValue), .text(turn.threadID.rawValue), .real(turn.startedAt.timeIntervalSince1970), .blob(body)]
+            )
+        }
+    }
+
+    /// The most recent turn of a thread, or `nil`.
+    public func latestTurn(of thread: AgentThreadID) async throws -> AgentTurn? {
+        try await database.read { connection throws(SQLiteStoreError) in
+            var turn: AgentTurn?
+            try connection.run(
+                "SELECT body FROM turns WHERE thread_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1", [.text(thread.rawValue)]
+            ) { row throws(SQLiteStoreError) in
+                turn = try Self.decode(AgentTurn.self, row.blob(0))
+            }
+            return turn
+        }
+    }
+
+    // MARK: - Encoding
+
+    static func encode(_ value: some Encodable) throws(SQLiteStoreError) -> [UInt8] {
+        do {
+            return Array(try JSONEncoder().encode(value))
+        } catch {
+            throw SQLiteStoreError(code: .failure, message: "a value could not be encoded")
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws(SQLiteStoreError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(bytes))
+        } catch {
+            throw SQLiteStoreError(code: .rowUndecodable, message: "a stored \(T.self) could not be decoded")
+        }
+    }
+
+    static func kind(of item: AgentHistoryItem) -> String {
+        switch item {
+        case .message: "message"
+        case .toolCall: "tool_call"
+        case .toolResult: "tool_result"
+        case .reasoning: "reasoning"
+        case .systemEvent: "system_event"
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import CodexCore
+@testable import CodexStorageSQLite
+import CodexTestSupport
+import Foundation
+import Testing
+
+/// The store suite against a real file and `:memory:`, plus what only SQLite has: migrations, schema
+/// refusal, corrupt files, integrity.
+@Suite struct SQLiteRuntimeStateStoreTests {
+    private static func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("codexkit-sqlite-\(UUID().uuidString).sqlite").path
+    }
+
+    @Test func theStoreSuitePassesOnAFile() async throws {
+        var paths: [String] = []
+        defer { for path in paths { Self.remove(path) } }
+        let problems = try await RuntimeStateStoreConformance.run {
+            let path = Self.temporaryPath()
+            paths.append(path)
+            return try SQLiteRuntimeStateStore(path: path)
+        }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test func theStoreSuitePassesInMemory() async throws {
+        let problems = try await RuntimeStateStoreConformance.run { try SQLiteRuntimeStateStore(path: ":memory:") }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test func migrationsAreRecordedAndANewerSchemaIsRefused() async throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        let store = try SQLiteRuntimeStateStore(path: path)
+        #expect(try store.schemaVersion == SQLiteMigrations.all.count)
+        #expect(try await store.integrityCheck() == ["ok"])
+        // Reopening applies nothing twice.
+        #expect(try SQLiteRuntimeStateStore(path: path).schemaVersion == SQLiteMigrations.all.count)
+        // A migration this build does not know, as a newer version would record it.
+        try store.database.withWriter { connection throws(SQLiteStoreError) in
+            try connection.run("INSERT INTO codex_migrations(position, name, applied_at) VALUES (99, 'from_the_future', 0)")
+        }
+        let error = #expect(throws: SQLiteStoreError.self) { try SQLiteRuntimeStateStore(path: path) }
+        #expect(error?.code == .schemaTooNew)
+        #expect(error?.description.contains("from_the_future") == true)
+    }
+
+    @Test func aFileThatIsNotADatabaseIsATypedErrorAndIsKept() throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try garbage.write(to: URL(fileURLWithPath: path))
+        let error = #expect(throws: SQLiteStoreError.self) { try SQLiteRuntimeStateStore(path: path) }
+        #expect(error?.code == .corrupt)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
+    }
+
+    @Test func aTruncatedDatabaseIsATypedErrorAndIsKept() async throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        do {
+            let store = try SQLiteRuntimeStateStore(path: path)
+            let thread = AgentThread()
+            try await store.upsertThread(thread)
+            for index in 0..<50 {
+                try await store.appendHistory(RuntimeStateStoreConformance.sampleHistory(thread: thread.id, turn: AgentTurnID(), index: index), to: thread.id)
+            }
+        }
+        // Fold the WAL into the main file, then cut the file in half.
+        let checkpoint = try SQLiteRuntimeStateStore(path: path)
+        try checkpoint.database.withWriter { connection throws(SQLiteStoreError) in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        let url = URL(fileURLWithPath: path)
+        let whole = try Data(contentsOf: url)
+        let half = whole.prefix(whole.count / 2)
+        Self.remove(path)
+        try half.write(to: url)
+        let reopened = Result { try SQLiteRuntimeStateStore(path: path) }
+        switch reopened {
+        case .failure(let error as SQLiteStoreError):
+            #expect(error.code == .corrupt)
+        case .failure(let error):
+            Issue.record("untyped error \(error)")
+        case .success(let store):
+            // SQLite may open a truncated file lazily: the damage must then surface as a typed error.
+            let check = try? await store.integrityCheck()
+            let read = await #expect(throws: SQLiteStoreError.self) {
+                for thread in try await store.threads() { _ = try await store.history(of: thread.id, query: .init(limit: 10_000)) }
+                if check != ["ok"] { throw SQLiteStoreError(code: .corrupt, message: "integrity check failed") }
+            }
+            #expect(read?.code == .corrupt)
+        }
+        #expect(try Data(contentsOf: url) == half)
+    }
+
+    static func remove(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+}

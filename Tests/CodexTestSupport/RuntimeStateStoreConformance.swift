@@ -1,0 +1,131 @@
+public import CodexCore
+import Foundation
+
+/// The behaviour every ``CodexCore/RuntimeStateStore`` must have, as a reusable check: the SQLite store
+/// runs it against a file and `:memory:`, the in-memory store of the runtime will run it too. Each check
+/// returns the list of broken expectations (empty when the store conforms).
+public enum RuntimeStateStoreConformance {
+    /// Names and runs every check; returns `"check: problem"` lines.
+    public static func run(_ makeStore: () throws -> any RuntimeStateStore) async throws -> [String] {
+        var problems: [String] = []
+        for (name, check) in checks {
+            for problem in try await check(try makeStore()) { problems.append("\(name): \(problem)") }
+        }
+        return problems
+    }
+
+    /// A realistic history: a user message, a reasoning item, a tool call and its result, an assistant
+    /// answer with a phase, and a turn-completed event.
+    public static func sampleHistory(thread: AgentThreadID, turn: AgentTurnID, index: Int = 0) -> [AgentHistoryItem] {
+        let created = Date(timeIntervalSince1970: 1_800_000_000 + Double(index))
+        let invocation = ToolInvocation(id: ToolInvocationID(rawValue: "call_\(index)"), toolName: "lookup_order", arguments: #"{"order":\#(index)}"#)
+        return [
+            .message(AgentMessage(threadID: thread, role: .user, text: "Where is order \(index)?", createdAt: created)),
+            .reasoning(AgentReasoningItem(itemID: "rs_\(index)", summary: ["Look it up."], encryptedContent: "gAAAA\(index)")),
+            .toolCall(invocation),
+            .toolResult(.success(invocation, text: "Order \(index) ships Tuesday.")),
+            .message(AgentMessage(threadID: thread, role: .assistant, text: "It ships Tuesday.", phase: .finalAnswer, createdAt: created)),
+            .systemEvent(AgentSystemEvent(type: .turnCompleted, turnID: turn, occurredAt: created)),
+        ]
+    }
+
+    static let checks: [(String, @Sendable (any RuntimeStateStore) async throws -> [String])] = [
+        ("threadsRoundTripAndSortByUpdate", threadsRoundTripAndSortByUpdate),
+        ("historyKeepsOrderAndPagesBothWays", historyKeepsOrderAndPagesBothWays),
+        ("appendingToAMissingThreadFailsAndWritesNothing", appendingToAMissingThreadFailsAndWritesNothing),
+        ("deletingAThreadRemovesEverythingItOwns", deletingAThreadRemovesEverythingItOwns),
+        ("turnsKeepTheLatestAndUpdateInPlace", turnsKeepTheLatestAndUpdateInPlace),
+    ]
+
+    static func threadsRoundTripAndSortByUpdate(_ store: any RuntimeStateStore) async throws -> [String] {
+        var problems: [String] = []
+        let old = AgentThread(title: "old", configuration: .init(), accountBinding: "chatgpt:a", createdAt: Date(timeIntervalSince1970: 1_800_000_000))
+        var recent = AgentThread(title: "recent", skillIDs: ["triage"], createdAt: Date(timeIntervalSince1970: 1_800_000_100))
+        try await store.upsertThread(old)
+        try await store.upsertThread(recent)
+        if try await store.thread(old.id) != old { problems.append("a thread did not round-trip") }
+        if try await store.threads().map(\.id) != [recent.id, old.id] { problems.append("threads are not most recently updated first") }
+        recent.title = "renamed"
+        recent.updatedAt = Date(timeIntervalSince1970: 1_800_000_000 - 1)
+        try await store.upsertThread(recent)
+        if try await store.thread(recent.id)?.title != "renamed" { problems.append("upsert did not replace") }
+        if try await store.threads().map(\.id) != [old.id, recent.id] { problems.append("order did not follow the new update time") }
+        if try await store.thread(AgentThreadID()) != nil { problems.append("an unknown thread was found") }
+        return problems
+    }
+
+    static func historyKeepsOrderAndPagesBothWays(_ store: any RuntimeStateStore) async throws -> [String] {
+        var problems: [String] = []
+        let thread = AgentThread()
+        try await store.upsertThread(thread)
+        var all: [AgentHistoryItem] = []
+        for index in 0..<5 {
+            let items = sampleHistory(thread: thread.id, turn: AgentTurnID(), index: index)
+            try await store.appendHistory(items, to: thread.id)
+            all += items
+        }
+        var forward: [AgentHistoryItem] = []
+        var cursor: String?
+        var pages = 0
+        repeat {
+            let page = try await store.history(of: thread.id, query: AgentHistoryQuery(limit: 7, direction: .forward, cursor: cursor))
+            forward += page.items
+            cursor = page.nextCursor
+            pages += 1
+        } while cursor != nil && pages < 100
+        if forward != all { problems.append("forward paging returned \(forward.count) items, not the \(all.count) appended in order") }
+        if pages != 5 { problems.append("30 items in pages of 7 took \(pages) pages, not 5") }
+        let newest = try await store.history(of: thread.id, query: AgentHistoryQuery(limit: 4, direction: .backward))
+        if newest.items != Array(all.suffix(4).reversed()) { problems.append("backward paging is not newest first") }
+        if newest.nextCursor == nil { problems.append("backward paging lost its cursor") }
+        let whole = try await store.history(of: thread.id, query: AgentHistoryQuery())
+        if whole.items.count != 30 || whole.nextCursor != nil { problems.append("the default page is not the whole short history") }
+        if case .message(let answer) = whole.items[4], answer.phase != .finalAnswer { problems.append("a message phase was lost") }
+        return problems
+    }
+
+    static func appendingToAMissingThreadFailsAndWritesNothing(_ store: any RuntimeStateStore) async throws -> [String] {
+        let missing = AgentThreadID()
+        do {
+            try await store.appendHistory(sampleHistory(thread: missing, turn: AgentTurnID()), to: missing)
+            return ["appending to a missing thread succeeded"]
+        } catch {
+            let page = try await store.history(of: missing, query: AgentHistoryQuery())
+            return page.items.isEmpty ? [] : ["a failed append left items behind"]
+        }
+    }
+
+    static func deletingAThreadRemovesEverythingItOwns(_ store: any RuntimeStateStore) async throws -> [String] {
+        var problems: [String] = []
+        let doomed = AgentThread()
+        let kept = AgentThread()
+        for thread in [doomed, kept] {
+            try await store.upsertThread(thread)
+            try await store.appendHistory(sampleHistory(thread: thread.id, turn: AgentTurnID()), to: thread.id)
+            try await store.upsertTurn(AgentTurn(threadID: thread.id, status: .completed))
+        }
+        try await store.deleteThread(doomed.id)
+        if try await store.thread(doomed.id) != nil { problems.append("the thread survived") }
+        if try await !store.history(of: doomed.id, query: AgentHistoryQuery()).items.isEmpty { problems.append("its history survived") }
+        if try await store.latestTurn(of: doomed.id) != nil { problems.append("its turns survived") }
+        if try await store.history(of: kept.id, query: AgentHistoryQuery()).items.count != 6 { problems.append("another thread's history was touched") }
+        try await store.deleteThread(doomed.id)
+        return problems
+    }
+
+    static func turnsKeepTheLatestAndUpdateInPlace(_ store: any RuntimeStateStore) async throws -> [String] {
+        var problems: [String] = []
+        let thread = AgentThread()
+        try await store.upsertThread(thread)
+        let first = AgentTurn(threadID: thread.id, status: .completed, startedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        var second = AgentTurn(threadID: thread.id, status: .running, startedAt: Date(timeIntervalSince1970: 1_800_000_010))
+        try await store.upsertTurn(first)
+        try await store.upsertTurn(second)
+        if try await store.latestTurn(of: thread.id) != second { problems.append("the latest turn is not the newest") }
+        second.status = .interrupted
+        second.finishedAt = Date(timeIntervalSince1970: 1_800_000_020)
+        try await store.upsertTurn(second)
+        if try await store.latestTurn(of: thread.id)?.status != .interrupted { problems.append("a turn update did not replace it") }
+        return problems
+    }
+}
