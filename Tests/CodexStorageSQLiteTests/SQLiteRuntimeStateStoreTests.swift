@@ -95,3 +95,20 @@ import Testing
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 }
+
+@Suite struct SQLiteReplayIntegrityTests {
+    @Test func aStoredHistoryCutMidToolCallIsRefusedNotSent() async throws {
+        let store = try SQLiteRuntimeStateStore(path: ":memory:")
+        let thread = AgentThread()
+        try await store.upsertThread(thread)
+        let complete = RuntimeStateStoreConformance.sampleHistory(thread: thread.id, turn: AgentTurnID())
+        try await store.appendHistory(complete, to: thread.id)
+        #expect(try await store.replayableHistory(of: thread.id) == complete)
+        // The next turn was interrupted after its tool call was stored, before its result.
+        let cut = Array(RuntimeStateStoreConformance.sampleHistory(thread: thread.id, turn: AgentTurnID(), index: 1).prefix(3))
+        try await store.appendHistory(cut, to: thread.id)
+        let error = await #expect(throws: AgentRuntimeError.self) { try await store.replayableHistory(of: thread.id) }
+        #expect(error?.code == .historyReplayInvalid)
+        #expect(error?.message == "history item 8: a tool call has no result")
+    }
+}

@@ -88,6 +88,9 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         public static let cancelled: Code = "cancelled"
         /// A stored record could not be read.
         public static let storageFailure: Code = "storage_failure"
+        /// A stored history is not a valid Responses input (an unanswered tool call, an orphaned
+        /// reasoning item, a result without its call); it is refused rather than sent.
+        public static let historyReplayInvalid: Code = "history_replay_invalid"
         /// An SSE event grew past the configured maximum size.
         public static let sseEventTooLarge: Code = "sse_event_too_large"
         /// A stream event's JSON could not be parsed.
