@@ -72,9 +72,16 @@ let package = Package(
             dependencies: ["CodexRecovery", "CodexTransport", "CodexCore", "CodexSchema", "CodexTestSupport", "RecoveryFixture"],
             swiftSettings: swiftSettings
         ),
+        // Appends to a shared database from another process (concurrency and SIGKILL tests).
+        .executableTarget(
+            name: "StorageFixture",
+            dependencies: ["CodexStorageSQLite", "CodexCore"],
+            path: "Tests/StorageFixture",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CodexStorageSQLiteTests",
-            dependencies: ["CodexStorageSQLite", "CodexCore", "CodexTestSupport"],
+            dependencies: ["CodexStorageSQLite", "CodexCore", "CodexTestSupport", "StorageFixture"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CodexTestSupportTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),

@@ -4,55 +4,14 @@ import Foundation
 
 /// Launches the `RecoveryFixture` executable (built next to the test bundle) as a real child process.
 enum FixtureProcess {
-    struct Outcome {
-        /// The exit status, or the signal number when `killed`.
-        let status: Int32
-        /// Whether the process died from a signal.
-        let killed: Bool
-        let stdout: String
-        let stderr: String
-    }
+    typealias Outcome = ChildProcess.Outcome
 
-    static let executable: URL = {
-        let bundle = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
-        var directory = bundle.deletingLastPathComponent()
-        while directory.path != "/" && !FileManager.default.fileExists(atPath: directory.appendingPathComponent("RecoveryFixture").path) {
-            directory = directory.deletingLastPathComponent()
-        }
-        return directory.appendingPathComponent("RecoveryFixture")
-    }()
+    static let executable = ChildProcess.product("RecoveryFixture")
 
-    /// Runs the fixture and awaits its end without holding a cooperative-pool thread; `started` is
-    /// called with the child's process ID once it runs.
     static func run(
         executable: URL = FixtureProcess.executable, _ arguments: [String], started: @Sendable (Int32) async -> Void = { _ in }
     ) async throws -> Outcome {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-out-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let out = scratch.appendingPathComponent("out")
-        let err = scratch.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice
-        let ended = AsyncStream<Void> { continuation in
-            process.terminationHandler = { _ in
-                continuation.yield()
-                continuation.finish()
-            }
-        }
-        try process.run()
-        await started(process.processIdentifier)
-        for await _ in ended {}
-        return Outcome(
-            status: process.terminationStatus, killed: process.terminationReason == .uncaughtSignal,
-            stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self), stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self)
-        )
+        try await ChildProcess.run(executable, arguments, started: started)
     }
 }
 

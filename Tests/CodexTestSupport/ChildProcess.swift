@@ -1,0 +1,59 @@
+public import Foundation
+
+/// Runs a built executable (a test fixture next to the test bundle) as a real child process, awaiting
+/// its end without holding a thread of Swift's cooperative pool.
+public enum ChildProcess {
+    /// How a child ended.
+    public struct Outcome: Sendable {
+        /// The exit status, or the signal number when `killed`.
+        public let status: Int32
+        /// Whether the child died from a signal.
+        public let killed: Bool
+        /// Its standard output.
+        public let stdout: String
+        /// Its standard error.
+        public let stderr: String
+    }
+
+    /// The executable `name` in the build products directory of the running test bundle.
+    public static func product(_ name: String) -> URL {
+        let bundle = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        var directory = bundle.deletingLastPathComponent()
+        while directory.path != "/" && !FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path) {
+            directory = directory.deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent(name)
+    }
+
+    /// Runs `executable` with `arguments`; `started` gets the child's process ID once it runs.
+    public static func run(
+        _ executable: URL, _ arguments: [String], started: @Sendable (Int32) async -> Void = { _ in }
+    ) async throws -> Outcome {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("child-out-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let out = scratch.appendingPathComponent("out")
+        let err = scratch.appendingPathComponent("err")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        process.standardInput = FileHandle.nullDevice
+        let ended = AsyncStream<Void> { continuation in
+            process.terminationHandler = { _ in
+                continuation.yield()
+                continuation.finish()
+            }
+        }
+        try process.run()
+        await started(process.processIdentifier)
+        for await _ in ended {}
+        return Outcome(
+            status: process.terminationStatus, killed: process.terminationReason == .uncaughtSignal,
+            stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self), stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self)
+        )
+    }
+}
