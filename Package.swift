@@ -44,7 +44,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "codexctl",
-            dependencies: ["CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery"],
+            dependencies: ["CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery", "CodexStorageSQLite"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -6,9 +6,10 @@ enum BenchCommand: CLICommand {
         usage: "codexctl bench <suite> [--json]",
         subcommands: [("schema", "JSON parsing and schema validation throughput."), ("sse", "SSE framing, event decoding and streaming throughput."),
                       ("recovery", "Structured-recovery lifecycles, fsyncs per lifecycle, inventory at 10,000 operations."),
+                      ("storage", "SQLite state store: appends, restore and paging next to raw SQLite loops."),
                       ("sse-client", "The client half of 'bench sse' (run by it).")]
     )
-    static var subcommands: [any CLICommand.Type] { [SchemaBenchCommand.self, SSEBenchCommand.self, RecoveryBenchCommand.self, SSEClientBenchCommand.self] }
+    static var subcommands: [any CLICommand.Type] { [SchemaBenchCommand.self, SSEBenchCommand.self, RecoveryBenchCommand.self, StorageBenchCommand.self, SSEClientBenchCommand.self] }
 
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
 }

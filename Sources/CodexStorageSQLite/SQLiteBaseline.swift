@@ -1,0 +1,65 @@
+public import CodexCore
+import Foundation
+
+/// The raw prepared-statement loops `codexctl bench storage` compares the store with: the same SQLite
+/// settings (WAL, `synchronous=FULL`) and the same row bytes, but no encoding, no decoding and no
+/// store logic. For benchmarks only.
+public enum SQLiteBaseline {
+    /// Inserts `bodies` into a fresh table of the database at `path`, `perTransaction` rows per
+    /// transaction; returns the seconds taken.
+    /// - Throws: ``SQLiteStoreError``.
+    public static func insertLoop(path: String, bodies: [[UInt8]], perTransaction: Int) throws -> Double {
+        let connection = try SQLiteConnection(path: path, create: true)
+        try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
+        try connection.execute("CREATE TABLE IF NOT EXISTS raw_items (thread_id TEXT NOT NULL, position INTEGER NOT NULL, kind TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (thread_id, position)) WITHOUT ROWID")
+        let clock = ContinuousClock()
+        let started = clock.now
+        var position: Int64 = 0
+        var index = 0
+        while index < bodies.count {
+            try connection.execute("BEGIN IMMEDIATE")
+            for body in bodies[index..<min(bodies.count, index + max(1, perTransaction))] {
+                position += 1
+                try connection.run(
+                    "INSERT INTO raw_items(thread_id, position, kind, body) VALUES (?, ?, ?, ?)",
+                    [.text("raw"), .integer(position), .text("message"), .blob(body)]
+                )
+            }
+            try connection.execute("COMMIT")
+            index += max(1, perTransaction)
+        }
+        return seconds(clock.now - started)
+    }
+
+    /// Selects the first `count` rows written by ``insertLoop(path:bodies:perTransaction:)`` in order;
+    /// returns the seconds taken and the bytes read.
+    /// - Throws: ``SQLiteStoreError``.
+    public static func selectLoop(path: String, count: Int) throws -> (seconds: Double, bytes: Int) {
+        let connection = try SQLiteConnection(path: path, create: false)
+        let clock = ContinuousClock()
+        let started = clock.now
+        var bytes = 0
+        try connection.execute("BEGIN")
+        try connection.run("SELECT body FROM raw_items WHERE thread_id = ? ORDER BY position LIMIT ?", [.text("raw"), .integer(Int64(count))]) { row throws(SQLiteStoreError) in
+            bytes += row.blob(0).count
+        }
+        try connection.execute("COMMIT")
+        return (seconds(clock.now - started), bytes)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+extension SQLiteRuntimeStateStore {
+    /// The encoded bytes the store writes for one history item (for benchmark baselines).
+    public static func encodedBody(of item: AgentHistoryItem) throws -> [UInt8] {
+        try encode(item)
+    }
+
+    /// Folds the write-ahead log into the database file (`PRAGMA wal_checkpoint(TRUNCATE)`).
+    public func checkpoint() throws {
+        try database.withWriter { connection throws(SQLiteStoreError) in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+}

@@ -1,0 +1,145 @@
+import CodexCore
+import CodexStorageSQLite
+import Foundation
+
+/// `codexctl bench storage`: history appends (single and batched), restore and paging of the SQLite
+/// state store, each next to a raw prepared-statement loop over the same rows.
+enum StorageBenchCommand: CLICommand {
+    static let name = "storage"
+    static let help = CommandHelp(
+        overview: """
+        Append realistic history items (~300 bytes: user and assistant messages, function calls and outputs) one \
+        transaction per item and 10 per transaction, restore a 10,000-item thread and page through it, each next to a \
+        raw prepared-statement loop doing the same inserts or selects in the same run. WAL, synchronous=FULL.
+        """,
+        usage: "codexctl bench storage [--json] [--items <n>] [--restore <n>] [--directory <dir>]",
+        options: [
+            ("--json", "Print one JSON object (the shared benchmark shape)."),
+            ("--items <n>", "Items appended per mode (default 100000)."),
+            ("--restore <n>", "Items in the restored thread (default 10000)."),
+            ("--directory <dir>", "Where the databases go (default the temporary directory)."),
+        ]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--items", "--restore", "--directory"])
+        } catch {
+            return Console.usageFailure(error.message, help: help)
+        }
+        guard let items = Int(parsed.options["--items"] ?? "100000"), items >= 10, let restore = Int(parsed.options["--restore"] ?? "10000"), restore > 0 else {
+            return Console.usageFailure("--items must be at least 10 and --restore positive", help: help)
+        }
+        let base = parsed.options["--directory"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory
+        let directory = base.appendingPathComponent("codexkit-bench-storage-\(UUID().uuidString.lowercased())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let report = try await StorageBenchmark(directory: directory, items: items, restoreItems: restore).run()
+            report.print(json: parsed.has("--json"))
+            return Console.Status.success
+        } catch {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        }
+    }
+}
+
+/// The storage measurements.
+struct StorageBenchmark {
+    let directory: URL
+    let items: Int
+    let restoreItems: Int
+
+    /// Realistic items of about 300 encoded bytes, cycling through four kinds.
+    static func item(_ index: Int, thread: AgentThreadID) -> AgentHistoryItem {
+        let created = Date(timeIntervalSince1970: 1_800_000_000 + Double(index))
+        let invocation = ToolInvocation(
+            id: ToolInvocationID(rawValue: "call_\(index)"), toolName: "lookup_order", arguments: #"{"order_id":"A-\#(index)","include":"tracking"}"#
+        )
+        switch index % 4 {
+        case 0: return .message(AgentMessage(threadID: thread, role: .user, text: "Where is my order A-\(index)? It was due yesterday.", createdAt: created))
+        case 1: return .toolCall(invocation)
+        case 2: return .toolResult(.success(invocation, text: "Order A-\(index): shipped, carrier DHL, arriving Tuesday."))
+        default:
+            return .message(AgentMessage(
+                threadID: thread, role: .assistant, text: "Your order A-\(index) shipped and arrives Tuesday.", phase: .finalAnswer, createdAt: created
+            ))
+        }
+    }
+
+    func run() async throws -> BenchReport {
+        var report = BenchReport(suite: "storage")
+        let thread = AgentThreadID()
+        let all = (0..<items).map { Self.item($0, thread: thread) }
+        let bodies = try all.map(SQLiteRuntimeStateStore.encodedBody(of:))
+
+        for (mode, perTransaction) in [("1 item per transaction", 1), ("10 items per transaction", 10)] {
+            let path = directory.appendingPathComponent("store-\(perTransaction).sqlite").path
+            let store = try SQLiteRuntimeStateStore(path: path)
+            try await store.upsertThread(AgentThread(id: thread))
+            let clock = ContinuousClock()
+            let started = clock.now
+            var index = 0
+            while index < all.count {
+                try await store.appendHistory(Array(all[index..<min(all.count, index + perTransaction)]), to: thread)
+                index += perTransaction
+            }
+            let storeSeconds = Self.seconds(clock.now - started)
+            let rawSeconds = try SQLiteBaseline.insertLoop(
+                path: directory.appendingPathComponent("raw-\(perTransaction).sqlite").path, bodies: bodies, perTransaction: perTransaction
+            )
+            report.results.append(BenchResult(
+                name: "append", mode: mode, metric: "throughput", value: Double(items) / storeSeconds, unit: "items/s",
+                baseline: ("raw prepared-statement loop", Double(items) / rawSeconds)
+            ))
+            if perTransaction == 10 {
+                try store.checkpoint()
+                let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+                report.results.append(BenchResult(name: "database", mode: "bytes per item", metric: "size", value: Double(size) / Double(items), unit: "bytes"))
+                try await measureRestore(store, thread: thread, rawPath: directory.appendingPathComponent("raw-10.sqlite").path, into: &report)
+            }
+        }
+        report.notes.append("journal_mode=WAL, synchronous=FULL (a committed item survives power loss); SQLite \(SQLiteRuntimeStateStore.sqliteVersion)")
+        return report
+    }
+
+    private func measureRestore(_ store: SQLiteRuntimeStateStore, thread: AgentThreadID, rawPath: String, into report: inout BenchReport) async throws {
+        let count = min(restoreItems, items)
+        let clock = ContinuousClock()
+        var times: [Double] = []
+        var raw: [Double] = []
+        for _ in 0..<5 {
+            let started = clock.now
+            let page = try await store.history(of: thread, query: AgentHistoryQuery(limit: count))
+            times.append(Self.seconds(clock.now - started))
+            guard page.items.count == count else { throw SQLiteStoreError(code: .failure, message: "restore returned \(page.items.count) items") }
+            raw.append(try SQLiteBaseline.selectLoop(path: rawPath, count: count).seconds)
+        }
+        report.results.append(BenchResult(
+            name: "restore", mode: "\(count)-item thread", metric: "latency", value: times.sorted()[2] * 1000, unit: "ms",
+            baseline: ("raw select of the same rows (no decoding)", raw.sorted()[2] * 1000)
+        ))
+        var pageTimes: [Double] = []
+        for _ in 0..<3 {
+            let started = clock.now
+            var cursor: String?
+            var seen = 0
+            repeat {
+                let page = try await store.history(of: thread, query: AgentHistoryQuery(limit: AgentHistoryQuery.defaultLimit, cursor: cursor))
+                seen += page.items.count
+                cursor = seen < count ? page.nextCursor : nil
+            } while cursor != nil
+            pageTimes.append(Self.seconds(clock.now - started))
+        }
+        report.results.append(BenchResult(
+            name: "page", mode: "\(count) items in pages of \(AgentHistoryQuery.defaultLimit)", metric: "latency", value: pageTimes.sorted()[1] * 1000, unit: "ms"
+        ))
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
