@@ -87,7 +87,7 @@ let package = Package(
         .testTarget(name: "CodexTestSupportTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "codexctlTests",
-            dependencies: ["codexctl", "CodexTestSupport", "CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery"],
+            dependencies: ["codexctl", "CodexTestSupport", "CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery", "CodexStorageSQLite"],
             swiftSettings: swiftSettings
         ),
     ]

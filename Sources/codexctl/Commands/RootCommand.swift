@@ -13,11 +13,13 @@ enum RootCommand: CLICommand {
             ("models", "List the models available to the signed-in account."),
             ("auth", "Show the sign-in state; sign in with a device code."),
             ("recovery", "Inspect and maintain a structured-recovery store."),
+            ("threads", "Inspect the threads of a SQLite state store."),
+            ("db", "Check or migrate a SQLite state store."),
             ("bench", "Run the benchmarks (build with -c release)."),
             ("help", "Show help for a subcommand."),
         ]
     )
-    static var subcommands: [any CLICommand.Type] { [SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self, AuthCommand.self, RecoveryCommand.self, BenchCommand.self] }
+    static var subcommands: [any CLICommand.Type] { [SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self, AuthCommand.self, RecoveryCommand.self, ThreadsCommand.self, DatabaseCommand.self, BenchCommand.self] }
 
     static func run(_ arguments: [String]) async -> Int32 {
         switch arguments.first {
