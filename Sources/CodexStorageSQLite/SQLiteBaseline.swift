@@ -55,7 +55,7 @@ public enum SQLiteBaseline {
 extension SQLiteRuntimeStateStore {
     /// The encoded bytes the store writes for one history item (for benchmark baselines).
     public static func encodedBody(of item: AgentHistoryItem) throws -> [UInt8] {
-        try encode(item)
+        item.storageRow()
     }
 
     /// Folds the write-ahead log into the database file (`PRAGMA wal_checkpoint(TRUNCATE)`).

@@ -91,7 +91,7 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
     /// Appends history items to a thread, in order, in one transaction.
     /// - Throws: ``SQLiteStoreError`` `thread_not_found` when the thread does not exist.
     public func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws {
-        let rows = try items.map { item in (Self.kind(of: item), try Self.encode(item)) }
+        let rows = items.map { item in (Self.kind(of: item), item.storageRow()) }
         try await database.write { connection throws(SQLiteStoreError) in
             var exists = false
             try connection.run("SELECT 1 FROM threads WHERE id = ?", [.text(thread.rawValue)]) { _ throws(SQLiteStoreError) in exists = true }
@@ -124,7 +124,7 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
             var last: Int64?
             try connection.run(sql, [.text(thread.rawValue), .integer(start), .integer(Int64(limit + 1))]) { row throws(SQLiteStoreError) in
                 guard items.count < limit else { return }
-                items.append(try Self.decode(AgentHistoryItem.self, row.blob(1)))
+                items.append(try Self.decodeItem(row.blob(1)))
                 last = row.integer(0)
             }
             var more = false
@@ -196,6 +196,15 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
             return try JSONDecoder().decode(T.self, from: Data(bytes))
         } catch {
             throw SQLiteStoreError(code: .rowUndecodable, message: "a stored \(T.self) could not be decoded")
+        }
+    }
+
+    /// A history row: the compact storage form (``CodexCore/AgentHistoryItem/storageRow()``).
+    static func decodeItem(_ bytes: [UInt8]) throws(SQLiteStoreError) -> AgentHistoryItem {
+        do {
+            return try AgentHistoryItem(storageRow: bytes)
+        } catch {
+            throw SQLiteStoreError(code: .rowUndecodable, message: "a stored history item could not be decoded")
         }
     }
 
