@@ -16,12 +16,15 @@ import Foundation
 /// ``SQLiteStoreError`` and is never recreated.
 public final class SQLiteRuntimeStateStore: RuntimeStateStore {
     let database: SQLiteDatabase
+    /// Image blobs (`<path>.attachments/`); `nil` for `:memory:`, which keeps images inside the rows.
+    let attachments: SQLiteAttachmentFiles?
 
     /// Opens (creating if missing) the database at `path`, or a private in-memory one for `":memory:"`,
     /// and applies pending migrations.
     /// - Throws: ``SQLiteStoreError`` (`sqlite_open_failed`, `sqlite_corrupt`, `sqlite_schema_too_new`, …).
     public init(path: String) throws(SQLiteStoreError) {
         database = try SQLiteDatabase(path: path)
+        attachments = path == ":memory:" ? nil : SQLiteAttachmentFiles(directory: URL(fileURLWithPath: path + ".attachments"))
         try database.withWriter { connection throws(SQLiteStoreError) in try SQLiteMigrations.migrate(connection) }
     }
 
@@ -79,11 +82,43 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
         }
     }
 
-    /// Deletes a thread with its history and turns (nothing happens when it does not exist).
+    /// Deletes a thread with its history, turns and the image blobs no other row refers to (nothing
+    /// happens when it does not exist). Blobs are removed after the commit; a crash in between leaves
+    /// orphans for ``sweepOrphanedAttachments()``, never a row without its blob.
     public func deleteThread(_ id: AgentThreadID) async throws {
-        try await database.write { connection throws(SQLiteStoreError) in
+        let unreferenced = try await database.write { connection throws(SQLiteStoreError) -> [String] in
+            var keys: [String] = []
+            try connection.run("SELECT DISTINCT storage_key FROM history_images WHERE thread_id = ?", [.text(id.rawValue)]) { row throws(SQLiteStoreError) in
+                keys.append(row.text(0) ?? "")
+            }
             try connection.run("DELETE FROM threads WHERE id = ?", [.text(id.rawValue)])
+            var unreferenced: [String] = []
+            for key in keys where try !Self.isReferenced(key, connection) { unreferenced.append(key) }
+            return unreferenced
         }
+        for key in unreferenced { attachments?.remove(key) }
+    }
+
+    /// Removes image blobs that no row refers to (left by a crash between a thread's deletion and its
+    /// blob cleanup), inside a write transaction so no append can be committing a reference meanwhile.
+    /// - Returns: How many blobs were removed.
+    @discardableResult
+    public func sweepOrphanedAttachments() async throws -> Int {
+        guard let attachments else { return 0 }
+        return try await database.write { connection throws(SQLiteStoreError) -> Int in
+            var removed = 0
+            for key in attachments.keys() where try !Self.isReferenced(key, connection) {
+                attachments.remove(key)
+                removed += 1
+            }
+            return removed
+        }
+    }
+
+    static func isReferenced(_ key: String, _ connection: SQLiteConnection) throws(SQLiteStoreError) -> Bool {
+        var referenced = false
+        try connection.run("SELECT 1 FROM history_images WHERE storage_key = ? LIMIT 1", [.text(key)]) { _ throws(SQLiteStoreError) in referenced = true }
+        return referenced
     }
 
     // MARK: - History
@@ -91,7 +126,17 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
     /// Appends history items to a thread, in order, in one transaction.
     /// - Throws: ``SQLiteStoreError`` `thread_not_found` when the thread does not exist.
     public func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws {
-        let rows = items.map { item in (Self.kind(of: item), item.storageRow()) }
+        let attachments = self.attachments
+        // Images leave the row for content-addressed blobs (when the store has a directory for them).
+        let rows = items.map { item -> (kind: String, body: [UInt8], images: [AgentImageAttachment]) in
+            guard attachments != nil, case .message(var message) = item, !message.images.isEmpty else {
+                return (Self.kind(of: item), item.storageRow(), [])
+            }
+            let images = message.images
+            message.images = []
+            return (Self.kind(of: item), AgentHistoryItem.message(message).storageRow(), images)
+        }
+        let metadata = try rows.map { row in try row.images.map { image in try image.generationMetadata.map(Self.encode) } }
         try await database.write { connection throws(SQLiteStoreError) in
             var exists = false
             try connection.run("SELECT 1 FROM threads WHERE id = ?", [.text(thread.rawValue)]) { _ throws(SQLiteStoreError) in exists = true }
@@ -100,12 +145,22 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
             try connection.run("SELECT COALESCE(MAX(position), 0) FROM history_items WHERE thread_id = ?", [.text(thread.rawValue)]) { row throws(SQLiteStoreError) in
                 next = row.integer(0)
             }
-            for (kind, body) in rows {
+            for (index, row) in rows.enumerated() {
                 next += 1
                 try connection.run(
                     "INSERT INTO history_items(thread_id, position, kind, body) VALUES (?, ?, ?, ?)",
-                    [.text(thread.rawValue), .integer(next), .text(kind), .blob(body)]
+                    [.text(thread.rawValue), .integer(next), .text(row.kind), .blob(row.body)]
                 )
+                for (ordinal, image) in row.images.enumerated() {
+                    // The blob is durable before the row that refers to it commits.
+                    let key = SQLiteAttachmentFiles.key(of: image.data)
+                    try attachments?.store(image.data, key: key)
+                    try connection.run(
+                        "INSERT INTO history_images(thread_id, position, ordinal, attachment_id, mime_type, storage_key, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [.text(thread.rawValue), .integer(next), .integer(Int64(ordinal)), .text(image.id.rawValue), .text(image.mimeType), .text(key),
+                         metadata[index][ordinal].map(SQLiteValue.blob) ?? .null]
+                    )
+                }
             }
         }
     }
@@ -119,13 +174,19 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
             ? "SELECT position, body FROM history_items WHERE thread_id = ? AND position > ? ORDER BY position LIMIT ?"
             : "SELECT position, body FROM history_items WHERE thread_id = ? AND position < ? ORDER BY position DESC LIMIT ?"
         let start = cursor ?? (forward ? 0 : Int64.max)
+        let attachments = self.attachments
         return try await database.read { connection throws(SQLiteStoreError) in
             var items: [AgentHistoryItem] = []
+            var positions: [Int64] = []
             var last: Int64?
             try connection.run(sql, [.text(thread.rawValue), .integer(start), .integer(Int64(limit + 1))]) { row throws(SQLiteStoreError) in
                 guard items.count < limit else { return }
                 items.append(try Self.decodeItem(row.blob(1)))
+                positions.append(row.integer(0))
                 last = row.integer(0)
+            }
+            if let attachments, let low = positions.min(), let high = positions.max() {
+                try Self.reattachImages(&items, positions: positions, range: low...high, thread: thread, attachments: attachments, connection)
             }
             var more = false
             if let last {
@@ -178,6 +239,31 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
                 turn = try Self.decode(AgentTurn.self, row.blob(0))
             }
             return turn
+        }
+    }
+
+    /// Puts back the images of the messages in `items` (at `positions`) from their blobs.
+    static func reattachImages(
+        _ items: inout [AgentHistoryItem], positions: [Int64], range: ClosedRange<Int64>, thread: AgentThreadID,
+        attachments: SQLiteAttachmentFiles, _ connection: SQLiteConnection
+    ) throws(SQLiteStoreError) {
+        var images: [Int64: [AgentImageAttachment]] = [:]
+        try connection.run(
+            "SELECT position, attachment_id, mime_type, storage_key, metadata FROM history_images WHERE thread_id = ? AND position BETWEEN ? AND ? ORDER BY position, ordinal",
+            [.text(thread.rawValue), .integer(range.lowerBound), .integer(range.upperBound)]
+        ) { row throws(SQLiteStoreError) in
+            let data = try attachments.load(row.text(3) ?? "")
+            let metadata = row.isNull(4) ? nil : try decode(AgentImageAttachment.GenerationMetadata.self, row.blob(4))
+            images[row.integer(0), default: []].append(AgentImageAttachment(
+                id: AgentAttachmentID(rawValue: row.text(1) ?? ""), data: data, mimeType: row.text(2) ?? "", generationMetadata: metadata
+            ))
+        }
+        guard !images.isEmpty else { return }
+        for (index, position) in positions.enumerated() {
+            if let found = images[position], case .message(var message) = items[index] {
+                message.images = found
+                items[index] = .message(message)
+            }
         }
     }
 

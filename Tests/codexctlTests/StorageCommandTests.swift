@@ -41,7 +41,7 @@ import Testing
         #expect(check.status == 0, "\(check.stderr)")
         let checked = try JSONValue(parsing: check.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(checked["integrity"] == .array(["ok"]))
-        #expect(checked["schemaVersion"] == 1)
+        #expect(checked["schemaVersion"] == 2)
 
         #expect(try await CommandRunner.codexctl(["threads", "delete", id, "--db", path]).stdout == "deleted\n")
         #expect(try await CommandRunner.codexctl(["threads", "list", "--db", path]).stdout == "0 threads\n")

@@ -32,6 +32,20 @@ enum SQLiteMigrations {
             );
             CREATE INDEX turns_by_thread ON turns(thread_id, started_at);
             """),
+        Migration(position: 2, name: "create_history_images", sql: """
+            CREATE TABLE history_images (
+                thread_id TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                ordinal INTEGER NOT NULL,
+                attachment_id TEXT NOT NULL,
+                mime_type TEXT NOT NULL,
+                storage_key TEXT NOT NULL,
+                metadata BLOB,
+                PRIMARY KEY (thread_id, position, ordinal),
+                FOREIGN KEY (thread_id, position) REFERENCES history_items(thread_id, position) ON DELETE CASCADE
+            ) WITHOUT ROWID;
+            CREATE INDEX history_images_by_key ON history_images(storage_key);
+            """),
     ]
 
     /// Applies every migration not yet recorded, each in its own transaction; refuses a database that
