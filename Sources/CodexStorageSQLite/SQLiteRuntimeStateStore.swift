@@ -96,7 +96,12 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
             for key in keys where try !Self.isReferenced(key, connection) { unreferenced.append(key) }
             return unreferenced
         }
-        for key in unreferenced { attachments?.remove(key) }
+        guard let attachments, !unreferenced.isEmpty else { return }
+        // Unlink under the write lock, re-checking each key: another process may have committed a new
+        // reference to the same bytes since (its blob write skipped the existing file).
+        try await database.write { connection throws(SQLiteStoreError) in
+            for key in unreferenced where try !Self.isReferenced(key, connection) { attachments.remove(key) }
+        }
     }
 
     /// Removes image blobs that no row refers to (left by a crash between a thread's deletion and its
@@ -167,8 +172,14 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
 
     /// One page of a thread's history; the cursor is the position of the last item returned.
     public func history(of thread: AgentThreadID, query: AgentHistoryQuery) async throws -> AgentHistoryPage {
-        let limit = max(1, query.limit)
-        let cursor = query.cursor.flatMap { Int64($0) }
+        let limit = min(max(1, query.limit), 1 << 30)
+        var cursor: Int64?
+        if let text = query.cursor {
+            guard let value = Int64(text), value >= 0 else {
+                throw SQLiteStoreError(code: .failure, message: "the history cursor is not one this store issued")
+            }
+            cursor = value
+        }
         let forward = query.direction == .forward
         let sql = forward
             ? "SELECT position, body FROM history_items WHERE thread_id = ? AND position > ? ORDER BY position LIMIT ?"
@@ -179,7 +190,7 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
             var items: [AgentHistoryItem] = []
             var positions: [Int64] = []
             var last: Int64?
-            try connection.run(sql, [.text(thread.rawValue), .integer(start), .integer(Int64(limit + 1))]) { row throws(SQLiteStoreError) in
+            try connection.run(sql, [.text(thread.rawValue), .integer(start), .integer(Int64(limit))]) { row throws(SQLiteStoreError) in
                 guard items.count < limit else { return }
                 items.append(try Self.decodeItem(row.blob(1)))
                 positions.append(row.integer(0))

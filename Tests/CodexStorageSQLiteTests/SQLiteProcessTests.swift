@@ -14,7 +14,7 @@ import Testing
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("codexkit-shared-\(UUID().uuidString).sqlite").path
         defer { SQLiteRuntimeStateStoreTests.remove(path) }
         let thread = AgentThreadID()
-        _ = try SQLiteRuntimeStateStore(path: path)
+        // No database yet: both processes create, switch to WAL and migrate it at the same moment.
         async let first = ChildProcess.run(Self.fixture, ["--db", path, "--thread", thread.rawValue, "--writer", "a", "--seconds", "5"])
         async let second = ChildProcess.run(Self.fixture, ["--db", path, "--thread", thread.rawValue, "--writer", "b", "--seconds", "5"])
         let outcomes = try await [first, second]

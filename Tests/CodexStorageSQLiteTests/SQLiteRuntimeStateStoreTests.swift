@@ -112,3 +112,24 @@ import Testing
         #expect(error?.message == "history item 8: a tool call has no result")
     }
 }
+
+@Suite struct SQLiteEdgeCaseTests {
+    @Test func hugeLimitsBadCursorsAndNULBytesAreHandled() async throws {
+        let store = try SQLiteRuntimeStateStore(path: ":memory:")
+        let plain = AgentThread(id: AgentThreadID(rawValue: "a"))
+        let withNUL = AgentThread(id: AgentThreadID(rawValue: "a\0x"))
+        try await store.upsertThread(plain)
+        try await store.upsertThread(withNUL)
+        try await store.appendHistory(RuntimeStateStoreConformance.sampleHistory(thread: plain.id, turn: AgentTurnID()), to: plain.id)
+        #expect(try await store.threads().count == 2)
+        #expect(try await store.thread(withNUL.id)?.id == withNUL.id)
+        #expect(try await store.history(of: withNUL.id, query: .init()).items.isEmpty)
+        let all = try await store.history(of: plain.id, query: AgentHistoryQuery(limit: .max))
+        #expect(all.items.count == 6)
+        #expect(all.nextCursor == nil)
+        let error = await #expect(throws: SQLiteStoreError.self) {
+            try await store.history(of: plain.id, query: AgentHistoryQuery(cursor: "not-a-cursor"))
+        }
+        #expect(error?.message.contains("cursor") == true)
+    }
+}

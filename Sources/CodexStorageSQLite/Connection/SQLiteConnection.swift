@@ -53,7 +53,14 @@ final class SQLiteConnection: @unchecked Sendable {
             case .null: result = sqlite3_bind_null(statement, position)
             case .integer(let number): result = sqlite3_bind_int64(statement, position, number)
             case .real(let number): result = sqlite3_bind_double(statement, position, number)
-            case .text(let text): result = sqlite3_bind_text(statement, position, text, -1, csqlite_transient())
+            case .text(let text):
+                // The explicit byte count keeps text with NUL bytes whole.
+                let bytes = Array(text.utf8) + [0]
+                result = bytes.withUnsafeBytes { buffer in
+                    sqlite3_bind_text(
+                        statement, position, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(buffer.count - 1), csqlite_transient()
+                    )
+                }
             case .blob(let bytes):
                 result = bytes.withUnsafeBytes { sqlite3_bind_blob(statement, position, $0.baseAddress, Int32($0.count), csqlite_transient()) }
             }
@@ -117,7 +124,8 @@ struct SQLiteRow {
 
     func text(_ column: Int32) -> String? {
         guard let pointer = sqlite3_column_text(statement, column) else { return nil }
-        return String(cString: pointer)
+        let count = Int(sqlite3_column_bytes(statement, column))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
     func blob(_ column: Int32) -> [UInt8] {

@@ -70,6 +70,11 @@ enum SQLiteMigrations {
         for migration in all where !applied.keys.contains(migration.position) {
             try connection.execute("BEGIN IMMEDIATE")
             do throws(SQLiteStoreError) {
+                // Another process may have applied it since the first read (two first opens at once).
+                if try recorded(connection)[migration.position] != nil {
+                    try connection.execute("COMMIT")
+                    continue
+                }
                 try connection.execute(migration.sql)
                 try connection.run(
                     "INSERT INTO codex_migrations(position, name, applied_at) VALUES (?, ?, ?)",
