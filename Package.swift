@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "CodexTransport", targets: ["CodexTransport"]),
         .library(name: "CodexRecovery", targets: ["CodexRecovery"]),
         .library(name: "CodexStorageSQLite", targets: ["CodexStorageSQLite"]),
+        .library(name: "CodexRuntime", targets: ["CodexRuntime"]),
         .executable(name: "codexctl", targets: ["codexctl"]),
     ],
     targets: [
@@ -35,6 +36,7 @@ let package = Package(
         // The system SQLite through a module map (DESIGN §2: system libraries only this way).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CodexStorageSQLite", dependencies: ["CodexCore", "CSQLite"], swiftSettings: swiftSettings),
+        .target(name: "CodexRuntime", dependencies: ["CodexCore", "CodexSchema", "CodexTransport", "CodexRecovery"], swiftSettings: swiftSettings),
         // Test support shared by several test targets: the loopback HTTP server, fixture loaders.
         .target(
             name: "CodexTestSupport",
@@ -82,6 +84,11 @@ let package = Package(
         .testTarget(
             name: "CodexStorageSQLiteTests",
             dependencies: ["CodexStorageSQLite", "CodexCore", "CodexTestSupport", "StorageFixture"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CodexRuntimeTests",
+            dependencies: ["CodexRuntime", "CodexCore", "CodexTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CodexTestSupportTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),

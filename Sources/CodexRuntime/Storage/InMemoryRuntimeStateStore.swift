@@ -1,0 +1,100 @@
+public import CodexCore
+import Synchronization
+
+/// A ``CodexCore/RuntimeStateStore`` in memory: for tests, previews and hosts that do not persist. It
+/// behaves like the SQLite store (the same behaviour suite runs against both) and loses everything when
+/// released.
+///
+/// ```swift
+/// let store = InMemoryRuntimeStateStore()
+/// try await store.upsertThread(AgentThread(title: "Scratch"))
+/// ```
+public final class InMemoryRuntimeStateStore: RuntimeStateStore {
+    private struct State {
+        var threads: [AgentThreadID: AgentThread] = [:]
+        var history: [AgentThreadID: [AgentHistoryItem]] = [:]
+        var turns: [AgentThreadID: [AgentTurn]] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates an empty store.
+    public init() {}
+
+    /// All threads, most recently updated first (ties by ID).
+    public func threads() async throws -> [AgentThread] {
+        state.withLock { state in
+            state.threads.values.sorted { ($0.updatedAt, $1.id.rawValue) > ($1.updatedAt, $0.id.rawValue) }
+        }
+    }
+
+    /// One thread, or `nil`.
+    public func thread(_ id: AgentThreadID) async throws -> AgentThread? {
+        state.withLock { $0.threads[id] }
+    }
+
+    /// Inserts or replaces a thread (its history and turns stay).
+    public func upsertThread(_ thread: AgentThread) async throws {
+        state.withLock { $0.threads[thread.id] = thread }
+    }
+
+    /// Deletes a thread with its history and turns.
+    public func deleteThread(_ id: AgentThreadID) async throws {
+        state.withLock { state in
+            state.threads[id] = nil
+            state.history[id] = nil
+            state.turns[id] = nil
+        }
+    }
+
+    /// Appends history items to a thread, in order, all or nothing.
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `thread_not_found`.
+    public func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws {
+        try state.withLock { state throws(AgentRuntimeError) in
+            guard state.threads[thread] != nil else { throw AgentRuntimeError(code: .threadNotFound, message: "no such thread") }
+            state.history[thread, default: []].append(contentsOf: items)
+        }
+    }
+
+    /// One page of a thread's history; the cursor is the 1-based position of the last item returned.
+    public func history(of thread: AgentThreadID, query: AgentHistoryQuery) async throws -> AgentHistoryPage {
+        let items = state.withLock { $0.history[thread] ?? [] }
+        let limit = max(1, query.limit)
+        let cursor = query.cursor.flatMap(Int.init)
+        switch query.direction {
+        case .forward:
+            let start = max(0, cursor ?? 0)
+            guard start < items.count else { return AgentHistoryPage(items: [], nextCursor: nil) }
+            let end = min(items.count, start + limit)
+            return AgentHistoryPage(items: Array(items[start..<end]), nextCursor: end < items.count ? String(end) : nil)
+        case .backward:
+            let end = min(items.count, (cursor ?? items.count + 1) - 1)
+            guard end > 0 else { return AgentHistoryPage(items: [], nextCursor: nil) }
+            let start = max(0, end - limit)
+            return AgentHistoryPage(items: items[start..<end].reversed(), nextCursor: start > 0 ? String(start + 1) : nil)
+        }
+    }
+
+    /// Inserts or replaces a turn record.
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `thread_not_found`.
+    public func upsertTurn(_ turn: AgentTurn) async throws {
+        try state.withLock { state throws(AgentRuntimeError) in
+            guard state.threads[turn.threadID] != nil else { throw AgentRuntimeError(code: .threadNotFound, message: "no such thread") }
+            var turns = state.turns[turn.threadID] ?? []
+            if let index = turns.firstIndex(where: { $0.id == turn.id }) {
+                turns[index] = turn
+            } else {
+                turns.append(turn)
+            }
+            state.turns[turn.threadID] = turns
+        }
+    }
+
+    /// The most recent turn of a thread (by start time, then insertion), or `nil`.
+    public func latestTurn(of thread: AgentThreadID) async throws -> AgentTurn? {
+        state.withLock { state in
+            let turns = state.turns[thread] ?? []
+            return turns.indices.max { (turns[$0].startedAt, $0) < (turns[$1].startedAt, $1) }.map { turns[$0] }
+        }
+    }
+}

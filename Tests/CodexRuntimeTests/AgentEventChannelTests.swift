@@ -1,0 +1,90 @@
+@testable import CodexRuntime
+import Synchronization
+import Testing
+
+@Suite(.timeLimit(.minutes(1))) struct AgentEventChannelTests {
+    @Test func tenThousandEventsThroughCapacityTwoWithAPausedConsumerArriveInOrder() async throws {
+        let channel = AgentEventChannel<Int>(capacity: 2)
+        let producer = Task {
+            for value in 0..<10_000 { try await channel.send(value) }
+            channel.finish()
+        }
+        try await Task.sleep(for: .milliseconds(50))  // the consumer is paused; the producer must wait
+        #expect(channel.peakBufferedCount == 2)
+        var received: [Int] = []
+        while let value = try await channel.next() { received.append(value) }
+        try await producer.value
+        #expect(received == Array(0..<10_000))
+        #expect(channel.peakBufferedCount == 2)
+    }
+
+    @Test func lifecycleEventsUseUpToFourReservedSlotsOfAFullQueue() async throws {
+        let channel = AgentEventChannel<String>(capacity: 2)
+        try await channel.send("a")
+        try await channel.send("b")
+        for index in 0..<4 { try channel.sendLifecycle("end \(index)") }
+        #expect(throws: AgentEventChannel<String>.SendFailure.lifecycleSlotsExhausted) { try channel.sendLifecycle("too many") }
+        channel.finish()
+        var received: [String] = []
+        while let value = try await channel.next() { received.append(value) }
+        #expect(received == ["a", "b", "end 0", "end 1", "end 2", "end 3"])
+    }
+
+    @Test func finishIsIdempotentAndDeliversWhatWasAdmitted() async throws {
+        struct Boom: Error {}
+        let channel = AgentEventChannel<Int>(capacity: 8)
+        for value in 1...3 { try await channel.send(value) }
+        channel.finish()
+        channel.finish(throwing: Boom())
+        #expect(throws: AgentEventChannel<Int>.SendFailure.finished) { try channel.sendLifecycle(9) }
+        var received: [Int] = []
+        while let value = try await channel.next() { received.append(value) }
+        #expect(received == [1, 2, 3])
+        #expect(try await channel.next() == nil)
+
+        let failing = AgentEventChannel<Int>(capacity: 8)
+        try await failing.send(1)
+        failing.finish(throwing: Boom())
+        #expect(try await failing.next() == 1)
+        await #expect(throws: Boom.self) { try await failing.next() }
+    }
+
+    @Test func aGoneConsumerRefusesWaitingAndFutureProducers() async throws {
+        let channel = AgentEventChannel<Int>(capacity: 1)
+        try await channel.send(1)
+        let blocked = Task { try await channel.send(2) }
+        try await Task.sleep(for: .milliseconds(20))
+        channel.cancelConsumer()
+        await #expect(throws: AgentEventChannel<Int>.SendFailure.consumerGone) { try await blocked.value }
+        await #expect(throws: AgentEventChannel<Int>.SendFailure.consumerGone) { try await channel.send(3) }
+    }
+
+    @Test func cancellingAWaitingConsumerMarksItGone() async throws {
+        let channel = AgentEventChannel<Int>(capacity: 4)
+        let reading = Task { try await channel.next() }
+        try await Task.sleep(for: .milliseconds(20))
+        reading.cancel()
+        await #expect(throws: CancellationError.self) { try await reading.value }
+        await #expect(throws: AgentEventChannel<Int>.SendFailure.consumerGone) { try await channel.send(1) }
+    }
+
+    @Test func aProducerCancelledWhileWaitingLeavesTheQueueIntact() async throws {
+        let channel = AgentEventChannel<Int>(capacity: 1)
+        try await channel.send(1)
+        let waiting = Task { try await channel.send(2) }
+        try await Task.sleep(for: .milliseconds(20))
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(try await channel.next() == 1)
+        try await channel.send(3)
+        channel.finish()
+        #expect(try await channel.next() == 3)
+        #expect(try await channel.next() == nil)
+    }
+
+    @Test func capacityIsClamped() {
+        #expect(AgentEventChannel<Int>(capacity: 0).capacity == 1)
+        #expect(AgentEventChannel<Int>(capacity: 10_000).capacity == 4096)
+        #expect(AgentEventChannel<Int>().capacity == 64)
+    }
+}
