@@ -30,7 +30,13 @@ public enum AgentHistoryReplay {
                 }
                 answered.insert(result.invocationID)
             case .reasoning:
-                let next = items[(position + 1)...].first { if case .systemEvent = $0 { false } else { true } }
+                // Skip system events and further reasoning items: a chain of reasoning must end in output.
+                let next = items[(position + 1)...].first { item in
+                    switch item {
+                    case .systemEvent, .reasoning: false
+                    default: true
+                    }
+                }
                 switch next {
                 case .message(let message)? where message.role == .assistant: break
                 case .toolCall?: break

@@ -26,10 +26,12 @@ struct SQLiteAttachmentFiles: Sendable {
         let target = url(for: key)
         if FileManager.default.fileExists(atPath: target.path) { return }
         let folder = target.deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw SQLiteStoreError(code: .ioFailure, message: "cannot create the attachment directory")
+        if !FileManager.default.fileExists(atPath: folder.path) {
+            // Create the attachment root and the key's folder, and make each new entry durable in its parent.
+            for directory in [self.directory, folder] where !FileManager.default.fileExists(atPath: directory.path) {
+                guard mkdir(directory.path, 0o700) == 0 || errno == EEXIST else { throw Self.failure(errno, "cannot create the attachment directory") }
+                try Self.syncDirectory(directory.deletingLastPathComponent())
+            }
         }
         let temporary = folder.appendingPathComponent(".\(key).\(UInt64.random(in: 0...UInt64.max)).tmp")
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -63,10 +65,14 @@ struct SQLiteAttachmentFiles: Sendable {
             unlink(temporary.path)
             throw Self.failure(code, "cannot move an attachment into place")
         }
-        let directoryFD = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directoryFD >= 0 else { throw Self.failure(errno, "cannot open the attachment directory") }
+        try Self.syncDirectory(folder)
+    }
+
+    private static func syncDirectory(_ url: URL) throws(SQLiteStoreError) {
+        let directoryFD = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else { throw failure(errno, "cannot open the attachment directory") }
         defer { close(directoryFD) }
-        guard fsync(directoryFD) == 0 else { throw Self.failure(errno, "cannot sync the attachment directory") }
+        guard fsync(directoryFD) == 0 else { throw failure(errno, "cannot sync the attachment directory") }
     }
 
     /// The bytes stored under `key`.

@@ -40,6 +40,8 @@ import Testing
         #expect(problem([user(), .toolCall(a), .toolResult(.success(a, text: "x")), .toolCall(a)]) == "history item 3: a tool call ID is used twice")
         #expect(problem([user(), reasoning]) == "history item 1: a reasoning item is not followed by the output it belongs to")
         #expect(problem([user(), reasoning, user("again")]) == "history item 1: a reasoning item is not followed by the output it belongs to")
+        #expect(problem([user(), reasoning, reasoning, assistant()]) == nil)
+        #expect(problem([user(), reasoning, reasoning]) == "history item 1: a reasoning item is not followed by the output it belongs to")
         let secret = "top secret prompt"
         #expect(problem([user(secret), reasoning])?.contains(secret) == false)
     }
