@@ -26,8 +26,13 @@ public enum ChildProcess {
     }
 
     /// Runs `executable` with `arguments`; `started` gets the child's process ID once it runs.
+    /// - Parameters:
+    ///   - stdin: Text fed to standard input (default: none, `/dev/null`).
+    ///   - directory: The working directory (default: inherited).
+    ///   - environment: Variables added to (or replacing) the inherited environment.
     public static func run(
-        _ executable: URL, _ arguments: [String], started: @Sendable (Int32) async -> Void = { _ in }
+        _ executable: URL, _ arguments: [String], stdin: String? = nil, in directory: URL? = nil, environment: [String: String] = [:],
+        started: @Sendable (Int32) async -> Void = { _ in }
     ) async throws -> Outcome {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("child-out-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -41,7 +46,17 @@ public enum ChildProcess {
         process.arguments = arguments
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice
+        if let directory { process.currentDirectoryURL = directory }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
+        if let stdin {
+            let input = scratch.appendingPathComponent("in")
+            try Data(stdin.utf8).write(to: input)
+            process.standardInput = try FileHandle(forReadingFrom: input)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
         let ended = AsyncStream<Void> { continuation in
             process.terminationHandler = { _ in
                 continuation.yield()

@@ -1,3 +1,4 @@
+import CodexTestSupport
 import Foundation
 
 /// Runs the built `codexctl` (or any executable) as a child process and captures its output.
@@ -30,42 +31,8 @@ enum CommandRunner {
     static func run(
         _ executable: URL, _ arguments: [String], stdin: String? = nil, in directory: URL? = nil, environment: [String: String] = [:]
     ) async throws -> CommandResult {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("out")
-        let errURL = scratch.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        }
-        process.currentDirectoryURL = directory ?? repositoryRoot
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        if let stdin {
-            let inURL = scratch.appendingPathComponent("in")
-            try Data(stdin.utf8).write(to: inURL)
-            process.standardInput = try FileHandle(forReadingFrom: inURL)
-        } else {
-            process.standardInput = FileHandle.nullDevice
-        }
-        let exited = AsyncStream<Void> { continuation in
-            process.terminationHandler = { _ in
-                continuation.yield()
-                continuation.finish()
-            }
-        }
-        try process.run()
-        for await _ in exited {}
-        return CommandResult(
-            status: process.terminationStatus,
-            stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self)
-        )
+        let outcome = try await ChildProcess.run(executable, arguments, stdin: stdin, in: directory ?? repositoryRoot, environment: environment)
+        return CommandResult(status: outcome.status, stdout: outcome.stdout, stderr: outcome.stderr)
     }
 
     /// Writes `contents` to a new temporary file and returns its path.
