@@ -1,0 +1,130 @@
+public import CodexCore
+public import CodexTransport
+import Foundation
+
+/// What a host app talks to: threads, turns and their events over a backend and a state store.
+///
+/// This release provides the configuration (validated at construction, spec 001) and thread
+/// management; the send paths arrive with the rest of the runtime.
+///
+/// ```swift
+/// let runtime = try AgentRuntime(configuration: .init(
+///     authProvider: auth, backend: backend, stateStore: try SQLiteRuntimeStateStore(path: path),
+///     maximumBufferedEvents: 64, turnLimits: .init(maximumToolCalls: 128, maximumDuration: 300)
+/// ))
+/// let thread = try await runtime.createThread(title: "Orders", model: "gpt-6-astra", reasoningEffort: .low)
+/// ```
+public final class AgentRuntime: Sendable {
+    /// The runtime's collaborators and limits.
+    public struct Configuration: Sendable {
+        /// Supplies credentials (and the account binding) for the backend.
+        public var authProvider: (any AuthProvider)?
+        /// Where secrets are kept.
+        public var secureStore: FileSecureStore?
+        /// Runs model turns.
+        public var backend: any AgentBackend
+        /// Asks the user about approval-gated tools.
+        public var approvalPresenter: (any AgentApprovalPresenting)?
+        /// Threads, history and turns.
+        public var stateStore: any RuntimeStateStore
+        /// The bounded event queue's capacity: default 64, clamped to 1…4,096.
+        public var maximumBufferedEvents: Int
+        /// Tool-call and duration budgets per turn: default 128 calls and 300 s.
+        public var turnLimits: AgentTurnLimits
+        /// Receives log-safe events.
+        public var logSink: any AgentLogSink
+        /// Dates for threads and turns.
+        public var wallClock: any AgentWallClock
+
+        /// Creates a configuration; ``AgentRuntime/init(configuration:)`` validates it.
+        public init(
+            authProvider: (any AuthProvider)? = nil, secureStore: FileSecureStore? = nil, backend: any AgentBackend,
+            approvalPresenter: (any AgentApprovalPresenting)? = nil, stateStore: any RuntimeStateStore,
+            maximumBufferedEvents: Int = 64, turnLimits: AgentTurnLimits = .default,
+            logSink: any AgentLogSink = NoOpAgentLogSink(), wallClock: any AgentWallClock = SystemWallClock()
+        ) {
+            self.authProvider = authProvider
+            self.secureStore = secureStore
+            self.backend = backend
+            self.approvalPresenter = approvalPresenter
+            self.stateStore = stateStore
+            self.maximumBufferedEvents = maximumBufferedEvents
+            self.turnLimits = turnLimits
+            self.logSink = logSink
+            self.wallClock = wallClock
+        }
+    }
+
+    /// The validated configuration (`maximumBufferedEvents` already clamped).
+    public let configuration: Configuration
+
+    /// Validates the configuration: turn limits must have a non-negative tool count and a finite,
+    /// positive duration of at most one year (`nil` removes a limit); the event capacity is clamped to
+    /// 1…4,096.
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `invalid_turn_limits`.
+    public init(configuration: Configuration) throws {
+        try configuration.turnLimits.validate()
+        var validated = configuration
+        validated.maximumBufferedEvents = min(
+            max(configuration.maximumBufferedEvents, AgentEventChannel<Int>.capacityRange.lowerBound), AgentEventChannel<Int>.capacityRange.upperBound
+        )
+        self.configuration = validated
+    }
+
+    // MARK: - Threads
+
+    /// Creates and saves a thread.
+    /// - Parameters:
+    ///   - title: A title for the host's lists.
+    ///   - model: The thread's model, or `nil` for the backend's default.
+    ///   - reasoningEffort: The thread's effort, or `nil` for the model's default.
+    ///   - persona: The thread's persona stack.
+    ///   - skillIDs: The thread's skills.
+    /// - Returns: The saved thread, idle, bound to the current account when one is known.
+    public func createThread(
+        title: String? = nil, model: CodexModel? = nil, reasoningEffort: ReasoningEffort? = nil, persona: AgentPersonaStack? = nil,
+        skillIDs: [String] = []
+    ) async throws -> AgentThread {
+        let binding = await configuration.authProvider?.currentBinding()
+        let thread = AgentThread(
+            title: title, configuration: AgentThreadConfiguration(model: model, reasoningEffort: reasoningEffort), persona: persona,
+            skillIDs: skillIDs, status: .idle, accountBinding: binding, createdAt: configuration.wallClock.now()
+        )
+        try await configuration.stateStore.upsertThread(thread)
+        configuration.logSink.record(AgentLogEvent(
+            level: .info, category: .runtime, name: "runtime.thread.created", metadata: ["thread_id": thread.id.rawValue]
+        ))
+        return thread
+    }
+
+    /// All threads, most recently updated first (after a restart, what the state store kept).
+    public func threads() async throws -> [AgentThread] {
+        try await configuration.stateStore.threads()
+    }
+
+    /// Resumes a thread from the state store (for example after a restart).
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `thread_not_found`.
+    public func resumeThread(_ id: AgentThreadID) async throws -> AgentThread {
+        guard let thread = try await configuration.stateStore.thread(id) else {
+            throw AgentRuntimeError(code: .threadNotFound, message: "no such thread")
+        }
+        return thread
+    }
+
+    /// Updates a thread's title, model, effort, persona or skills (others stay).
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `thread_not_found`.
+    public func updateThread(_ id: AgentThreadID, _ change: @Sendable (inout AgentThread) -> Void) async throws -> AgentThread {
+        var thread = try await resumeThread(id)
+        change(&thread)
+        thread.id = id
+        thread.updatedAt = configuration.wallClock.now()
+        try await configuration.stateStore.upsertThread(thread)
+        return thread
+    }
+
+    /// Deletes a thread with its history, turns and attachments.
+    public func deleteThread(_ id: AgentThreadID) async throws {
+        try await configuration.stateStore.deleteThread(id)
+        configuration.logSink.record(AgentLogEvent(level: .info, category: .runtime, name: "runtime.thread.deleted", metadata: ["thread_id": id.rawValue]))
+    }
+}
