@@ -43,3 +43,30 @@ extension CLICommand {
         return next.find(path.dropFirst())
     }
 }
+
+extension CLICommand {
+    /// The shared run of a leaf command: parse (`flags`, `valueOptions`), check `validate` (usage
+    /// mistakes throw ``UsageError``), then run `body`; usage errors exit 64, any other error prints
+    /// `Error: …` and exits 1.
+    static func runParsed(
+        _ arguments: [String], flags: Set<String>, valueOptions: Set<String>,
+        validate: (ParsedArguments) throws -> Void, _ body: (ParsedArguments) async throws -> Void
+    ) async -> Int32 {
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(arguments, flags: flags, valueOptions: valueOptions)
+            try validate(parsed)
+        } catch {
+            return Console.usageFailure((error as? UsageError)?.message ?? "invalid arguments", help: help)
+        }
+        do {
+            try await body(parsed)
+            return Console.Status.success
+        } catch let error as UsageError {
+            return Console.usageFailure(error.message, help: help)
+        } catch {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        }
+    }
+}

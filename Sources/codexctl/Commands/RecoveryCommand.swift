@@ -73,29 +73,19 @@ enum RecoveryCommand: CLICommand {
     }
 
     /// Parses, builds the context and runs `body`, mapping errors to exit statuses (64 usage, 1 failure).
-    static func execute(
-        _ arguments: [String], help: CommandHelp, flags: Set<String> = ["--json"], extraValues: Set<String> = [],
+    static func execute<Command: CLICommand>(
+        _ command: Command.Type, _ arguments: [String], flags: Set<String> = ["--json"], extraValues: Set<String> = [],
         positionals: Int, _ body: (ParsedArguments, Context) async throws -> Void
     ) async -> Int32 {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments(arguments, flags: flags, valueOptions: valueOptions.union(extraValues))
+        let validate: (ParsedArguments) throws -> Void = { parsed in
             guard parsed.positionals.count == positionals else {
                 throw UsageError(positionals == 1 ? "expected one operation ID" : "unexpected argument '\(parsed.positionals.first ?? "")'")
             }
             if positionals == 1 { _ = try handle(parsed) }
             guard parsed.options["--store"] != nil else { throw UsageError("--store <dir> is required") }
-        } catch {
-            return Console.usageFailure((error as? UsageError)?.message ?? "invalid arguments", help: help)
         }
-        do {
+        return await command.runParsed(arguments, flags: flags, valueOptions: valueOptions.union(extraValues), validate: validate) { parsed in
             try await body(parsed, try await context(parsed))
-            return Console.Status.success
-        } catch let error as UsageError {
-            return Console.usageFailure(error.message, help: help)
-        } catch {
-            Console.error("Error: \(error)\n")
-            return Console.Status.failure
         }
     }
 
@@ -128,7 +118,7 @@ enum RecoveryListCommand: CLICommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
-        return await RecoveryCommand.execute(arguments, help: help, extraValues: ["--scope"], positionals: 0) { parsed, context in
+        return await RecoveryCommand.execute(Self.self, arguments, extraValues: ["--scope"], positionals: 0) { parsed, context in
             let inventory = try context.store.inventory(binding: context.binding, scope: parsed.options["--scope"])
             func ids(_ list: [UUID]) -> [JSONValue] { list.map { .string($0.uuidString.lowercased()) } }
             if context.json {
@@ -157,7 +147,7 @@ enum RecoveryStatusCommand: CLICommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
-        return await RecoveryCommand.execute(arguments, help: help, positionals: 1) { parsed, context in
+        return await RecoveryCommand.execute(Self.self, arguments, positionals: 1) { parsed, context in
             let status = try await context.recovery.status(try RecoveryCommand.handle(parsed), store: context.store)
             let value: JSONValue = [
                 "operation_id": .string(status.operationID.uuidString.lowercased()), "state": .string(status.state.rawValue),
@@ -194,7 +184,7 @@ enum RecoveryReceiptCommand: CLICommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
-        return await RecoveryCommand.execute(arguments, help: help, positionals: 1) { parsed, context in
+        return await RecoveryCommand.execute(Self.self, arguments, positionals: 1) { parsed, context in
             let receipt = try await context.recovery.receipt(try RecoveryCommand.handle(parsed), store: context.store)
             guard context.json else {
                 Console.line(String(decoding: receipt.payload, as: UTF8.self))
@@ -221,7 +211,7 @@ protocol RecoveryOperationCommand: CLICommand {
 extension RecoveryOperationCommand {
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
-        return await RecoveryCommand.execute(arguments, help: help, positionals: 1) { parsed, context in
+        return await RecoveryCommand.execute(Self.self, arguments, positionals: 1) { parsed, context in
             try await act(context.recovery, try RecoveryCommand.handle(parsed), context.store)
             Console.line(done)
         }
@@ -284,7 +274,7 @@ enum RecoveryPurgeCommand: CLICommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
-        return await RecoveryCommand.execute(arguments, help: help, extraValues: ["--scope"], positionals: 0) { parsed, context in
+        return await RecoveryCommand.execute(Self.self, arguments, extraValues: ["--scope"], positionals: 0) { parsed, context in
             RecoveryCleanupCommand.report(try context.store.purgeAccount(context.binding, scope: parsed.options["--scope"]), json: context.json)
         }
     }
@@ -301,7 +291,7 @@ enum RecoveryCleanupCommand: CLICommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
-        return await RecoveryCommand.execute(arguments, help: help, extraValues: ["--before"], positionals: 0) { parsed, context in
+        return await RecoveryCommand.execute(Self.self, arguments, extraValues: ["--before"], positionals: 0) { parsed, context in
             guard let text = parsed.options["--before"], let date = ISO8601DateFormatter().date(from: text) else {
                 throw UsageError("--before needs an ISO-8601 date such as 2026-11-01T00:00:00Z")
             }

@@ -10,27 +10,24 @@ enum StorageCommandSupport {
     }
 
     /// Parses, runs `body`, and maps errors to exit statuses (64 usage, 1 failure).
-    static func execute(
-        _ arguments: [String], help: CommandHelp, flags: Set<String> = ["--json"], positionals: Int,
+    static func execute<Command: CLICommand>(
+        _ command: Command.Type, _ arguments: [String], flags: Set<String> = ["--json"], positionals: Int,
         _ body: (ParsedArguments) async throws -> Void
     ) async -> Int32 {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments(arguments, flags: flags, valueOptions: ["--db"])
+        let validate: (ParsedArguments) throws -> Void = { parsed in
             guard parsed.positionals.count == positionals else { throw UsageError(positionals == 1 ? "expected one thread ID" : "unexpected argument") }
             guard parsed.options["--db"] != nil else { throw UsageError("--db <path> is required") }
-        } catch {
-            return Console.usageFailure((error as? UsageError)?.message ?? "invalid arguments", help: help)
         }
-        do {
-            try await body(parsed)
-            return Console.Status.success
-        } catch let error as UsageError {
-            return Console.usageFailure(error.message, help: help)
-        } catch {
-            Console.error("Error: \(error)\n")
-            return Console.Status.failure
+        return await command.runParsed(arguments, flags: flags, valueOptions: ["--db"], validate: validate, body)
+    }
+
+    /// The store and the existing thread named by the first positional argument.
+    static func existingThread(_ parsed: ParsedArguments) async throws -> (SQLiteRuntimeStateStore, AgentThread) {
+        let store = try store(parsed)
+        guard let thread = try await store.thread(AgentThreadID(rawValue: parsed.positionals[0])) else {
+            throw SQLiteStoreError(code: .threadNotFound, message: "no such thread")
         }
+        return (store, thread)
     }
 
     static func json(_ value: some Encodable) throws -> String {
@@ -67,7 +64,7 @@ enum ThreadsCommand: CLICommand {
         )
         static func run(_ arguments: [String]) async -> Int32 {
             if printsHelp(arguments) { return Console.Status.success }
-            return await StorageCommandSupport.execute(arguments, help: help, positionals: 0) { parsed in
+            return await StorageCommandSupport.execute(Self.self, arguments, positionals: 0) { parsed in
                 let threads = try await StorageCommandSupport.store(parsed).threads()
                 if parsed.has("--json") {
                     Console.line(try StorageCommandSupport.json(threads))
@@ -89,11 +86,9 @@ enum ThreadsCommand: CLICommand {
         )
         static func run(_ arguments: [String]) async -> Int32 {
             if printsHelp(arguments) { return Console.Status.success }
-            return await StorageCommandSupport.execute(arguments, help: help, positionals: 1) { parsed in
-                let store = try StorageCommandSupport.store(parsed)
-                let id = AgentThreadID(rawValue: parsed.positionals[0])
-                guard let thread = try await store.thread(id) else { throw SQLiteStoreError(code: .threadNotFound, message: "no such thread") }
-                let turn = try await store.latestTurn(of: id)
+            return await StorageCommandSupport.execute(Self.self, arguments, positionals: 1) { parsed in
+                let (store, thread) = try await StorageCommandSupport.existingThread(parsed)
+                let turn = try await store.latestTurn(of: thread.id)
                 if parsed.has("--json") {
                     struct Shown: Encodable { let thread: AgentThread; let latestTurn: AgentTurn? }
                     Console.line(try StorageCommandSupport.json(Shown(thread: thread, latestTurn: turn)))
@@ -116,10 +111,9 @@ enum ThreadsCommand: CLICommand {
         )
         static func run(_ arguments: [String]) async -> Int32 {
             if printsHelp(arguments) { return Console.Status.success }
-            return await StorageCommandSupport.execute(arguments, help: help, flags: [], positionals: 1) { parsed in
-                let store = try StorageCommandSupport.store(parsed)
-                let id = AgentThreadID(rawValue: parsed.positionals[0])
-                guard try await store.thread(id) != nil else { throw SQLiteStoreError(code: .threadNotFound, message: "no such thread") }
+            return await StorageCommandSupport.execute(Self.self, arguments, flags: [], positionals: 1) { parsed in
+                let (store, thread) = try await StorageCommandSupport.existingThread(parsed)
+                let id = thread.id
                 var cursor: String?
                 repeat {
                     let page = try await store.history(of: id, query: AgentHistoryQuery(limit: 1024, cursor: cursor))
@@ -138,11 +132,9 @@ enum ThreadsCommand: CLICommand {
         )
         static func run(_ arguments: [String]) async -> Int32 {
             if printsHelp(arguments) { return Console.Status.success }
-            return await StorageCommandSupport.execute(arguments, help: help, flags: [], positionals: 1) { parsed in
-                let store = try StorageCommandSupport.store(parsed)
-                let id = AgentThreadID(rawValue: parsed.positionals[0])
-                guard try await store.thread(id) != nil else { throw SQLiteStoreError(code: .threadNotFound, message: "no such thread") }
-                try await store.deleteThread(id)
+            return await StorageCommandSupport.execute(Self.self, arguments, flags: [], positionals: 1) { parsed in
+                let (store, thread) = try await StorageCommandSupport.existingThread(parsed)
+                try await store.deleteThread(thread.id)
                 Console.line("deleted")
             }
         }
@@ -168,7 +160,7 @@ enum DatabaseCommand: CLICommand {
         )
         static func run(_ arguments: [String]) async -> Int32 {
             if printsHelp(arguments) { return Console.Status.success }
-            return await StorageCommandSupport.execute(arguments, help: help, positionals: 0) { parsed in
+            return await StorageCommandSupport.execute(Self.self, arguments, positionals: 0) { parsed in
                 let store = try StorageCommandSupport.store(parsed)
                 let lines = try await store.integrityCheck()
                 let version = try store.schemaVersion
@@ -192,7 +184,7 @@ enum DatabaseCommand: CLICommand {
         )
         static func run(_ arguments: [String]) async -> Int32 {
             if printsHelp(arguments) { return Console.Status.success }
-            return await StorageCommandSupport.execute(arguments, help: help, flags: [], positionals: 0) { parsed in
+            return await StorageCommandSupport.execute(Self.self, arguments, flags: [], positionals: 0) { parsed in
                 Console.line("schema \(try StorageCommandSupport.store(parsed).schemaVersion)")
             }
         }
