@@ -61,9 +61,7 @@ extension AgentStructuredRecovery {
     ///   `account_mismatch`, `operation_busy`, `state_unavailable`, storage codes.
     public func acknowledge(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) async throws {
         let id = handle.operationID
-        guard let partition = try store.locate(id) else {
-            throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
-        }
+        let partition = try store.existingPartition(of: id)
         let lease = try partition.lease(id)
         let disposition = try partition.load(RecoveryDispositionRecord.self, id)
         guard let record = try partition.load(RecoveryOperationRecord.self, id) else {
@@ -79,11 +77,7 @@ extension AgentStructuredRecovery {
             guard record.state == .completed, record.completedPayload != nil else {
                 throw AgentRecoveryError(code: .stateInvalid, message: "only a saved completion can be acknowledged", operationID: id)
             }
-            try lease.verify()
-            try partition.save(RecoveryDispositionRecord(
-                operationID: id, binding: record.binding, scope: record.scope, state: .acknowledged, disposedAt: wallClock.now(),
-                previousOperationID: record.previousOperationID, successorID: record.successor?.operationID
-            ))
+            try saveDisposition(.acknowledged, of: record, partition, lease)
         } else if disposition?.state != .acknowledged {
             throw AgentRecoveryError(code: .stateUnavailable, message: "the operation was abandoned", operationID: id)
         }
@@ -92,14 +86,23 @@ extension AgentStructuredRecovery {
         emit("recovery.receipt.acknowledged", record)
     }
 
+    /// Writes the disposition marker of `record` (before its record is removed).
+    private func saveDisposition(
+        _ state: RecoveryDispositionRecord.State, of record: RecoveryOperationRecord, _ partition: RecoveryPartition, _ lease: RecoveryLease
+    ) throws(AgentRecoveryError) {
+        try lease.verify()
+        try partition.save(RecoveryDispositionRecord(
+            operationID: record.operationID, binding: record.binding, scope: record.scope, state: state, disposedAt: wallClock.now(),
+            previousOperationID: record.previousOperationID, successorID: record.successor?.operationID
+        ))
+    }
+
     /// Abandons the operation: no further generation, content removed, a disposition marker kept. Stop and
     /// await active work first: an operation whose lease is held is refused with `operation_busy`.
     /// - Throws: ``AgentRecoveryError``.
     public func abandon(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) throws {
         let id = handle.operationID
-        guard let partition = try store.locate(id) else {
-            throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
-        }
+        let partition = try store.existingPartition(of: id)
         let lease = try partition.lease(id)
         let disposition = try partition.load(RecoveryDispositionRecord.self, id)
         guard let record = try partition.load(RecoveryOperationRecord.self, id) else {
@@ -108,11 +111,7 @@ extension AgentStructuredRecovery {
         }
         try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: .cancelled, updatedAt: wallClock.now()))
         if disposition == nil {
-            try lease.verify()
-            try partition.save(RecoveryDispositionRecord(
-                operationID: id, binding: record.binding, scope: record.scope, state: .abandoned, disposedAt: wallClock.now(),
-                previousOperationID: record.previousOperationID, successorID: record.successor?.operationID
-            ))
+            try saveDisposition(.abandoned, of: record, partition, lease)
         }
         try lease.verify()
         try partition.remove(RecoveryOperationRecord.self, id)
@@ -139,9 +138,7 @@ extension AgentStructuredRecovery {
         selection: AgentRecoverySelection = .preserve, expiresAt: Date? = nil, retryPolicy: AgentRecoveryRetryPolicy? = nil
     ) async throws -> AgentStructuredRecoveryHandle {
         let id = handle.operationID
-        guard let partition = try store.locate(id) else {
-            throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
-        }
+        let partition = try store.existingPartition(of: id)
         let lease = try partition.lease(id)
         guard var source = try partition.load(RecoveryOperationRecord.self, id) else {
             throw AgentRecoveryError(code: .stateUnavailable, message: "an acknowledged, abandoned or missing operation cannot be retried", operationID: id)

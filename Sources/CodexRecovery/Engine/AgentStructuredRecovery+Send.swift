@@ -33,9 +33,7 @@ extension AgentStructuredRecovery {
         authorizeAttempt: @escaping @Sendable (AgentRecoveryAttempt) async throws -> Bool
     ) async throws -> Output {
         let id = handle.operationID
-        guard let partition = try store.locate(id) else {
-            throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
-        }
+        let partition = try store.existingPartition(of: id)
         let lease = try partition.lease(id)
         let disposition = try partition.load(RecoveryDispositionRecord.self, id)
         guard var record = try partition.load(RecoveryOperationRecord.self, id), disposition == nil else {

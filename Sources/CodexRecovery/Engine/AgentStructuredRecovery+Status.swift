@@ -9,9 +9,7 @@ extension AgentStructuredRecovery {
     ///   storage code when its record cannot be read (never treated as absent).
     public func status(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) async throws -> AgentStructuredRecoveryStatus {
         let id = handle.operationID
-        guard let partition = try store.locate(id) else {
-            throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
-        }
+        let partition = try store.existingPartition(of: id)
         // The disposition marker wins: an acknowledgement interrupted before removing the record is
         // still an acknowledgement.
         let marker = try partition.load(RecoveryDispositionRecord.self, id)

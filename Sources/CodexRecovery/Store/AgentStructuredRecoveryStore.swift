@@ -154,6 +154,14 @@ public final class AgentStructuredRecoveryStore: Sendable {
         return nil
     }
 
+    /// The partition holding `operationID`, or `state_unavailable` when the store has no trace of it.
+    func existingPartition(of operationID: UUID) throws(AgentRecoveryError) -> RecoveryPartition {
+        guard let partition = try locate(operationID) else {
+            throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: operationID)
+        }
+        return partition
+    }
+
     // MARK: - Quota
 
     /// Bytes used by all record files (`*.json`, temporary files excluded), counted on disk.
