@@ -89,6 +89,8 @@ public enum AgentBackendEvent: Sendable, Hashable {
     case toolCallsRequested([ToolInvocation])
     /// A steered user message was consumed into the next model request.
     case userMessageAccepted(AgentMessage)
+    /// A reasoning item completed; the runtime keeps it in history for stateless replay (`store: false`).
+    case reasoningCompleted(AgentReasoningItem)
     /// Provider-managed context changed (e.g. encrypted reasoning items to replay).
     case providerContextUpdated(JSONValue)
     /// The turn completed; required for success (EOF alone is `turn_summary_missing`).

@@ -17,14 +17,17 @@ public struct AgentBackendTurnRequest: Sendable {
     public var instructions: String
     /// The host tools available.
     public var tools: [ToolDefinition]
-    /// The structured response contract, for structured turns.
+    /// The structured response contract sent as the Responses `text.format` (one-shot structured turns).
     public var responseFormat: AgentStructuredOutputFormat?
+    /// A developer message the runtime adds after the user message (the "Response contract": what to
+    /// return, and for streamed structured turns how to frame it). Not persisted in history.
+    public var responseContract: String?
 
     /// Creates a turn request.
     public init(
         threadID: AgentThreadID, turnID: AgentTurnID, request: Request, history: [AgentHistoryItem] = [], model: CodexModel,
         reasoningEffort: ReasoningEffort? = nil, instructions: String = "", tools: [ToolDefinition] = [],
-        responseFormat: AgentStructuredOutputFormat? = nil
+        responseFormat: AgentStructuredOutputFormat? = nil, responseContract: String? = nil
     ) {
         self.threadID = threadID
         self.turnID = turnID
@@ -35,6 +38,7 @@ public struct AgentBackendTurnRequest: Sendable {
         self.instructions = instructions
         self.tools = tools
         self.responseFormat = responseFormat
+        self.responseContract = responseContract
     }
 }
 
