@@ -88,7 +88,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CodexRuntimeTests",
-            dependencies: ["CodexRuntime", "CodexCore", "CodexTestSupport"],
+            dependencies: ["CodexRuntime", "CodexCore", "CodexSchema", "CodexTransport", "CodexStorageSQLite", "CodexTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CodexTestSupportTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),

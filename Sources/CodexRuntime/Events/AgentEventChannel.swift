@@ -57,6 +57,7 @@ final class AgentEventChannel<Element: Sendable>: Sendable {
     /// The capacity (clamped to 1…4096).
     let capacity: Int
     private let state = Mutex(State())
+    private let consumerGoneHandler = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// Creates a channel with `capacity` (clamped to 1…4096).
     init(capacity: Int = AgentEventChannel.defaultCapacity) {
@@ -224,9 +225,29 @@ final class AgentEventChannel<Element: Sendable>: Sendable {
         }
     }
 
+    /// Runs `handler` once when the consumer goes away (at once if it already has): the runtime cancels
+    /// the turn's producer with it, so a producer waiting on the network stops promptly too.
+    func onConsumerGone(_ handler: @escaping @Sendable () -> Void) {
+        let gone = state.withLock { $0.consumerGone }
+        if gone {
+            handler()
+            return
+        }
+        consumerGoneHandler.withLock { $0 = handler }
+        if state.withLock({ $0.consumerGone }) {
+            consumerGoneHandler.withLock { $0 = nil }
+            handler()
+        }
+    }
+
     /// The consumer is gone: producers are refused from now on and waiting ones are woken with
     /// ``SendFailure/consumerGone``; buffered events are dropped.
     func cancelConsumer() {
+        let handler = consumerGoneHandler.withLock { handler in
+            defer { handler = nil }
+            return handler
+        }
+        defer { handler?() }
         let (consumer, producers) = state.withLock { state -> (CheckedContinuation<Element?, any Error>?, [Waiter]) in
             state.consumerGone = true
             state.buffer = []

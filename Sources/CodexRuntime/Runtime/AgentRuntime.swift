@@ -4,8 +4,9 @@ import Foundation
 
 /// What a host app talks to: threads, turns and their events over a backend and a state store.
 ///
-/// This release provides the configuration (validated at construction, spec 001) and thread
-/// management; the send paths arrive with the rest of the runtime.
+/// Threads, the four send paths (``stream(_:in:)``, ``stream(_:in:response:options:)``,
+/// ``send(_:in:)``, ``send(_:in:response:)``) and ``sendWithSummary(_:in:)``, with the bounded event
+/// channel, turn limits and the cancellation rules of spec 001.
 ///
 /// ```swift
 /// let runtime = try AgentRuntime(configuration: .init(
@@ -35,13 +36,25 @@ public final class AgentRuntime: Sendable {
         public var logSink: any AgentLogSink
         /// Dates for threads and turns.
         public var wallClock: any AgentWallClock
+        /// The clock the turn duration budget runs on.
+        public var clock: any Clock<Duration>
+        /// The model of threads without their own.
+        public var model: CodexModel
+        /// The runtime's persona (a thread persona replaces it; a request's `personaOverride` replaces both).
+        public var persona: AgentPersonaStack?
+        /// Host tools the model may call.
+        public var tools: [AgentTool]
+        /// Skills threads and requests may select by ID.
+        public var skills: [AgentSkill]
 
         /// Creates a configuration; ``AgentRuntime/init(configuration:)`` validates it.
         public init(
             authProvider: (any AuthProvider)? = nil, secureStore: FileSecureStore? = nil, backend: any AgentBackend,
             approvalPresenter: (any AgentApprovalPresenting)? = nil, stateStore: any RuntimeStateStore,
             maximumBufferedEvents: Int = 64, turnLimits: AgentTurnLimits = .default,
-            logSink: any AgentLogSink = NoOpAgentLogSink(), wallClock: any AgentWallClock = SystemWallClock()
+            logSink: any AgentLogSink = NoOpAgentLogSink(), wallClock: any AgentWallClock = SystemWallClock(),
+            clock: any Clock<Duration> = ContinuousClock(), model: CodexModel = .gpt6Astra, persona: AgentPersonaStack? = nil,
+            tools: [AgentTool] = [], skills: [AgentSkill] = []
         ) {
             self.authProvider = authProvider
             self.secureStore = secureStore
@@ -52,18 +65,33 @@ public final class AgentRuntime: Sendable {
             self.turnLimits = turnLimits
             self.logSink = logSink
             self.wallClock = wallClock
+            self.clock = clock
+            self.model = model
+            self.persona = persona
+            self.tools = tools
+            self.skills = skills
         }
     }
 
     /// The validated configuration (`maximumBufferedEvents` already clamped).
     public let configuration: Configuration
+    let writer: RuntimeStateWriter
+    let activeTurns = ActiveTurnRegistry()
 
     /// Validates the configuration: turn limits must have a non-negative tool count and a finite,
-    /// positive duration of at most one year (`nil` removes a limit); the event capacity is clamped to
-    /// 1…4,096.
-    /// - Throws: ``CodexCore/AgentRuntimeError`` `invalid_turn_limits`.
+    /// positive duration of at most one year (`nil` removes a limit); tool names must be valid and
+    /// unique; the event capacity is clamped to 1…4,096.
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `invalid_turn_limits` or `invalid_tool_definition`.
     public init(configuration: Configuration) throws {
         try configuration.turnLimits.validate()
+        var names = Set<String>()
+        for tool in configuration.tools {
+            try tool.definition.validate()
+            guard names.insert(tool.definition.name).inserted else {
+                throw AgentRuntimeError(code: .invalidToolDefinition, message: "tool '\(tool.definition.name)' is registered twice")
+            }
+        }
+        writer = RuntimeStateWriter(store: configuration.stateStore)
         var validated = configuration
         validated.maximumBufferedEvents = min(
             max(configuration.maximumBufferedEvents, AgentEventChannel<Int>.capacityRange.lowerBound), AgentEventChannel<Int>.capacityRange.upperBound

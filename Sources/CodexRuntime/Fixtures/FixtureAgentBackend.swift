@@ -1,0 +1,209 @@
+public import CodexCore
+import Foundation
+import Synchronization
+
+/// A backend that replays scripted turns, for host-app tests (and CodexKit's own).
+///
+/// ```swift
+/// let backend = FixtureAgentBackend(turns: [
+///     .reply("Hello there."),
+///     .init([.event(.toolCallRequested(call)), .awaitToolResults, .event(.assistantMessageDelta("Done.")), .complete()]),
+/// ])
+/// let runtime = try AgentRuntime(configuration: .init(backend: backend, stateStore: InMemoryRuntimeStateStore()))
+/// ```
+///
+/// Each `startTurn` takes the next scripted turn (the last one repeats). Events are produced on demand
+/// as the runtime reads them, so the fixture never buffers ahead; a turn whose steps run out without
+/// ``Step/complete(usage:)`` ends like a stream cut short (`turn_summary_missing` in the runtime).
+public final class FixtureAgentBackend: AgentBackend {
+    /// One step of a scripted turn.
+    public enum Step: Sendable {
+        /// Emits an event.
+        case event(AgentBackendEvent)
+        /// Emits `turnCompleted` with the turn's IDs, the last completed assistant message and `usage`.
+        case complete(usage: AgentUsage? = nil)
+        /// Waits until a result was submitted for every tool call announced so far in the turn.
+        case awaitToolResults
+        /// Sleeps (cancellable).
+        case sleep(Duration)
+        /// Waits until the turn is cancelled.
+        case hang
+        /// Fails the event stream.
+        case fail(AgentRuntimeError)
+    }
+
+    /// A scripted turn.
+    public struct Turn: Sendable {
+        /// The steps, in order.
+        public var steps: [Step]
+        /// When set, `waitUntilReady` throws it (before any event).
+        public var readinessFailure: AgentRuntimeError?
+
+        /// Creates a turn.
+        public init(_ steps: [Step], readinessFailure: AgentRuntimeError? = nil) {
+            self.steps = steps
+            self.readinessFailure = readinessFailure
+        }
+
+        /// A plain reply: the text as deltas of at most `deltaLength` characters, the completed
+        /// message (phase `.finalAnswer`), then completion.
+        public static func reply(_ text: String, deltaLength: Int = 16, usage: AgentUsage? = nil) -> Turn {
+            var steps: [Step] = []
+            var rest = Substring(text)
+            while !rest.isEmpty {
+                let piece = rest.prefix(max(1, deltaLength))
+                steps.append(.event(.assistantMessageDelta(String(piece))))
+                rest = rest.dropFirst(piece.count)
+            }
+            steps.append(.event(.assistantMessageCompleted(AgentMessage(threadID: AgentThreadID(rawValue: ""), role: .assistant, text: text, phase: .finalAnswer))))
+            steps.append(.complete(usage: usage))
+            return Turn(steps)
+        }
+    }
+
+    private struct State {
+        var turns: [Turn]
+        var next = 0
+        var requests: [AgentBackendTurnRequest] = []
+        var submitted: [ToolResultEnvelope] = []
+        var cancelledTurns = 0
+    }
+
+    private let state: Mutex<State>
+
+    /// Creates a fixture that plays `turns` in order (the last one repeats).
+    public init(turns: [Turn]) {
+        state = Mutex(State(turns: turns))
+    }
+
+    /// The turn requests received, in order.
+    public var requests: [AgentBackendTurnRequest] { state.withLock { $0.requests } }
+    /// Every tool result submitted, in order.
+    public var submittedResults: [ToolResultEnvelope] { state.withLock { $0.submitted } }
+    /// How many turns saw their cancellation (their event production ended with `CancellationError`).
+    public var cancelledTurns: Int { state.withLock { $0.cancelledTurns } }
+
+    /// Starts the next scripted turn.
+    public func startTurn(_ request: AgentBackendTurnRequest) async throws -> AgentTurnStream {
+        let turn = state.withLock { state -> Turn in
+            state.requests.append(request)
+            guard !state.turns.isEmpty else { return Turn([]) }
+            let turn = state.turns[min(state.next, state.turns.count - 1)]
+            state.next += 1
+            return turn
+        }
+        let player = FixtureTurnPlayer(turn: turn, request: request, backend: self)
+        return AgentTurnStream(
+            events: AsyncThrowingStream(unfolding: { try await player.next() }),
+            submitToolResult: { envelope in player.submit(envelope) },
+            waitUntilReady: {
+                if let failure = turn.readinessFailure { throw failure }
+            }
+        )
+    }
+
+    fileprivate func noteSubmitted(_ envelope: ToolResultEnvelope) {
+        state.withLock { $0.submitted.append(envelope) }
+    }
+
+    fileprivate func noteCancelledTurn() {
+        state.withLock { $0.cancelledTurns += 1 }
+    }
+}
+
+/// Plays one scripted turn on demand.
+private final class FixtureTurnPlayer: Sendable {
+    private struct State {
+        var index = 0
+        var announced: Set<ToolInvocationID> = []
+        var submitted: Set<ToolInvocationID> = []
+        var lastMessage: AgentMessage?
+        var waiter: CheckedContinuation<Void, any Error>?
+    }
+
+    let turn: FixtureAgentBackend.Turn
+    let request: AgentBackendTurnRequest
+    let backend: FixtureAgentBackend
+    private let state = Mutex(State())
+
+    init(turn: FixtureAgentBackend.Turn, request: AgentBackendTurnRequest, backend: FixtureAgentBackend) {
+        self.turn = turn
+        self.request = request
+        self.backend = backend
+    }
+
+    func submit(_ envelope: ToolResultEnvelope) {
+        backend.noteSubmitted(envelope)
+        let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            state.submitted.insert(envelope.invocationID)
+            guard state.announced.isSubset(of: state.submitted) else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    func next() async throws -> AgentBackendEvent? {
+        do {
+            return try await play()
+        } catch is CancellationError {
+            backend.noteCancelledTurn()
+            throw CancellationError()
+        }
+    }
+
+    private func play() async throws -> AgentBackendEvent? {
+        while true {
+            try Task.checkCancellation()
+            let step: FixtureAgentBackend.Step? = state.withLock { state in
+                guard state.index < turn.steps.count else { return nil }
+                defer { state.index += 1 }
+                return turn.steps[state.index]
+            }
+            guard let step else { return nil }
+            switch step {
+            case .event(let event):
+                state.withLock { state in
+                    switch event {
+                    case .toolCallRequested(let call): state.announced.insert(call.id)
+                    case .toolCallsRequested(let calls): state.announced.formUnion(calls.map(\.id))
+                    case .assistantMessageCompleted(let message): state.lastMessage = message
+                    default: break
+                    }
+                }
+                return event
+            case .complete(let usage):
+                let last = state.withLock { $0.lastMessage }
+                return .turnCompleted(AgentTurnSummary(turnID: request.turnID, threadID: request.threadID, finalMessage: last, usage: usage))
+            case .awaitToolResults:
+                try await waitForResults()
+            case .sleep(let duration):
+                try await Task.sleep(for: duration)
+            case .hang:
+                try await Task.sleep(for: .seconds(86_400 * 365))
+            case .fail(let error):
+                throw error
+            }
+        }
+    }
+
+    private func waitForResults() async throws {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let ready = state.withLock { state -> Bool in
+                    if state.announced.isSubset(of: state.submitted) || Task.isCancelled { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(throwing: CancellationError())
+        }
+        try Task.checkCancellation()
+    }
+}

@@ -1,0 +1,111 @@
+public import CodexCore
+
+/// What ``AgentRuntime/sendWithSummary(_:in:)`` returns: the value, the turn summary and its usage.
+public struct AgentSendResult<Value: Sendable>: Sendable {
+    /// The reply: the final text, or the decoded structured value.
+    public var value: Value
+    /// The turn's summary (final message, response ID, finish time).
+    public var summary: AgentTurnSummary
+    /// Token usage summed over the turn's model passes, when reported.
+    public var usage: AgentUsage? { summary.usage }
+
+    /// Creates a result.
+    public init(value: Value, summary: AgentTurnSummary) {
+        self.value = value
+        self.summary = summary
+    }
+}
+
+extension AgentRuntime {
+    /// Streams one turn: deltas, progress, tool and approval events, committed messages and the
+    /// terminal event (`turnCompleted`, `turnFailed` — then the stream throws the error — or
+    /// `turnInterrupted` — then it throws `CancellationError`).
+    ///
+    /// Consume the stream from one task. Cancelling that task or releasing the stream and its iterator
+    /// cancels the turn. A thread runs one persistent turn at a time; ephemeral requests are independent.
+    /// - Throws: `thread_not_found`, `thread_busy`, request validation errors, storage errors while the
+    ///   input is written, or `CancellationError`.
+    public func stream(_ request: Request, in threadID: AgentThreadID) async throws -> AgentEventStream<AgentEvent> {
+        try await beginTurn(request, in: threadID, structured: .none, outcome: nil)
+    }
+
+    /// Streams one turn whose reply carries prose plus a typed payload: text deltas come without the
+    /// payload's framing, `.structuredOutputPartial` snapshots pass the partial schema checks and decode
+    /// into `Output`, and `.structuredOutputCommitted` is fully validated and decoded before it is emitted.
+    /// - Parameter options: `required: true` (default) fails the turn with `structured_output_missing`
+    ///   when no payload arrives.
+    /// - Throws: as ``stream(_:in:)``, and `invalid_response_format` / `unsupported_schema_keyword`
+    ///   before the turn starts.
+    public func stream<Output: AgentStructuredOutput>(
+        _ request: Request, in threadID: AgentThreadID, response: Output.Type, options: AgentStructuredStreamingOptions = .init()
+    ) async throws -> AgentEventStream<AgentEvent> {
+        let contract = try StructuredContract(Output.self)
+        return try await beginTurn(request, in: threadID, structured: .streamed(contract, required: options.required), outcome: nil)
+    }
+
+    /// Runs one turn and returns the final assistant text (empty when the turn produced none).
+    public func send(_ request: Request, in threadID: AgentThreadID) async throws -> String {
+        try await sendWithSummary(request, in: threadID).value
+    }
+
+    /// Runs one turn with a one-shot structured reply (Responses `text.format` json_schema) and returns
+    /// the decoded value. The reply is validated against the schema, then decoded, before the assistant
+    /// message is saved or the turn marked successful; commentary messages may be prose.
+    /// - Throws: `structured_output_invalid`, `structured_output_decoding_failed`,
+    ///   `structured_output_missing`, `structured_output_too_large` (over 4 MiB), schema errors before the
+    ///   turn starts, and everything ``stream(_:in:)`` throws.
+    public func send<Output: AgentStructuredOutput>(_ request: Request, in threadID: AgentThreadID, response: Output.Type) async throws -> Output {
+        try await sendWithSummary(request, in: threadID, response: response).value
+    }
+
+    /// Runs one turn and returns the final text with the turn's summary and usage.
+    public func sendWithSummary(_ request: Request, in threadID: AgentThreadID) async throws -> AgentSendResult<String> {
+        let outcome = TurnOutcome()
+        let summary = try await consume(try await beginTurn(request, in: threadID, structured: .none, outcome: outcome), outcome: outcome)
+        return AgentSendResult(value: summary.finalMessage?.text ?? "", summary: summary)
+    }
+
+    /// Runs one turn with a one-shot structured reply and returns the decoded value with the summary.
+    public func sendWithSummary<Output: AgentStructuredOutput>(
+        _ request: Request, in threadID: AgentThreadID, response: Output.Type
+    ) async throws -> AgentSendResult<Output> {
+        let contract = try StructuredContract(Output.self)
+        let outcome = TurnOutcome()
+        let summary = try await consume(try await beginTurn(request, in: threadID, structured: .oneShot(contract), outcome: outcome), outcome: outcome)
+        guard let value = outcome.value as? Output else {
+            throw AgentRuntimeError(code: .structuredOutputMissing, message: "the turn ended without a structured reply")
+        }
+        return AgentSendResult(value: value, summary: summary)
+    }
+
+    /// The active persistent turn of a thread, if any.
+    public func activeTurnID(in threadID: AgentThreadID) -> AgentTurnID? {
+        activeTurns.activeTurn(in: threadID)
+    }
+
+    /// Interrupts the thread's active persistent turn: the turn is recorded `.interrupted`, the thread
+    /// returns to idle, the stream emits `turnInterrupted` and ends with `CancellationError`.
+    /// - Parameter expectedTurnID: When given, only that turn is interrupted.
+    /// - Throws: `turn_not_active` when no such turn is running.
+    public func interrupt(in threadID: AgentThreadID, expectedTurnID: AgentTurnID? = nil) throws {
+        try activeTurns.interrupt(in: threadID, expectedTurnID: expectedTurnID)
+    }
+
+    /// Waits until every state write accepted so far (including interruption records of turns whose
+    /// callers left early) has reached the store.
+    public func flushPendingWrites() async {
+        await writer.drain()
+    }
+
+    /// Reads a turn's stream to its end and returns its summary.
+    private func consume(_ stream: AgentEventStream<AgentEvent>, outcome: TurnOutcome) async throws -> AgentTurnSummary {
+        var summary: AgentTurnSummary?
+        for try await event in stream {
+            if case .turnCompleted(let completed) = event { summary = completed }
+        }
+        guard let summary = summary ?? outcome.summary else {
+            throw AgentRuntimeError(code: .turnSummaryMissing, message: "the turn ended without a summary")
+        }
+        return summary
+    }
+}

@@ -1,0 +1,159 @@
+import CodexCore
+import Foundation
+
+extension AgentRuntime {
+    /// Accepts a turn: checks, reserves the thread, persists the input, then launches the producer.
+    ///
+    /// Cancellation (spec 001): cancelled before preparation → nothing reserved, persisted or launched;
+    /// cancelled while the input is being written → the input is kept, the turn is recorded
+    /// interrupted and the thread returns to idle, while this call returns at once.
+    func beginTurn(
+        _ request: Request, in threadID: AgentThreadID, structured: TurnStructuredMode, outcome: TurnOutcome?
+    ) async throws -> AgentEventStream<AgentEvent> {
+        try Task.checkCancellation()
+        try Self.validate(request)
+        let store = configuration.stateStore
+        guard let thread = try await store.thread(threadID) else {
+            throw AgentRuntimeError(code: .threadNotFound, message: "no such thread")
+        }
+        let instructions = try instructions(for: request, thread: thread)
+        try Task.checkCancellation()
+        let now = configuration.wallClock.now()
+        let turn = AgentTurn(threadID: threadID, status: .running, executionMode: request.executionMode, startedAt: now)
+        let persistent = request.executionMode == .threaded
+        var history: [AgentHistoryItem] = []
+        if persistent {
+            try activeTurns.reserve(threadID, for: turn.id)
+            do {
+                history = try await loadHistory(of: threadID)
+                try Task.checkCancellation()
+            } catch {
+                activeTurns.release(threadID, turnID: turn.id)
+                throw error
+            }
+            try await persistInput(request, turn: turn, at: now)
+        }
+        let plan = TurnPlan(
+            thread: thread, turn: turn,
+            backendRequest: AgentBackendTurnRequest(
+                threadID: threadID, turnID: turn.id, request: request, history: history,
+                model: thread.configuration.model ?? configuration.model, reasoningEffort: thread.configuration.reasoningEffort,
+                instructions: instructions, tools: configuration.tools.map(\.definition),
+                responseFormat: { if case .oneShot(let contract) = structured { return contract.format } else { return nil } }(),
+                responseContract: Self.responseContract(for: structured)
+            ),
+            structured: structured
+        )
+        return launch(plan, outcome: outcome)
+    }
+
+    /// Writes the accepted input (developer messages, the user message, the running turn, the thread's
+    /// running status). A caller cancelled while the write waits leaves at once; the write finishes and
+    /// the interruption record follows it in order.
+    private func persistInput(_ request: Request, turn: AgentTurn, at now: Date) async throws {
+        let threadID = turn.threadID
+        var items: [AgentHistoryItem] = [.systemEvent(AgentSystemEvent(type: .turnStarted, turnID: turn.id, occurredAt: now))]
+        items += request.developerMessages.map { .message(AgentMessage(threadID: threadID, role: .developer, text: $0.text, createdAt: now)) }
+        if !request.text.isEmpty || !request.images.isEmpty {
+            items.append(.message(AgentMessage(threadID: threadID, role: .user, text: request.text, images: request.images, createdAt: now)))
+        }
+        let input = items
+        let accepted = writer.enqueue { store in
+            try await store.upsertTurn(turn)
+            try await store.appendHistory(input, to: threadID)
+            try await Self.setStatus(.running, of: threadID, in: store, at: now)
+        }
+        do {
+            try await writer.wait(accepted)
+        } catch {
+            let cancelled = error is CancellationError
+            let status: AgentTurnStatus = cancelled ? .interrupted : .failed
+            let failure = error as? AgentRuntimeError
+            recordEnd(of: turn, status: status, failure: failure, items: [])
+            activeTurns.release(threadID, turnID: turn.id)
+            configuration.logSink.record(AgentLogEvent(
+                level: .notice, category: .runtime, name: cancelled ? "runtime.turn.interrupted" : "runtime.turn.failed",
+                metadata: ["thread_id": threadID.rawValue, "turn_id": turn.id.rawValue, "phase": "preparation"]
+            ))
+            throw error
+        }
+    }
+
+    /// Enqueues the record of a turn's end: history items and the lifecycle event, the turn's status,
+    /// and the thread back to idle.
+    @discardableResult
+    func recordEnd(
+        of turn: AgentTurn, status: AgentTurnStatus, failure: AgentRuntimeError?, items: [AgentHistoryItem], usage: AgentUsage? = nil
+    ) -> RuntimeStateWriter.Handle {
+        let now = configuration.wallClock.now()
+        let type: AgentSystemEventType = switch status {
+        case .completed: .turnCompleted
+        case .interrupted: .turnInterrupted
+        default: .turnFailed
+        }
+        var ended = turn
+        ended.status = status
+        ended.finishedAt = now
+        ended.failure = failure
+        ended.usage = usage
+        let history = items + [.systemEvent(AgentSystemEvent(type: type, turnID: turn.id, occurredAt: now, errorCode: failure?.code.rawValue))]
+        let record = ended
+        return writer.enqueue { store in
+            guard try await store.thread(turn.threadID) != nil else { return }
+            try await store.appendHistory(history, to: turn.threadID)
+            try await store.upsertTurn(record)
+            try await Self.setStatus(.idle, of: turn.threadID, in: store, at: now)
+        }
+    }
+
+    static func setStatus(_ status: AgentThreadStatus, of threadID: AgentThreadID, in store: any RuntimeStateStore, at now: Date) async throws {
+        guard var thread = try await store.thread(threadID) else { return }
+        thread.status = status
+        thread.updatedAt = now
+        try await store.upsertThread(thread)
+    }
+
+    /// The whole history of a thread, oldest first.
+    func loadHistory(of threadID: AgentThreadID) async throws -> [AgentHistoryItem] {
+        var items: [AgentHistoryItem] = []
+        var cursor: String?
+        repeat {
+            let page = try await configuration.stateStore.history(of: threadID, query: AgentHistoryQuery(limit: 1024, cursor: cursor))
+            items += page.items
+            cursor = page.nextCursor
+        } while cursor != nil
+        return items
+    }
+
+    /// The turn's instructions: the most specific persona, then the selected skills' instructions.
+    /// - Throws: `invalid_request` for a skill ID the runtime does not know.
+    func instructions(for request: Request, thread: AgentThread) throws -> String {
+        let persona = AgentPersonaStack.resolve(request: request.personaOverride, thread: thread.persona, runtime: configuration.persona)
+        var parts = [persona?.renderedInstructions ?? ""]
+        for skillID in request.skillSelection.resolve(threadSkills: thread.skillIDs) {
+            guard let skill = configuration.skills.first(where: { $0.id == skillID }) else {
+                throw AgentRuntimeError(code: .invalidRequest, message: "unknown skill '\(skillID)'")
+            }
+            parts.append(skill.instructions)
+        }
+        return parts.filter { !$0.isEmpty }.joined(separator: "\n\n")
+    }
+
+    /// The "Response contract" developer message of a structured turn.
+    static func responseContract(for structured: TurnStructuredMode) -> String? {
+        switch structured {
+        case .none: return nil
+        case .oneShot(let contract): return "Response contract\nReturn the final result serialized as `\(contract.typeName)`."
+        case .streamed(let contract, _):
+            return StructuredStreamParser.frameInstructions(formatName: contract.typeName, schema: contract.format.schema)
+        }
+    }
+
+    /// Checks a request's images before anything is reserved.
+    static func validate(_ request: Request) throws {
+        guard request.images.count <= AgentImageAttachment.maximumPerMessage else {
+            throw AgentRuntimeError(code: .tooManyImages, message: "at most \(AgentImageAttachment.maximumPerMessage) images per message")
+        }
+        for image in request.images { try image.validate() }
+    }
+}

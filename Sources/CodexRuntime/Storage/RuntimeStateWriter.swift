@@ -1,0 +1,121 @@
+import CodexCore
+import Synchronization
+
+/// The runtime's ordered write queue over its state store (spec 001, "storage cancellation").
+///
+/// Every write runs after the ones enqueued before it, in an unstructured task the caller's
+/// cancellation does not reach: an accepted write always finishes, and interruption records enqueued
+/// after it flush in order once storage is available. A caller waiting for a write can leave early
+/// when it is cancelled (``wait(_:)``); the write itself carries on.
+final class RuntimeStateWriter: Sendable {
+    /// A write's outcome.
+    typealias Handle = Task<Result<Void, AgentRuntimeError>, Never>
+
+    private let store: any RuntimeStateStore
+    private let tail = Mutex<Handle?>(nil)
+
+    init(store: any RuntimeStateStore) {
+        self.store = store
+    }
+
+    /// Enqueues `operation` after every earlier write. Failures become `storage_failure` (an
+    /// ``CodexCore/AgentRuntimeError`` thrown by the store is kept as it is).
+    @discardableResult
+    func enqueue(_ operation: @escaping @Sendable (any RuntimeStateStore) async throws -> Void) -> Handle {
+        let store = self.store
+        return tail.withLock { tail in
+            let previous = tail
+            let handle = Task<Result<Void, AgentRuntimeError>, Never> {
+                _ = await previous?.value
+                do {
+                    try await operation(store)
+                    return .success(())
+                } catch let error as AgentRuntimeError {
+                    return .failure(error)
+                } catch {
+                    return .failure(AgentRuntimeError(code: .storageFailure, message: "the state store failed to write"))
+                }
+            }
+            tail = handle
+            return handle
+        }
+    }
+
+    /// Waits for a write, or throws `CancellationError` as soon as the caller is cancelled (the write
+    /// continues).
+    func wait(_ handle: Handle) async throws {
+        let gate = ResumeOnce<Result<Void, AgentRuntimeError>>()
+        let result = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result<Void, AgentRuntimeError>, any Error>) in
+                gate.install(continuation)
+                Task { gate.resume(returning: await handle.value) }
+            }
+        } onCancel: {
+            gate.resume(throwing: CancellationError())
+        }
+        try result.get()
+    }
+
+    /// Waits for a write whatever happens to the caller (used for commits and final records).
+    func finish(_ handle: Handle) async throws {
+        try await handle.value.get()
+    }
+
+    /// Waits until every write enqueued so far has finished.
+    func drain() async {
+        let last = tail.withLock { $0 }
+        _ = await last?.value
+    }
+}
+
+/// A continuation resumed exactly once, by whichever comes first; a resumption that arrives before the
+/// continuation is installed is kept and delivered at installation.
+final class ResumeOnce<Value: Sendable>: Sendable {
+    private enum State {
+        case empty
+        case waiting(CheckedContinuation<Value, any Error>)
+        case early(Result<Value, any Error>)
+        case done
+    }
+
+    private let state = Mutex<State>(.empty)
+
+    /// Installs the continuation (once).
+    func install(_ continuation: CheckedContinuation<Value, any Error>) {
+        let early: Result<Value, any Error>? = state.withLock { state in
+            switch state {
+            case .empty:
+                state = .waiting(continuation)
+                return nil
+            case .early(let result):
+                state = .done
+                return result
+            case .waiting, .done:
+                return nil
+            }
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    /// Resumes with a value, if nothing resumed it yet.
+    func resume(returning value: Value) { resume(with: .success(value)) }
+
+    /// Resumes with an error, if nothing resumed it yet.
+    func resume(throwing error: any Error) { resume(with: .failure(error)) }
+
+    private func resume(with result: Result<Value, any Error>) {
+        let continuation: CheckedContinuation<Value, any Error>? = state.withLock { state in
+            switch state {
+            case .empty:
+                state = .early(result)
+                return nil
+            case .waiting(let continuation):
+                state = .done
+                return continuation
+            case .early, .done:
+                return nil
+            }
+        }
+        continuation?.resume(with: result)
+    }
+}

@@ -1,0 +1,202 @@
+import CodexCore
+import CodexSchema
+import Foundation
+
+/// Runs one accepted turn against the backend: translates backend events into runtime events, runs
+/// tool batches within the tool-call budget, and checks the reply (structured or not) before it is
+/// accepted. Everything it produces is committed by the caller only after a valid completion.
+struct TurnDriver: Sendable {
+    let runtime: AgentRuntime
+    let plan: TurnPlan
+    let channel: AgentEventChannel<AgentEvent>
+
+    /// The turn's mutable progress (local to one drive).
+    struct Progress {
+        var toolCalls = 0
+        var usage: AgentUsage?
+        var pendingItems: [AgentHistoryItem] = []
+        var pendingMessages: [AgentMessage] = []
+        var committedMessages: [AgentMessage] = []
+        var lastReply: AgentMessage?
+        var structuredValue: (any Sendable)?
+        var structuredCommitted = false
+        var frame: StructuredStreamParser?
+        var fedDeltas = false
+        var sawMessage = false
+    }
+
+    func drive() async throws -> TurnSuccess {
+        let backend = runtime.configuration.backend
+        let turnStream = try await backend.startTurn(plan.backendRequest)
+        try await turnStream.waitUntilReady()
+        var progress = Progress()
+        var completion: AgentTurnSummary?
+        for try await event in turnStream.events {
+            try Task.checkCancellation()
+            if case .turnCompleted(let summary) = event {
+                completion = summary
+                break
+            }
+            try await handle(event, progress: &progress, turnStream: turnStream)
+        }
+        try Task.checkCancellation()
+        guard let completion else {
+            throw AgentRuntimeError(code: .turnSummaryMissing, message: "the backend ended the turn without turnCompleted")
+        }
+        if !progress.sawMessage, let final = completion.finalMessage {
+            try await handleMessage(final, progress: &progress)
+        }
+        return try finish(completion, progress: progress)
+    }
+
+    // MARK: - Events
+
+    private func handle(_ event: AgentBackendEvent, progress: inout Progress, turnStream: AgentTurnStream) async throws {
+        switch event {
+        case .turnStarted, .providerContextUpdated, .turnCompleted:
+            break
+        case .progress(let value):
+            try await channel.send(.progress(value))
+        case .rateLimitsUpdated(let limits):
+            try await channel.send(.rateLimitsUpdated(limits))
+        case .usageUpdated(let usage):
+            progress.usage = progress.usage.map { $0 + usage } ?? usage
+        case .assistantMessageDelta(let delta):
+            try await handleDelta(delta, progress: &progress)
+        case .assistantMessageCompleted(let message):
+            try await handleMessage(message, progress: &progress)
+        case .structuredOutputPartial(let snapshot):
+            try await forwardPartial(snapshot)
+        case .structuredOutputCommitted(let snapshot):
+            try await acceptBackendCommit(snapshot, progress: &progress)
+        case .structuredOutputValidationFailed(let error):
+            throw error
+        case .toolCallRequested(let invocation):
+            try await runTools([invocation], progress: &progress, turnStream: turnStream)
+        case .toolCallsRequested(let invocations):
+            try await runTools(invocations, progress: &progress, turnStream: turnStream)
+        case .userMessageAccepted(var message):
+            message.threadID = plan.threadID
+            progress.pendingItems.append(.message(message))
+            progress.pendingMessages.append(message)
+        case .reasoningCompleted(let item):
+            progress.pendingItems.append(.reasoning(item))
+        case .unknown(let unknown):
+            try await channel.send(.unknown(unknown))
+        }
+    }
+
+    private func handleDelta(_ delta: String, progress: inout Progress) async throws {
+        guard case .streamed(let contract, _) = plan.structured else {
+            try await channel.send(.assistantMessageDelta(plan.threadID, plan.turnID, delta))
+            return
+        }
+        if progress.frame == nil { progress.frame = StructuredStreamParser(formatName: contract.format.name, validator: contract.validator) }
+        progress.fedDeltas = true
+        guard var frame = progress.frame else { return }
+        let outputs = try frame.feed(delta)
+        progress.frame = frame
+        try await emit(outputs, contract: contract, progress: &progress)
+    }
+
+    private func handleMessage(_ received: AgentMessage, progress: inout Progress) async throws {
+        var message = received
+        message.threadID = plan.threadID
+        progress.sawMessage = true
+        if message.role.rawValue.isEmpty { message.role = .assistant }
+        switch plan.structured {
+        case .none:
+            break
+        case .oneShot(let contract):
+            if message.phase != .commentary, message.role == .assistant, message.images.isEmpty || !message.text.isEmpty {
+                let accepted = try contract.acceptOneShot(message.text)
+                message.structuredOutput = AgentStructuredOutputMetadata(formatName: contract.format.name, payload: accepted.value)
+                progress.structuredValue = accepted.decoded
+                progress.structuredCommitted = true
+            }
+        case .streamed(let contract, _):
+            var frame = progress.frame ?? StructuredStreamParser(formatName: contract.format.name, validator: contract.validator)
+            var outputs: [StructuredStreamOutput] = []
+            if !progress.fedDeltas { outputs += try frame.feed(message.text) }
+            outputs += try frame.finish()
+            try await emit(outputs, contract: contract, progress: &progress, forwardText: progress.fedDeltas)
+            message.text = frame.visibleText
+            if let commit = frame.committed {
+                message.structuredOutput = AgentStructuredOutputMetadata(formatName: contract.format.name, payload: commit.value)
+            }
+            progress.frame = nil
+            progress.fedDeltas = false
+        }
+        if message.role == .assistant, message.phase != .commentary { progress.lastReply = message }
+        progress.pendingItems.append(.message(message))
+        progress.pendingMessages.append(message)
+    }
+
+    // MARK: - Streamed structured output
+
+    private func emit(
+        _ outputs: [StructuredStreamOutput], contract: StructuredContract, progress: inout Progress, forwardText: Bool = true
+    ) async throws {
+        for output in outputs {
+            switch output {
+            case .text(let text):
+                if forwardText, !text.isEmpty { try await channel.send(.assistantMessageDelta(plan.threadID, plan.turnID, text)) }
+            case .partial(let value, let bytes):
+                guard contract.decodes(bytes) else { continue }
+                try await channel.send(.structuredOutputPartial(AgentStructuredOutputSnapshot(formatName: contract.format.name, value: value, isCommitted: false)))
+            case .committed(let commit):
+                guard !progress.structuredCommitted else {
+                    throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the reply carried more than one structured payload")
+                }
+                progress.structuredValue = try contract.accept(commit.value, bytes: commit.bytes)
+                progress.structuredCommitted = true
+                try await channel.send(.structuredOutputCommitted(AgentStructuredOutputSnapshot(formatName: contract.format.name, value: commit.value, isCommitted: true)))
+            }
+        }
+    }
+
+    /// A partial snapshot a custom backend produced itself: forwarded only when it passes the partial
+    /// checks (or when the turn is not structured).
+    private func forwardPartial(_ snapshot: AgentStructuredOutputSnapshot) async throws {
+        if let contract = plan.structured.contract {
+            guard (try? contract.validator.isValid(snapshot.value, mode: .partial)) == true,
+                  contract.decodes(Array(snapshot.value.compactString().utf8)) else { return }
+        }
+        try await channel.send(.structuredOutputPartial(snapshot))
+    }
+
+    /// A committed payload a custom backend produced itself: validated and decoded like our own.
+    private func acceptBackendCommit(_ snapshot: AgentStructuredOutputSnapshot, progress: inout Progress) async throws {
+        if let contract = plan.structured.contract {
+            guard !progress.structuredCommitted else {
+                throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the reply carried more than one structured payload")
+            }
+            progress.structuredValue = try contract.accept(snapshot.value, bytes: Array(snapshot.value.compactString().utf8))
+            progress.structuredCommitted = true
+        }
+        try await channel.send(.structuredOutputCommitted(snapshot))
+    }
+
+    // MARK: - Completion
+
+    private func finish(_ completion: AgentTurnSummary, progress: Progress) throws -> TurnSuccess {
+        switch plan.structured {
+        case .none:
+            break
+        case .oneShot:
+            guard progress.structuredCommitted else {
+                throw AgentRuntimeError(code: .structuredOutputMissing, message: "the turn ended without a structured reply")
+            }
+        case .streamed(_, let required):
+            if required, !progress.structuredCommitted {
+                throw AgentRuntimeError(code: .structuredOutputMissing, message: "the turn ended without a structured payload")
+            }
+        }
+        var summary = completion
+        summary.threadID = plan.threadID
+        summary.turnID = plan.turnID
+        summary.usage = completion.usage ?? progress.usage
+        summary.finalMessage = progress.lastReply
+        return TurnSuccess(summary: summary, items: progress.pendingItems, messages: progress.pendingMessages, value: progress.structuredValue)
+    }
+}

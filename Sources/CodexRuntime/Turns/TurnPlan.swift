@@ -1,0 +1,120 @@
+import CodexCore
+import CodexSchema
+import Foundation
+import Synchronization
+
+/// A structured response contract prepared for one turn: the format, its compiled validator and the
+/// decoder into the caller's Swift type.
+struct StructuredContract: Sendable {
+    /// One-shot JSON payloads (and framed stream payloads) are limited to 4 MiB.
+    static let maximumPayloadBytes = 4 * 1024 * 1024
+
+    let format: AgentStructuredOutputFormat
+    let validator: JSONSchemaValidator
+    let typeName: String
+    let decode: @Sendable ([UInt8]) throws -> any Sendable
+
+    /// Checks the schema (before the turn starts) and captures the decoder for `Output`.
+    init<Output: AgentStructuredOutput>(_ type: Output.Type) throws {
+        format = Output.responseFormat
+        validator = try format.validator()
+        typeName = String(describing: Output.self)
+        decode = { bytes in try JSONDecoder().decode(Output.self, from: Data(bytes)) }
+    }
+
+    /// Validates `value` fully and decodes `bytes` into the Swift type.
+    /// - Throws: `structured_output_invalid` or `structured_output_decoding_failed` (messages name the
+    ///   failing keyword and location, never the payload).
+    func accept(_ value: JSONValue, bytes: [UInt8]) throws(AgentRuntimeError) -> any Sendable {
+        let result: JSONValidationResult
+        do {
+            result = try validator.validate(value, mode: .full)
+        } catch {
+            throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the structured reply could not be validated: \(error.code.rawValue)")
+        }
+        if let first = result.errors.first {
+            throw AgentRuntimeError(
+                code: .structuredOutputInvalid,
+                message: "the structured reply does not match '\(format.name)': \(first.keyword) at '\(first.instancePointer)'"
+            )
+        }
+        do {
+            return try decode(bytes)
+        } catch {
+            throw AgentRuntimeError(code: .structuredOutputDecodingFailed, message: "the structured reply does not decode into \(typeName)")
+        }
+    }
+
+    /// Parses a one-shot reply (at most 4 MiB), validates and decodes it.
+    func acceptOneShot(_ text: String) throws(AgentRuntimeError) -> (value: JSONValue, decoded: any Sendable) {
+        let bytes = Array(text.utf8)
+        guard bytes.count <= Self.maximumPayloadBytes else {
+            throw AgentRuntimeError(code: .structuredOutputTooLarge, message: "the structured reply exceeds 4 MiB")
+        }
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: bytes)
+        } catch {
+            throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the structured reply is not valid JSON: \(error.code.rawValue)")
+        }
+        return (value, try accept(value, bytes: bytes))
+    }
+
+    /// Whether a partial snapshot decodes into the Swift type (spec: a partial is emitted only then).
+    func decodes(_ bytes: [UInt8]) -> Bool {
+        (try? decode(bytes)) != nil
+    }
+}
+
+/// How a turn treats structured output.
+enum TurnStructuredMode: Sendable {
+    /// Plain text.
+    case none
+    /// `text.format` json_schema; the final non-commentary reply is the payload.
+    case oneShot(StructuredContract)
+    /// Prose with one framed JSON block, streamed as partial and committed snapshots.
+    case streamed(StructuredContract, required: Bool)
+
+    var contract: StructuredContract? {
+        switch self {
+        case .none: return nil
+        case .oneShot(let contract), .streamed(let contract, _): return contract
+        }
+    }
+}
+
+/// Everything fixed when a turn is accepted.
+struct TurnPlan: Sendable {
+    let thread: AgentThread
+    let turn: AgentTurn
+    let backendRequest: AgentBackendTurnRequest
+    let structured: TurnStructuredMode
+    var persistent: Bool { turn.executionMode == .threaded }
+    var threadID: AgentThreadID { thread.id }
+    var turnID: AgentTurnID { turn.id }
+}
+
+/// Where a turn's producer leaves the decoded structured value and the summary for `send`.
+final class TurnOutcome: Sendable {
+    private let state = Mutex<(value: (any Sendable)?, summary: AgentTurnSummary?)>((nil, nil))
+
+    func record(value: (any Sendable)?, summary: AgentTurnSummary) {
+        state.withLock { $0 = (value, summary) }
+    }
+
+    var value: (any Sendable)? { state.withLock { $0.value } }
+    var summary: AgentTurnSummary? { state.withLock { $0.summary } }
+}
+
+/// Why a turn's producer was cancelled.
+final class TurnCancellation: Sendable {
+    private let reason = Mutex<String?>(nil)
+
+    /// Notes the first reason given.
+    func note(_ text: String) {
+        reason.withLock { if $0 == nil { $0 = text } }
+    }
+
+    /// The reason, `cancelled` when none was noted.
+    var text: String { reason.withLock { $0 } ?? "cancelled" }
+}

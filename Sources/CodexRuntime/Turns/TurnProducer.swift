@@ -1,0 +1,109 @@
+import CodexCore
+import Foundation
+
+/// What a successful drive leaves to commit.
+struct TurnSuccess: Sendable {
+    var summary: AgentTurnSummary
+    var items: [AgentHistoryItem]
+    var messages: [AgentMessage]
+    var value: (any Sendable)?
+}
+
+extension AgentRuntime {
+    /// Starts the producer task of an accepted turn and returns its event stream.
+    func launch(_ plan: TurnPlan, outcome: TurnOutcome?) -> AgentEventStream<AgentEvent> {
+        let channel = AgentEventChannel<AgentEvent>(capacity: configuration.maximumBufferedEvents)
+        let cancellation = TurnCancellation()
+        let producer = Task { await self.produce(plan, channel: channel, cancellation: cancellation, outcome: outcome) }
+        channel.onConsumerGone {
+            cancellation.note("cancelled")
+            producer.cancel()
+        }
+        if plan.persistent {
+            activeTurns.attach(plan.threadID, turnID: plan.turnID) {
+                cancellation.note("interrupted_by_host")
+                producer.cancel()
+            }
+        }
+        return AgentEventStream(channel)
+    }
+
+    /// Runs the turn within its duration budget, then commits, fails or records the interruption, and
+    /// ends the stream.
+    private func produce(_ plan: TurnPlan, channel: AgentEventChannel<AgentEvent>, cancellation: TurnCancellation, outcome: TurnOutcome?) async {
+        let driver = TurnDriver(runtime: self, plan: plan, channel: channel)
+        do {
+            try await channel.send(.turnStarted(plan.turn))
+            let success = try await withDurationBudget { try await driver.drive() }
+            try await commit(success, plan: plan, channel: channel, outcome: outcome)
+        } catch {
+            await end(plan, after: error, channel: channel, cancellation: cancellation)
+        }
+    }
+
+    /// Runs `body`, failing with the `.duration` execution limit when the budget runs out first.
+    private func withDurationBudget(_ body: @escaping @Sendable () async throws -> TurnSuccess) async throws -> TurnSuccess {
+        guard let seconds = configuration.turnLimits.maximumDuration else { return try await body() }
+        let clock = configuration.clock
+        return try await withThrowingTaskGroup(of: TurnSuccess?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await clock.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up))))
+                throw AgentRuntimeError.executionLimitExceeded(.duration)
+            }
+            defer { group.cancelAll() }
+            while let next = try await group.next() {
+                if let success = next { return success }
+            }
+            throw CancellationError()
+        }
+    }
+
+    /// Commits a valid completion (whatever happens to the consumer meanwhile), then emits the committed
+    /// messages and `turnCompleted`.
+    private func commit(_ success: TurnSuccess, plan: TurnPlan, channel: AgentEventChannel<AgentEvent>, outcome: TurnOutcome?) async throws {
+        if plan.persistent {
+            let handle = recordEnd(of: plan.turn, status: .completed, failure: nil, items: success.items, usage: success.summary.usage)
+            try await writer.finish(handle)
+            activeTurns.release(plan.threadID, turnID: plan.turnID)
+        }
+        outcome?.record(value: success.value, summary: success.summary)
+        configuration.logSink.record(AgentLogEvent(
+            level: .info, category: .runtime, name: "runtime.turn.completed",
+            metadata: ["thread_id": plan.threadID.rawValue, "turn_id": plan.turnID.rawValue]
+        ))
+        for message in success.messages { try? await channel.send(.messageCommitted(message)) }
+        try? channel.sendLifecycle(.turnCompleted(success.summary))
+        channel.finish()
+    }
+
+    /// Records and reports a failed or interrupted turn.
+    private func end(_ plan: TurnPlan, after error: any Error, channel: AgentEventChannel<AgentEvent>, cancellation: TurnCancellation) async {
+        let limitHit = (error as? AgentRuntimeError)?.executionLimit != nil
+        let interrupted = !limitHit && (Task.isCancelled || error is CancellationError || error is AgentEventChannel<AgentEvent>.SendFailure)
+        if interrupted {
+            if plan.persistent {
+                try? await writer.finish(recordEnd(of: plan.turn, status: .interrupted, failure: nil, items: []))
+                activeTurns.release(plan.threadID, turnID: plan.turnID)
+            }
+            configuration.logSink.record(AgentLogEvent(
+                level: .notice, category: .runtime, name: "runtime.turn.interrupted",
+                metadata: ["thread_id": plan.threadID.rawValue, "turn_id": plan.turnID.rawValue, "reason": cancellation.text]
+            ))
+            try? channel.sendLifecycle(.turnInterrupted(AgentTurnInterruption(turnID: plan.turnID, threadID: plan.threadID, reason: cancellation.text)))
+            channel.finish(throwing: CancellationError())
+            return
+        }
+        let failure = (error as? AgentRuntimeError) ?? AgentRuntimeError(code: .providerError, message: "the backend failed")
+        if plan.persistent {
+            try? await writer.finish(recordEnd(of: plan.turn, status: .failed, failure: failure, items: []))
+            activeTurns.release(plan.threadID, turnID: plan.turnID)
+        }
+        configuration.logSink.record(AgentLogEvent(
+            level: .error, category: .runtime, name: "runtime.turn.failed",
+            metadata: ["thread_id": plan.threadID.rawValue, "turn_id": plan.turnID.rawValue, "error_code": failure.code.rawValue]
+        ))
+        try? channel.sendLifecycle(.turnFailed(failure))
+        channel.finish(throwing: failure)
+    }
+}
