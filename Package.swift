@@ -88,7 +88,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CodexRuntimeTests",
-            dependencies: ["CodexRuntime", "CodexCore", "CodexSchema", "CodexTransport", "CodexStorageSQLite", "CodexTestSupport"],
+            dependencies: ["CodexRuntime", "CodexCore", "CodexSchema", "CodexTransport", "CodexStorageSQLite", "CSQLite", "CodexTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CodexTestSupportTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),

@@ -1,0 +1,62 @@
+import CSQLite
+import CodexCore
+import CodexRuntime
+import CodexStorageSQLite
+import Foundation
+import Testing
+
+/// Holds SQLite's write lock on a database file from a second connection, as another process would.
+final class SQLiteWriteLock {
+    private var handle: OpaquePointer?
+
+    init(path: String) throws {
+        guard sqlite3_open(path, &handle) == SQLITE_OK, sqlite3_exec(handle, "BEGIN EXCLUSIVE", nil, nil, nil) == SQLITE_OK else {
+            throw AgentRuntimeError(code: .storageFailure, message: "could not take the lock")
+        }
+    }
+
+    func release() {
+        sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+        sqlite3_close(handle)
+        handle = nil
+    }
+
+    deinit { if handle != nil { release() } }
+}
+
+@Suite struct AgentRuntimeDiskLockTests {
+    @Test func aCallerCanLeaveWhileTheDatabaseIsLockedAndTheAcceptedInputFlushesInOrderLater() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("codexkit-runtime-lock-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("state.sqlite").path
+        let store = try SQLiteRuntimeStateStore(path: path)
+        let backend = FixtureAgentBackend(turns: [.reply("never")])
+        let runtime = try makeRuntime(backend, store: store)
+        let thread = try await runtime.createThread()
+
+        let lock = try SQLiteWriteLock(path: path)
+        let task = Task { () -> (any Error)? in
+            do {
+                _ = try await runtime.send(Request(text: "accepted while locked"), in: thread.id)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        // The turn reserves the thread before its input write starts waiting on the lock.
+        await eventually("the turn reserved the thread") { runtime.activeTurnID(in: thread.id) != nil }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        let error = await task.value
+        #expect(error is CancellationError)
+        #expect(try await store.latestTurn(of: thread.id) == nil, "nothing was written while the lock was held")
+        lock.release()
+        await runtime.flushPendingWrites()
+        #expect(describe(try await history(store, thread.id)) == ["event turn_started", "user: accepted while locked", "event turn_interrupted"])
+        #expect(try await store.latestTurn(of: thread.id)?.status == .interrupted)
+        #expect(try await store.thread(thread.id)?.status == .idle)
+        #expect(backend.requests.isEmpty)
+        #expect(runtime.activeTurnID(in: thread.id) == nil)
+    }
+}
