@@ -46,7 +46,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "codexctl",
-            dependencies: ["CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery", "CodexStorageSQLite"],
+            dependencies: ["CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery", "CodexStorageSQLite", "CodexRuntime"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

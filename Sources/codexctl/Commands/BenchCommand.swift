@@ -7,9 +7,10 @@ enum BenchCommand: CLICommand {
         subcommands: [("schema", "JSON parsing and schema validation throughput."), ("sse", "SSE framing, event decoding and streaming throughput."),
                       ("recovery", "Structured-recovery lifecycles, fsyncs per lifecycle, inventory at 10,000 operations."),
                       ("storage", "SQLite state store: appends, restore and paging next to raw SQLite loops."),
+                      ("runtime", "Runtime events per second and streamed structured output next to bare baselines."),
                       ("sse-client", "The client half of 'bench sse' (run by it).")]
     )
-    static var subcommands: [any CLICommand.Type] { [SchemaBenchCommand.self, SSEBenchCommand.self, RecoveryBenchCommand.self, StorageBenchCommand.self, SSEClientBenchCommand.self] }
+    static var subcommands: [any CLICommand.Type] { [SchemaBenchCommand.self, SSEBenchCommand.self, RecoveryBenchCommand.self, StorageBenchCommand.self, RuntimeBenchCommand.self, SSEClientBenchCommand.self] }
 
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
 }

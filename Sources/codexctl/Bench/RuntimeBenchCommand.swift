@@ -1,0 +1,196 @@
+import CodexCore
+import CodexRuntime
+import CodexSchema
+import Foundation
+
+/// `codexctl bench runtime`: events per second from a backend to the consumer through the runtime next to
+/// a bare `AsyncStream`, and streamed structured output next to one parse of the same payload.
+enum RuntimeBenchCommand: CLICommand {
+    static let name = "runtime"
+    static let help = CommandHelp(
+        overview: """
+        A plain text turn of --deltas deltas from the fixture backend read through AgentRuntime.stream, next to a \
+        bare AsyncStream carrying the same events in the same run; then a --payload-mib MiB structured payload \
+        streamed in 1 KiB deltas through stream(_:in:response:) (framing, partial snapshots, validation, decoding) \
+        next to one parse of the same payload. Reports the peak RSS.
+        """,
+        usage: "codexctl bench runtime [--json] [--deltas <n>] [--payload-mib <n>] [--runs <n>]",
+        options: [
+            ("--json", "Print one JSON object (the shared benchmark shape)."),
+            ("--deltas <n>", "Text deltas per turn (default 100000)."),
+            ("--payload-mib <n>", "Structured payload size in MiB (default 4)."),
+            ("--runs <n>", "Runs per figure; the median is reported (default 5)."),
+        ]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--deltas", "--payload-mib", "--runs"])
+        } catch {
+            return Console.usageFailure(error.message, help: help)
+        }
+        guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
+        guard let deltas = Int(parsed.options["--deltas"] ?? "100000"), deltas > 0,
+              let mebibytes = Int(parsed.options["--payload-mib"] ?? "4"), (1...4).contains(mebibytes),
+              let runs = Int(parsed.options["--runs"] ?? "5"), runs > 0 else {
+            return Console.usageFailure("--deltas and --runs must be positive; --payload-mib is 1 to 4", help: help)
+        }
+        do {
+            let report = try await RuntimeBenchmark(deltas: deltas, payloadBytes: mebibytes * 1024 * 1024 - 4096, runs: runs).run()
+            report.print(json: parsed.has("--json"))
+            return Console.Status.success
+        } catch {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        }
+    }
+}
+
+/// The structured payload of the benchmark: a catalog of small items.
+struct BenchCatalog: AgentStructuredOutput {
+    struct Item: Decodable, Sendable {
+        let id: Int
+        let name: String
+        let tags: [String]
+        let price: Double
+    }
+
+    let title: String
+    let items: [Item]
+
+    static let responseFormat = AgentStructuredOutputFormat(name: "bench_catalog", schema: .object(properties: [
+        "title": .string(),
+        "items": .array(items: .object(properties: ["id": .integer, "name": .string(), "tags": .array(items: .string()), "price": .number])),
+    ]))
+}
+
+/// The runtime measurements.
+struct RuntimeBenchmark {
+    let deltas: Int
+    let payloadBytes: Int
+    let runs: Int
+
+    func run() async throws -> BenchReport {
+        var report = BenchReport(suite: "runtime")
+        try await measureEvents(into: &report)
+        try await measureStructured(into: &report)
+        report.results.append(BenchResult(name: "process", mode: "peak RSS", metric: "memory", value: Self.peakRSSMiB, unit: "MiB"))
+        report.notes.append("fixture backend and in-memory store; the runtime figure includes turn start, the commit and the event channel's hand-offs")
+        return report
+    }
+
+    private func measureEvents(into report: inout BenchReport) async throws {
+        let text = String(repeating: "x", count: deltas)
+        var runtimeTimes: [Double] = []
+        var bareTimes: [Double] = []
+        for _ in 0..<runs {
+            let runtime = try AgentRuntime(configuration: .init(
+                backend: FixtureAgentBackend(turns: [.reply(text, deltaLength: 1)]), stateStore: InMemoryRuntimeStateStore(), turnLimits: .unlimited
+            ))
+            let thread = try await runtime.createThread()
+            let clock = ContinuousClock()
+            var started = clock.now
+            var seen = 0
+            for try await event in try await runtime.stream(Request(text: "bench"), in: thread.id) {
+                if case .assistantMessageDelta = event { seen += 1 }
+            }
+            runtimeTimes.append(Self.seconds(clock.now - started))
+            guard seen == deltas else { throw AgentRuntimeError(code: .invalidRequest, message: "saw \(seen) of \(deltas) deltas") }
+
+            started = clock.now
+            let (stream, continuation) = AsyncStream<AgentEvent>.makeStream()
+            let producer = Task {
+                for _ in 0..<deltas { continuation.yield(.assistantMessageDelta(thread.id, AgentTurnID(rawValue: "bare"), "x")) }
+                continuation.finish()
+            }
+            var bare = 0
+            for await event in stream { if case .assistantMessageDelta = event { bare += 1 } }
+            await producer.value
+            bareTimes.append(Self.seconds(clock.now - started))
+            guard bare == deltas else { throw AgentRuntimeError(code: .invalidRequest, message: "bare stream lost events") }
+        }
+        report.results.append(BenchResult(
+            name: "events", mode: "\(deltas) deltas backend→consumer", metric: "throughput", value: Double(deltas) / Self.median(runtimeTimes), unit: "events/s",
+            baseline: ("bare AsyncStream of the same events", Double(deltas) / Self.median(bareTimes))
+        ))
+    }
+
+    /// The payload and its framed prose, split into 1 KiB deltas.
+    private func structuredInput() -> (payload: [UInt8], deltas: [String]) {
+        var json = #"{"title":"Bench catalog","items":["#
+        var index = 0
+        while json.utf8.count < payloadBytes {
+            if index > 0 { json += "," }
+            json += #"{"id":\#(index),"name":"Item number \#(index) of the catalog","tags":["alpha","beta","gamma"],"price":\#(index % 1000).25}"#
+            index += 1
+        }
+        json += "]}"
+        let text = "Here is the catalog you asked for.\n\(StructuredBenchFraming.open)\n\(json)\n\(StructuredBenchFraming.close)\nDone."
+        var deltas: [String] = []
+        var rest = Substring(text)
+        while !rest.isEmpty {
+            deltas.append(String(rest.prefix(1024)))
+            rest = rest.dropFirst(1024)
+        }
+        return (Array(json.utf8), deltas)
+    }
+
+    private func measureStructured(into report: inout BenchReport) async throws {
+        let (payload, deltas) = structuredInput()
+        var streamTimes: [Double] = []
+        var parseTimes: [Double] = []
+        var partials = 0
+        for _ in 0..<runs {
+            let steps = deltas.map { FixtureAgentBackend.Step.event(.assistantMessageDelta($0)) }
+                + [.event(.assistantMessageCompleted(AgentMessage(threadID: AgentThreadID(rawValue: ""), role: .assistant, text: deltas.joined()))), .complete()]
+            let runtime = try AgentRuntime(configuration: .init(
+                backend: FixtureAgentBackend(turns: [FixtureAgentBackend.Turn(steps)]), stateStore: InMemoryRuntimeStateStore(), turnLimits: .unlimited
+            ))
+            let thread = try await runtime.createThread()
+            let clock = ContinuousClock()
+            var started = clock.now
+            var committed = false
+            partials = 0
+            for try await event in try await runtime.stream(Request(text: "bench", executionMode: .ephemeral), in: thread.id, response: BenchCatalog.self) {
+                switch event {
+                case .structuredOutputPartial: partials += 1
+                case .structuredOutputCommitted: committed = true
+                default: break
+                }
+            }
+            streamTimes.append(Self.seconds(clock.now - started))
+            guard committed else { throw AgentRuntimeError(code: .structuredOutputMissing, message: "no committed payload") }
+            started = clock.now
+            _ = try JSONValue(parsing: payload)
+            parseTimes.append(Self.seconds(clock.now - started))
+        }
+        report.results.append(BenchResult(
+            name: "structured stream", mode: "\(payload.count / 1024) KiB in 1 KiB deltas (\(partials) partials)", metric: "latency",
+            value: Self.median(streamTimes) * 1000, unit: "ms", bytes: payload.count,
+            baseline: ("one JSONValue parse of the payload", Self.median(parseTimes) * 1000)
+        ))
+    }
+
+    static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    /// VmHWM from /proc/self/status, in MiB.
+    static var peakRSSMiB: Double {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+        let kilobytes = line.flatMap { Double($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+        return kilobytes / 1024
+    }
+}
+
+/// The markers of a framed structured block, as the runtime's response contract describes them.
+enum StructuredBenchFraming {
+    static let open = "<codexkit_structured_output>"
+    static let close = "</codexkit_structured_output>"
+}
