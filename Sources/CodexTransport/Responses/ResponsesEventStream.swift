@@ -35,6 +35,9 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
         private var responseID: String?
         private var lastSequenceNumber: Int?
         private var random = SystemRandomNumberGenerator()
+        /// The response body bytes received so far (SSE framing included), summed over every attempt:
+        /// bytes of an attempt that was retried still count. Error bodies of non-2xx responses do not.
+        public private(set) var receivedBytes = 0
 
         init(stream: ResponsesEventStream) {
             self.stream = stream
@@ -180,6 +183,7 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
                 try await fail(failure)
                 return
             }
+            receivedBytes += chunk.count
             do {
                 try framer.feed(chunk, into: &sseEvents)
                 for sseEvent in sseEvents {

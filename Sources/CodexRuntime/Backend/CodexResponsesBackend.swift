@@ -1,0 +1,145 @@
+public import CodexCore
+public import CodexTransport
+
+/// The built-in model backend: runs turns against the OpenAI Responses API (the ChatGPT/Codex backend
+/// or the public API), stateless (`store: false`) and streamed.
+///
+/// ```swift
+/// let backend = CodexResponsesBackend(
+///     configuration: .init(model: .gpt6Astra, enableImageGeneration: true),
+///     authProvider: ChatGPTSessionAuthProvider(…)
+/// )
+/// let turn = try await backend.startTurn(AgentBackendTurnRequest(
+///     threadID: threadID, turnID: AgentTurnID(), request: Request(text: "Hello"), model: .gpt6Astra
+/// ))
+/// for try await event in turn.events {
+///     if case .toolCallRequested(let call) = event {
+///         try await turn.submitToolResult(.success(call, text: "42"))
+///     }
+/// }
+/// ```
+///
+/// Each turn sends the replayed history, the request's developer messages, the user message and the
+/// response contract, then runs model passes until a response asks for no tools:
+/// - a response must end with `response.completed`; one that ends without it fails with
+///   `responses_stream_disconnected`. The retry policy replays the same POST only before any output;
+/// - function calls of a response are announced after its `response.completed` — one as
+///   ``CodexCore/AgentBackendEvent/toolCallRequested(_:)``, several as
+///   ``CodexCore/AgentBackendEvent/toolCallsRequested(_:)`` — and the next pass waits until
+///   `submitToolResult` accepted one result per call (in any order). Unknown, duplicate, mismatched and
+///   late results throw `invalid_tool_result`. The next pass sends the calls and their outputs in the
+///   model's call order, after the response's reasoning items and messages;
+/// - generated images (`image_generation_call` with a base64 `result`, even while `generating`) become
+///   assistant messages with one ``CodexCore/AgentImageAttachment`` each;
+/// - the turn ends with ``CodexCore/AgentBackendEvent/turnCompleted(_:)`` carrying the last assistant
+///   message, the usage summed over passes and the last response ID.
+///
+/// Budgets (``CodexResponsesBackendConfiguration/maximumModelPasses``,
+/// ``CodexResponsesBackendConfiguration/maximumResponseBytes``,
+/// ``CodexResponsesBackendConfiguration/maximumResponseItems``) fail the turn with
+/// `execution_limit_exceeded`.
+///
+/// - Important: Consume a turn's events from one task. The backend's event queue is bounded
+///   (``CodexResponsesBackendConfiguration/maximumBufferedEvents``) and lossless: while the reader
+///   pauses, the backend stops reading the network. Cancelling the reading task, or releasing the
+///   stream and its iterator, cancels the turn and closes its connection.
+public final class CodexResponsesBackend: AgentBackend, Sendable {
+    /// The options the backend was created with.
+    public let configuration: CodexResponsesBackendConfiguration
+    private let client: ResponsesClient
+    private let logSink: any AgentLogSink
+
+    /// Creates a backend.
+    ///
+    /// - Parameters:
+    ///   - configuration: Endpoint, hosted features, budgets and queue size.
+    ///   - httpClient: The HTTP seam. Default ``CodexTransport/URLSessionHTTPClient``.
+    ///   - authProvider: Supplies credentials (ChatGPT session or API key).
+    ///   - clock: The clock retry waits use.
+    ///   - wallClock: The date source for rate-limit resets and `Retry-After` dates.
+    ///   - logSink: Receives log-safe events (never prompts, model output or credentials).
+    public init(
+        configuration: CodexResponsesBackendConfiguration = .init(),
+        httpClient: any HTTPClient = URLSessionHTTPClient(),
+        authProvider: any AuthProvider,
+        clock: any Clock<Duration> = ContinuousClock(),
+        wallClock: any AgentWallClock = SystemWallClock(),
+        logSink: any AgentLogSink = NoOpAgentLogSink()
+    ) {
+        self.configuration = configuration
+        self.logSink = logSink
+        client = ResponsesClient(
+            configuration: configuration.clientConfiguration, httpClient: httpClient, authProvider: authProvider, clock: clock,
+            wallClock: wallClock, logSink: logSink
+        )
+    }
+
+    /// The latest account rate-limit snapshot per family seen on any response or `codex.rate_limits`
+    /// event, sorted by family.
+    public var rateLimits: [AgentRateLimitSnapshot] { client.rateLimits }
+
+    /// Starts a turn: the first request is sent at once, in the background.
+    ///
+    /// - Parameter request: The turn: thread, history, user request, model, tools and contract.
+    /// - Returns: The turn's events and controls. `submitToolResult` answers announced tool calls,
+    ///   `interrupt` cancels the turn (the events then end with `CancellationError`), `waitUntilReady`
+    ///   returns once the first response was accepted and throws when the first request failed before
+    ///   any output. `steer` is not supported (`nil`).
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `invalid_tool_definition` or `image_too_large` for an
+    ///   unusable request, or `CancellationError` when the calling task is cancelled.
+    public func startTurn(_ request: AgentBackendTurnRequest) async throws -> AgentTurnStream {
+        try Task.checkCancellation()
+        for tool in request.tools { try tool.validate() }
+        for image in request.request.images { try image.validate() }
+        guard request.request.images.count <= AgentImageAttachment.maximumPerMessage else {
+            throw AgentRuntimeError(code: .tooManyImages, message: "a message may carry at most \(AgentImageAttachment.maximumPerMessage) images")
+        }
+
+        let channel = AgentEventChannel<AgentBackendEvent>(capacity: configuration.effectiveBufferedEvents)
+        let runner = ResponsesTurnRunner(client: client, turn: request, configuration: configuration, channel: channel, logSink: logSink)
+        let producer = Task { await runner.run() }
+        let lifetime = TurnLifetime(channel: channel, producer: producer)
+        let events = AsyncThrowingStream<AgentBackendEvent, any Error> {
+            try await withTaskCancellationHandler {
+                try await lifetime.channel.next()
+            } onCancel: {
+                lifetime.cancel()
+            }
+        }
+        let toolResults = runner.toolResults
+        let readiness = runner.readiness
+        return AgentTurnStream(
+            events: events,
+            submitToolResult: { envelope in try toolResults.submit(envelope) },
+            steer: nil,
+            interrupt: {
+                producer.cancel()
+                toolResults.close()
+            },
+            waitUntilReady: { try await readiness.wait() }
+        )
+    }
+}
+
+/// Ties a turn's producer to its event stream: cancelling the reader, or releasing the stream and its
+/// iterator (which release this object), cancels the producer task — and with it the HTTP stream — and
+/// refuses its further events.
+final class TurnLifetime: Sendable {
+    let channel: AgentEventChannel<AgentBackendEvent>
+    let producer: Task<Void, Never>
+
+    init(channel: AgentEventChannel<AgentBackendEvent>, producer: Task<Void, Never>) {
+        self.channel = channel
+        self.producer = producer
+    }
+
+    /// Cancels the producer and marks the reader gone.
+    func cancel() {
+        channel.cancelConsumer()
+        producer.cancel()
+    }
+
+    deinit {
+        cancel()
+    }
+}

@@ -1,0 +1,83 @@
+import CodexCore
+import CodexSchema
+import CodexTransport
+
+/// Builds the Responses request of a turn's first model pass from an ``CodexCore/AgentBackendTurnRequest``.
+///
+/// Input order: the replayed history, then the request's developer messages (context, turn policy), then
+/// the user message, then the response contract as a developer message. Later passes append the pass's
+/// output items and the tool results (see ``ResponsesTurnRunner``).
+enum ResponsesRequestBuilder {
+    /// `reasoning.encrypted_content`: lets reasoning items be replayed with `store: false`.
+    static let encryptedReasoningInclude = "reasoning.encrypted_content"
+
+    /// The request of the first pass.
+    static func request(for turn: AgentBackendTurnRequest, configuration: CodexResponsesBackendConfiguration) -> ResponsesRequest {
+        let instructions = turn.instructions.isEmpty ? configuration.instructions : turn.instructions
+        var request = ResponsesRequest(model: turn.model.rawValue, instructions: instructions, input: input(for: turn))
+        request.store = false
+        request.stream = true
+        request.include = [encryptedReasoningInclude]
+        if turn.reasoningEffort != nil || configuration.enableReasoningSummaries {
+            request.reasoning = .init(effort: turn.reasoningEffort, summary: configuration.enableReasoningSummaries ? "auto" : nil)
+        }
+        request.tools = turn.tools.map(ResponsesTool.init)
+        if configuration.enableImageGeneration {
+            request.tools.append(.imageGeneration(outputFormat: configuration.imageGenerationOutputFormat))
+        }
+        request.toolChoice = .auto
+        request.parallelToolCalls = turn.tools.contains(where: \.supportsParallelExecution)
+        request.textFormat = turn.responseFormat.map(ResponsesRequest.TextFormat.init)
+        request.promptCacheKey = turn.threadID.rawValue
+        return request
+    }
+
+    /// The input items of the first pass, in order.
+    static func input(for turn: AgentBackendTurnRequest) -> [ResponsesInputItem] {
+        var items = turn.history.compactMap(item(for:))
+        items.append(contentsOf: turn.request.developerMessages.map(ResponsesInputItem.developer))
+        if !turn.request.text.isEmpty || !turn.request.images.isEmpty {
+            items.append(.user(turn.request.text, images: turn.request.images))
+        }
+        if let contract = turn.responseContract, !contract.isEmpty {
+            items.append(.message(role: .developer, content: [.inputText(contract)]))
+        }
+        return items
+    }
+
+    /// One history entry as an input item; `nil` for entries that are not sent (system events, empty
+    /// messages, roles the Responses API does not take).
+    static func item(for entry: AgentHistoryItem) -> ResponsesInputItem? {
+        switch entry {
+        case .message(let message):
+            return item(for: message)
+        case .toolCall(let invocation):
+            return .functionCall(callID: invocation.id.rawValue, name: invocation.toolName, arguments: invocation.arguments)
+        case .toolResult(let envelope):
+            return .toolResult(envelope)
+        case .reasoning(let reasoning):
+            return .reasoning(summary: reasoning.summary, encryptedContent: reasoning.encryptedContent)
+        case .systemEvent:
+            return nil
+        }
+    }
+
+    /// A stored message as an input item. Assistant text is replayed as `output_text` with its phase;
+    /// assistant images (generated ones) are not sent back. System messages are sent as developer
+    /// messages.
+    static func item(for message: AgentMessage) -> ResponsesInputItem? {
+        switch message.role {
+        case .user:
+            guard !message.text.isEmpty || !message.images.isEmpty else { return nil }
+            return .user(message.text, images: message.images)
+        case .assistant:
+            guard !message.text.isEmpty else { return nil }
+            return .message(role: .assistant, content: [.outputText(message.text)], phase: message.phase)
+        case .developer, .system:
+            guard !message.text.isEmpty else { return nil }
+            return .message(role: .developer, content: [.inputText(message.text)])
+        default:
+            return nil
+        }
+    }
+}
