@@ -197,3 +197,23 @@ import Testing
         #expect(events.last.map(name) == "turnCompleted")
     }
 }
+
+@Suite struct AgentRuntimeCommitTests {
+    @Test func aCommitAlreadyUnderwayFinishesWhenTheConsumerLeaves() async throws {
+        let backend = FixtureAgentBackend(turns: [.reply("kept")])
+        let store = GatedStateStore()
+        let runtime = try makeRuntime(backend, store: store)
+        let thread = try await runtime.createThread()
+        let stream = try await runtime.stream(Request(text: "x"), in: thread.id)
+        store.close()
+        let consumer = Task { for try await _ in stream {} }
+        await eventually("the commit reached the blocked store") { store.blockedWrites == 1 }
+        consumer.cancel()
+        _ = await consumer.result
+        store.open()
+        await eventually("the thread is free again") { runtime.activeTurnID(in: thread.id) == nil }
+        await runtime.flushPendingWrites()
+        #expect(try await store.latestTurn(of: thread.id)?.status == .completed)
+        #expect(describe(try await history(store, thread.id)) == ["event turn_started", "user: x", "assistant: kept", "event turn_completed"])
+    }
+}

@@ -1,0 +1,121 @@
+@testable import CodexRuntime
+import CodexCore
+import CodexSchema
+import CodexTestSupport
+import CodexTransport
+import Foundation
+import Testing
+
+/// The runtime end to end over the real transport: CodexResponsesBackend → URLSession → loopback server.
+@Suite struct AgentRuntimeLoopbackTests {
+    private typealias H = BackendHarness
+
+    private func runtime(_ server: LoopbackHTTPServer, store: any RuntimeStateStore = InMemoryRuntimeStateStore(), tools: [AgentTool] = []) throws -> AgentRuntime {
+        try AgentRuntime(configuration: .init(backend: try H.backend(server), stateStore: store, tools: tools))
+    }
+
+    @Test func aStreamedTurnOverTheRealTransportIsCommittedAndReplayedNextTurn() async throws {
+        var first = ResponsesScript()
+        first.created("resp_1")
+        first.messageAdded("msg_1", index: 0, phase: "final_answer")
+        first.delta("msg_1", "Hel")
+        first.delta("msg_1", "lo!")
+        first.messageDone("msg_1", "Hello!", index: 0, phase: "final_answer")
+        first.completed("resp_1")
+        var second = ResponsesScript()
+        second.created("resp_2")
+        second.messageDone("msg_2", "Again.", index: 0)
+        second.completed("resp_2")
+        let server = try LoopbackHTTPServer(replies: [.sse(first.events), .sse(second.events)])
+        defer { server.shutdown() }
+        let store = InMemoryRuntimeStateStore()
+        let runtime = try runtime(server, store: store)
+        let thread = try await runtime.createThread()
+        let (events, error) = await collect(try await runtime.stream(Request(text: "Hi"), in: thread.id))
+        #expect(error == nil)
+        #expect(events.map(name).filter { $0 != "progress" } == ["turnStarted", "delta(Hel)", "delta(lo!)", "committed(assistant: Hello!)", "turnCompleted"])
+        guard case .turnCompleted(let summary) = events.last else { Issue.record("no completion"); return }
+        #expect(summary.responseID == "resp_1")
+        #expect(summary.usage == ResponsesScript.usage())
+        #expect(try await runtime.send(Request(text: "More"), in: thread.id) == "Again.")
+        let body = try H.body(server, 1)
+        let input = body["input"]?.arrayValue?.compactMap { item -> String? in
+            guard let role = item["role"]?.stringValue, let text = item["content"]?.arrayValue?.first?["text"]?.stringValue else { return nil }
+            return "\(role): \(text)"
+        }
+        #expect(input == ["user: Hi", "assistant: Hello!", "user: More"])
+        #expect(body["store"] == false)
+        #expect(body["prompt_cache_key"]?.stringValue == thread.id.rawValue)
+    }
+
+    @Test func aToolRoundTripRunsTheHostToolAndSendsItsOutputBack() async throws {
+        var first = ResponsesScript()
+        first.created("resp_1")
+        first.reasoningDone("rs_1", summary: "Look it up", encrypted: "enc-1", index: 0)
+        first.functionCallDone("fc_1", callID: "call_1", name: "lookup", arguments: #"{"order":"A-1"}"#, index: 1)
+        first.completed("resp_1")
+        var second = ResponsesScript()
+        second.created("resp_2")
+        second.messageDone("msg_2", "It ships Tuesday.", index: 0, phase: "final_answer")
+        second.completed("resp_2")
+        let server = try LoopbackHTTPServer(replies: [.sse(first.events), .sse(second.events)])
+        defer { server.shutdown() }
+        let store = InMemoryRuntimeStateStore()
+        let lookup = AgentTool(definition: H.tool("lookup")) { .success($0, text: "Order A-1: shipped, arriving Tuesday.") }
+        let runtime = try runtime(server, store: store, tools: [lookup])
+        let thread = try await runtime.createThread()
+        #expect(try await runtime.send(Request(text: "Where is A-1?"), in: thread.id) == "It ships Tuesday.")
+        let body = try H.body(server, 1)
+        let types = body["input"]?.arrayValue?.compactMap { $0["type"]?.stringValue }
+        #expect(types == ["message", "reasoning", "function_call", "function_call_output"])
+        #expect(body["input"]?.arrayValue?.last?["output"]?.stringValue == "Order A-1: shipped, arriving Tuesday.")
+        #expect(describe(try await history(store, thread.id)) == [
+            "event turn_started", "user: Where is A-1?", "reasoning rs_1", "call lookup#call_1", "result lookup#call_1 success",
+            "assistant: It ships Tuesday.", "event turn_completed",
+        ])
+    }
+
+    @Test func cancellingTheConsumerOfARuntimeStreamClosesTheHTTPConnection() async throws {
+        var script = ResponsesScript()
+        script.created("resp_1")
+        script.delta("msg_1", "first")
+        let server = try LoopbackHTTPServer(replies: [.init(
+            headers: [.init(name: "Content-Type", value: "text/event-stream")], parts: [.bytes(Array(script.text.utf8)), .hold], framing: .chunked
+        )])
+        defer { server.shutdown() }
+        let store = InMemoryRuntimeStateStore()
+        let runtime = try runtime(server, store: store)
+        let thread = try await runtime.createThread()
+        let stream = try await runtime.stream(Request(text: "x"), in: thread.id)
+        let seen = Counter()
+        let consumer = Task {
+            for try await event in stream { if case .assistantMessageDelta = event { seen.increment() } }
+        }
+        await eventually("the first delta arrived") { seen.count == 1 }
+        consumer.cancel()
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(20)), "the loopback server saw the connection closed")
+        await eventually("the thread is free again") { runtime.activeTurnID(in: thread.id) == nil }
+        await runtime.flushPendingWrites()
+        #expect(try await store.latestTurn(of: thread.id)?.status == .interrupted)
+        #expect(server.requests.count == 1)
+    }
+
+    @Test func aOneShotStructuredReplyTravelsAsTextFormatAndIsValidatedLocally() async throws {
+        var script = ResponsesScript()
+        script.created("resp_1")
+        script.messageDone("msg_1", #"{\"subject\":\"Late\",\"reply\":\"Sorry.\",\"urgency\":\"high\"}"#, index: 0)
+        script.completed("resp_1")
+        let server = try LoopbackHTTPServer(replies: [.sse(script.events)])
+        defer { server.shutdown() }
+        let runtime = try runtime(server)
+        let thread = try await runtime.createThread()
+        let draft = try await runtime.send(Request(text: "Draft a response for the delayed package."), in: thread.id, response: ShippingReplyDraft.self)
+        #expect(draft == ShippingReplyDraft(subject: "Late", reply: "Sorry.", urgency: "high"))
+        let body = try H.body(server, 0)
+        #expect(body["text"]?["format"]?["type"]?.stringValue == "json_schema")
+        #expect(body["text"]?["format"]?["name"]?.stringValue == "shipping_reply_draft")
+        let last = body["input"]?.arrayValue?.last
+        #expect(last?["role"]?.stringValue == "developer")
+        #expect(last?["content"]?.arrayValue?.first?["text"]?.stringValue == "Response contract\nReturn the final result serialized as `ShippingReplyDraft`.")
+    }
+}
