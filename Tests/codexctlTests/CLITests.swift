@@ -11,7 +11,7 @@ import Testing
             #expect(help.status == 0)
             #expect(help.stdout.hasPrefix("OVERVIEW: "))
             #expect(help.stdout.contains("\nUSAGE: codexctl <subcommand> [options]\n"))
-            #expect(help.stdout.contains("\nSUBCOMMANDS:\n  schema"))
+            #expect(help.stdout.contains("\nSUBCOMMANDS:\n  demo"))
             #expect(help.stderr.isEmpty)
         }
     }

@@ -75,10 +75,11 @@ struct StructuredPayloadBuffer: Sendable {
         var text = Array(bytes[..<cut])
         text.append(contentsOf: scanner.closers)
         parsedBytes += text.count
-        guard let value = try? JSONValue(parsing: text, options: parsingOptions),
-              let result = try? validator.validate(value, mode: .partial), result.isValid
+        // Validate the parsed tape directly; the value tree is built only for a snapshot that passes.
+        guard let document = try? JSONDocument(parsing: text, options: parsingOptions),
+              let result = try? validator.validate(document, mode: .partial), result.isValid
         else { return nil }
-        return .partial(value, bytes: text)
+        return .partial(document.value, bytes: text)
     }
 
     /// Parses and validates the whole payload (the frame has closed).
@@ -97,9 +98,9 @@ struct StructuredPayloadBuffer: Sendable {
             throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the structured output '\(formatName)' frame holds no JSON value")
         }
         parsedBytes += text.count
-        let value: JSONValue
+        let document: JSONDocument
         do {
-            value = try JSONValue(parsing: text, options: parsingOptions)
+            document = try JSONDocument(parsing: text, options: parsingOptions)
         } catch {
             throw AgentRuntimeError(
                 code: .structuredOutputInvalid,
@@ -110,7 +111,7 @@ struct StructuredPayloadBuffer: Sendable {
         }
         let result: JSONValidationResult
         do {
-            result = try validator.validate(value, mode: .full)
+            result = try validator.validate(document, mode: .full)
         } catch {
             throw AgentRuntimeError(
                 code: .structuredOutputInvalid,
@@ -125,7 +126,7 @@ struct StructuredPayloadBuffer: Sendable {
                 underlying: StructuredOutputSchemaViolation(errors: result.errors)
             )
         }
-        return StructuredStreamCommit(value: value, bytes: text)
+        return StructuredStreamCommit(value: document.value, bytes: text)
     }
 
     /// `keyword at schema pointer` for the first three failures, then how many more there are. Schema

@@ -93,9 +93,8 @@ struct TurnDriver: Sendable {
         }
         if progress.frame == nil { progress.frame = StructuredStreamParser(formatName: contract.format.name, validator: contract.validator) }
         progress.fedDeltas = true
-        guard var frame = progress.frame else { return }
-        let outputs = try frame.feed(delta)
-        progress.frame = frame
+        // Mutated in place (optional chaining): a copy would duplicate the payload buffer on every delta.
+        let outputs = try progress.frame?.feed(delta) ?? []
         try await emit(outputs, contract: contract, progress: &progress)
     }
 
@@ -116,6 +115,7 @@ struct TurnDriver: Sendable {
             }
         case .streamed(let contract, _):
             var frame = progress.frame ?? StructuredStreamParser(formatName: contract.format.name, validator: contract.validator)
+            progress.frame = nil  // one owner of the payload buffer before it is mutated
             var outputs: [StructuredStreamOutput] = []
             if !progress.fedDeltas { outputs += try frame.feed(message.text) }
             outputs += try frame.finish()
@@ -124,7 +124,6 @@ struct TurnDriver: Sendable {
             if let commit = frame.committed {
                 message.structuredOutput = AgentStructuredOutputMetadata(formatName: contract.format.name, payload: commit.value)
             }
-            progress.frame = nil
             progress.fedDeltas = false
         }
         if message.role == .assistant, message.phase != .commentary { progress.lastReply = message }
@@ -148,7 +147,8 @@ struct TurnDriver: Sendable {
                 guard !progress.structuredCommitted else {
                     throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the reply carried more than one structured payload")
                 }
-                progress.structuredValue = try contract.accept(commit.value, bytes: commit.bytes)
+                // The parser validated the payload fully with this contract's validator.
+                progress.structuredValue = try contract.decodeValidated(commit.bytes)
                 progress.structuredCommitted = true
                 try await channel.send(.structuredOutputCommitted(AgentStructuredOutputSnapshot(formatName: contract.format.name, value: commit.value, isCommitted: true)))
             }

@@ -22,27 +22,22 @@ struct StructuredContract: Sendable {
         decode = { bytes in try JSONDecoder().decode(Output.self, from: Data(bytes)) }
     }
 
-    /// Validates `value` fully and decodes `bytes` into the Swift type.
-    /// - Throws: `structured_output_invalid` or `structured_output_decoding_failed` (messages name the
-    ///   failing keyword and location, never the payload).
-    func accept(_ value: JSONValue, bytes: [UInt8]) throws(AgentRuntimeError) -> any Sendable {
-        let result: JSONValidationResult
-        do {
-            result = try validator.validate(value, mode: .full)
-        } catch {
-            throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the structured reply could not be validated: \(error.code.rawValue)")
-        }
-        if let first = result.errors.first {
-            throw AgentRuntimeError(
-                code: .structuredOutputInvalid,
-                message: "the structured reply does not match '\(format.name)': \(first.keyword) at '\(first.instancePointer)'"
-            )
-        }
+    /// Decodes an already fully validated payload (`bytes`) into the Swift type.
+    /// - Throws: `structured_output_decoding_failed`.
+    func decodeValidated(_ bytes: [UInt8]) throws(AgentRuntimeError) -> any Sendable {
         do {
             return try decode(bytes)
         } catch {
             throw AgentRuntimeError(code: .structuredOutputDecodingFailed, message: "the structured reply does not decode into \(typeName)")
         }
+    }
+
+    /// Validates `value` fully and decodes `bytes` into the Swift type.
+    /// - Throws: `structured_output_invalid` or `structured_output_decoding_failed` (messages name the
+    ///   failing keyword and schema location, never the payload or its keys).
+    func accept(_ value: JSONValue, bytes: [UInt8]) throws(AgentRuntimeError) -> any Sendable {
+        try check(validator.validate(JSONDocument(value), mode: .full))
+        return try decodeValidated(bytes)
     }
 
     /// Parses a one-shot reply (at most 4 MiB), validates and decodes it.
@@ -51,13 +46,30 @@ struct StructuredContract: Sendable {
         guard bytes.count <= Self.maximumPayloadBytes else {
             throw AgentRuntimeError(code: .structuredOutputTooLarge, message: "the structured reply exceeds 4 MiB")
         }
-        let value: JSONValue
+        let document: JSONDocument
         do {
-            value = try JSONValue(parsing: bytes)
+            document = try JSONDocument(parsing: bytes)
         } catch {
-            throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the structured reply is not valid JSON: \(error.code.rawValue)")
+            throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the structured reply is not valid JSON: \(error.code.rawValue)", byteOffset: error.byteOffset)
         }
-        return (value, try accept(value, bytes: bytes))
+        try check(validator.validate(document, mode: .full))
+        return (document.value, try decodeValidated(bytes))
+    }
+
+    /// Turns a validation outcome into `structured_output_invalid`.
+    private func check(_ validation: @autoclosure () throws(CodexSchemaError) -> JSONValidationResult) throws(AgentRuntimeError) {
+        let result: JSONValidationResult
+        do {
+            result = try validation()
+        } catch {
+            throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the structured reply could not be validated: \(error.code.rawValue)")
+        }
+        if let first = result.errors.first {
+            throw AgentRuntimeError(
+                code: .structuredOutputInvalid,
+                message: "the structured reply does not match '\(format.name)': \(first.keyword) at '\(first.schemaPointer)'"
+            )
+        }
     }
 
     /// Whether a partial snapshot decodes into the Swift type (spec: a partial is emitted only then).

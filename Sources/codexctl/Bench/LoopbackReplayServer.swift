@@ -3,22 +3,28 @@ import Foundation
 import Glibc
 #endif
 
-/// A minimal HTTP/1.1 responder on 127.0.0.1 for benchmarks: each connection gets one request answered
-/// with the same body, written in fixed-size chunks, then the connection closes.
+/// A minimal HTTP/1.1 responder on 127.0.0.1 for benchmarks and the offline demo: each connection gets
+/// one request answered with the next body (the last one repeats), written in fixed-size chunks, then
+/// the connection closes.
 final class LoopbackReplayServer: @unchecked Sendable {
     // @unchecked: `listener` is written once in init; the accept thread only reads it and `stopped`
     // is an atomic-enough flag checked between accepts (a stale read only delays shutdown by one accept).
     let port: Int
     private let listener: Int32
-    private let body: [UInt8]
+    private let bodies: [[UInt8]]
     private let chunkSize: Int
-    private let headers: String
+    private let contentType: String
     private var stopped = false
+    private var served = 0
 
-    init(body: [UInt8], contentType: String, chunkSize: Int) throws {
-        self.body = body
+    convenience init(body: [UInt8], contentType: String, chunkSize: Int) throws {
+        try self.init(bodies: [body], contentType: contentType, chunkSize: chunkSize)
+    }
+
+    init(bodies: [[UInt8]], contentType: String, chunkSize: Int) throws {
+        self.bodies = bodies
         self.chunkSize = chunkSize
-        headers = "HTTP/1.1 200 OK\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        self.contentType = contentType
         let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketFD >= 0 else { throw POSIXError(.EMFILE) }
         var reuse: Int32 = 1
@@ -50,11 +56,13 @@ final class LoopbackReplayServer: @unchecked Sendable {
         while !stopped {
             let client = accept(listener, nil, nil)
             guard client >= 0 else { return }
-            Thread { [self] in serve(client) }.start()
+            let body = bodies.isEmpty ? [] : bodies[min(served, bodies.count - 1)]
+            served += 1
+            Thread { [self] in serve(client, body: body) }.start()
         }
     }
 
-    private func serve(_ client: Int32) {
+    private func serve(_ client: Int32, body: [UInt8]) {
         defer { close(client) }
         var request: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -75,6 +83,7 @@ final class LoopbackReplayServer: @unchecked Sendable {
             guard count > 0 else { return }
             remaining -= count
         }
+        let headers = "HTTP/1.1 200 OK\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         guard write(client, Array(headers.utf8)) else { return }
         var offset = 0
         while offset < body.count {

@@ -4,10 +4,11 @@ import CodexCore
 enum RootCommand: CLICommand {
     static let name = "codexctl"
     static let help = CommandHelp(
-        overview: "CodexKit's admin tool: schema validation, benchmarks and (in later releases) runtime administration.",
+        overview: "CodexKit's admin tool: an offline demo of the runtime, schema validation, state and recovery inspection, benchmarks.",
         usage: "codexctl <subcommand> [options]",
         options: [("--version", "Show the version.")],
         subcommands: [
+            ("demo", "Run agent turns offline against a loopback model server (the main job)."),
             ("schema", "Compile JSON schemas, validate instances, run conformance suites."),
             ("responses", "Decode captured Responses API streams."),
             ("models", "List the models available to the signed-in account."),
@@ -19,7 +20,7 @@ enum RootCommand: CLICommand {
             ("help", "Show help for a subcommand."),
         ]
     )
-    static var subcommands: [any CLICommand.Type] { [SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self, AuthCommand.self, RecoveryCommand.self, ThreadsCommand.self, DatabaseCommand.self, BenchCommand.self] }
+    static var subcommands: [any CLICommand.Type] { [DemoCommand.self, SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self, AuthCommand.self, RecoveryCommand.self, ThreadsCommand.self, DatabaseCommand.self, BenchCommand.self] }
 
     static func run(_ arguments: [String]) async -> Int32 {
         switch arguments.first {

@@ -1,0 +1,139 @@
+import CodexCore
+import CodexRuntime
+import CodexSchema
+import CodexStorageSQLite
+import CodexTransport
+import Foundation
+
+/// The demo's typed reply.
+struct DemoShippingReply: AgentStructuredOutput {
+    let subject: String
+    let reply: String
+    let urgency: String
+
+    static let responseFormat = AgentStructuredOutputFormat(
+        name: "shipping_reply_draft",
+        description: "A concise shipping support reply draft.",
+        schema: .object(
+            properties: ["subject": .string(), "reply": .string(), "urgency": .string(enum: ["low", "medium", "high"])],
+            required: ["subject", "reply", "urgency"],
+            additionalProperties: false
+        )
+    )
+}
+
+/// The demo's streamed payload: fields may still be missing in partial snapshots, so they decode.
+struct DemoReplyProgress: AgentStructuredOutput {
+    let subject: String?
+    let reply: String?
+    let urgency: String?
+
+    static let responseFormat = DemoShippingReply.responseFormat
+}
+
+/// `codexctl demo`: the main job, offline. An AgentRuntime with the built-in Responses backend, a host
+/// tool and a SQLite state store talks to a loopback server that replays scripted model output through
+/// the real URLSession, SSE and Responses stack.
+enum DemoCommand: CLICommand {
+    static let name = "demo"
+    static let help = CommandHelp(
+        overview: """
+        Run three turns offline against a loopback Responses server that replays scripted model output through \
+        the real HTTP/SSE stack: a streamed turn with a host tool call, a typed one-shot reply, and streamed prose \
+        with a structured payload. State goes to a SQLite database, which is then reopened as after a restart.
+        """,
+        usage: "codexctl demo [--db <path>]",
+        options: [("--db <path>", "Keep the state database here (default: a temporary file, removed afterwards).")]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(arguments, flags: [], valueOptions: ["--db"])
+        } catch {
+            return Console.usageFailure(error.message, help: help)
+        }
+        guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("codexkit-demo-\(UUID().uuidString.lowercased())")
+        let path = parsed.options["--db"] ?? temporary.appendingPathComponent("state.sqlite").path
+        defer { if parsed.options["--db"] == nil { try? FileManager.default.removeItem(at: temporary) } }
+        do {
+            if parsed.options["--db"] == nil { try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true) }
+            try await DemoRun(databasePath: path).run()
+            return Console.Status.success
+        } catch {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        }
+    }
+}
+
+/// One run of the demo.
+struct DemoRun {
+    let databasePath: String
+
+    func run() async throws {
+        let server = try LoopbackReplayServer(bodies: DemoScript.responses, contentType: "text/event-stream", chunkSize: 512)
+        defer { server.stop() }
+        var backendConfiguration = CodexResponsesBackendConfiguration(model: .gpt6Astra)
+        backendConfiguration.endpoint = try ResponsesEndpoint(baseURL: server.baseURL, profile: .publicAPI)
+        let backend = CodexResponsesBackend(configuration: backendConfiguration, authProvider: APIKeyAuthProvider(apiKey: "sk-demo-offline"))
+        let lookup = AgentTool(definition: ToolDefinition(
+            name: "lookup_order", description: "Look up an order's shipping status.",
+            inputSchema: ["type": "object", "properties": ["order_id": ["type": "string"]], "required": ["order_id"]]
+        )) { invocation in
+            .success(invocation, text: "Order A-1: shipped with DHL on Friday, arriving Tuesday.")
+        }
+        let runtime = try AgentRuntime(configuration: .init(
+            backend: backend, stateStore: try SQLiteRuntimeStateStore(path: databasePath),
+            persona: AgentPersonaStack(layers: [.init(name: "support", instructions: "You are a concise shipping support agent.")]),
+            tools: [lookup]
+        ))
+        Console.line("CodexKit demo — offline: a loopback server replays scripted model output through the real HTTP/SSE stack.")
+        Console.line("State database: \(databasePath)\n")
+        let thread = try await runtime.createThread(title: "Order A-1", model: .gpt6Astra, reasoningEffort: .low)
+
+        Console.line("1. stream(_:in:) with a host tool")
+        Console.line("   user: Where is my order A-1?")
+        var speaking = false
+        for try await event in try await runtime.stream(Request(text: "Where is my order A-1?"), in: thread.id) {
+            switch event {
+            case .toolCallStarted(let call): Console.line("   tool call: \(call.toolName) \(call.arguments)")
+            case .toolCallFinished(let result): Console.line("   tool result: \(result.primaryText ?? "")")
+            case .assistantMessageDelta(_, _, let delta):
+                if !speaking { Console.out("   assistant: ") }
+                speaking = true
+                Console.out(delta)
+            case .turnCompleted(let summary):
+                Console.line("\n   turn completed; tokens: \(summary.usage?.derivedTotalTokens.map(String.init) ?? "n/a")")
+            default: break
+            }
+        }
+
+        Console.line("\n2. send(_:in:response:) — a typed reply, validated against its schema before decoding")
+        let draft = try await runtime.send(Request(text: "Draft a reply to the customer."), in: thread.id, response: DemoShippingReply.self)
+        Console.line("   DemoShippingReply(subject: \"\(draft.subject)\", urgency: \"\(draft.urgency)\")")
+
+        Console.line("\n3. stream(_:in:response:) — prose plus a structured payload")
+        var visible = ""
+        for try await event in try await runtime.stream(Request(text: "Draft it again, with a note."), in: thread.id, response: DemoReplyProgress.self) {
+            switch event {
+            case .assistantMessageDelta(_, _, let delta): visible += delta
+            case .structuredOutputPartial(let snapshot):
+                Console.line("   partial snapshot with: \(snapshot.value.objectValue.map { $0.keys.isEmpty ? "no members yet" : $0.keys.joined(separator: ", ") } ?? "")")
+            case .structuredOutputCommitted(let snapshot):
+                Console.line("   committed payload: urgency \(snapshot.value["urgency"]?.stringValue ?? "?"), \(snapshot.value.compactString().utf8.count) bytes")
+            default: break
+            }
+        }
+        Console.line("   visible text (framing stripped): \(visible.replacingOccurrences(of: "\n", with: " / "))")
+
+        let reopened = try SQLiteRuntimeStateStore(path: databasePath)
+        let items = try await reopened.history(of: thread.id, query: AgentHistoryQuery(limit: 1000)).items
+        let messages = items.filter { if case .message = $0 { return true } else { return false } }.count
+        let turn = try await reopened.latestTurn(of: thread.id)
+        Console.line("\nAfter a restart: thread \"\(try await reopened.thread(thread.id)?.title ?? "?")\" has \(items.count) history items "
+            + "(\(messages) messages), latest turn \(turn?.status.rawValue ?? "none"); the model was asked \(DemoScript.responses.count) times.")
+    }
+}
