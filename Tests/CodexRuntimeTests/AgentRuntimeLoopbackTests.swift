@@ -119,3 +119,19 @@ import Testing
         #expect(last?["content"]?.arrayValue?.first?["text"]?.stringValue == "Response contract\nReturn the final result serialized as `ShippingReplyDraft`.")
     }
 }
+
+@Suite struct AgentRuntimeModelDefaultTests {
+    @Test func threadsWithoutAModelUseTheBackendsConfiguredModel() async throws {
+        var script = ResponsesScript()
+        script.created("resp_1")
+        script.messageDone("msg_1", "ok", index: 0)
+        script.completed("resp_1")
+        let server = try LoopbackHTTPServer(replies: [.sse(script.events)])
+        defer { server.shutdown() }
+        let backend = try BackendHarness.backend(server, configuration: .init(model: .gpt6Luna))
+        let runtime = try AgentRuntime(configuration: .init(backend: backend, stateStore: InMemoryRuntimeStateStore()))
+        let thread = try await runtime.createThread()
+        _ = try await runtime.send(Request(text: "x"), in: thread.id)
+        #expect(try BackendHarness.body(server, 0)["model"]?.stringValue == "gpt-6-luna")
+    }
+}

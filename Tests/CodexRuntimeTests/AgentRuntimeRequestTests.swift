@@ -121,7 +121,7 @@ struct HealthyDietPlan: AgentStructuredOutput {
         let defaults = try await runtime.createThread()
         _ = try await runtime.send(Request(text: "a"), in: thread.id)
         _ = try await runtime.send(Request(text: "b"), in: defaults.id)
-        #expect(backend.requests.map(\.model) == [.gpt6Luna, .gpt6Astra])
+        #expect(backend.requests.map(\.model) == [.gpt6Luna, CodexModel.default])
         #expect(backend.requests.map(\.reasoningEffort) == [.high, nil])
     }
 

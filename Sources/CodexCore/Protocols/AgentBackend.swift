@@ -81,4 +81,11 @@ public struct AgentTurnStream: Sendable {
 public protocol AgentBackend: Sendable {
     /// Starts a turn.
     func startTurn(_ request: AgentBackendTurnRequest) async throws -> AgentTurnStream
+    /// The model used when neither the thread nor the runtime names one (`nil`: ``CodexModel/default``).
+    var defaultModel: CodexModel? { get }
+}
+
+extension AgentBackend {
+    /// No preference: the runtime falls back to ``CodexModel/default``.
+    public var defaultModel: CodexModel? { nil }
 }

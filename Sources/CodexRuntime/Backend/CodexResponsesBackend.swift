@@ -46,6 +46,8 @@ public import CodexTransport
 public final class CodexResponsesBackend: AgentBackend, Sendable {
     /// The options the backend was created with.
     public let configuration: CodexResponsesBackendConfiguration
+    /// The configured model: what the runtime uses for threads without their own model.
+    public var defaultModel: CodexModel? { configuration.model }
     private let client: ResponsesClient
     private let logSink: any AgentLogSink
 

@@ -37,7 +37,7 @@ extension AgentRuntime {
             thread: thread, turn: turn,
             backendRequest: AgentBackendTurnRequest(
                 threadID: threadID, turnID: turn.id, request: request, history: history,
-                model: thread.configuration.model ?? configuration.model, reasoningEffort: thread.configuration.reasoningEffort,
+                model: thread.configuration.model ?? configuration.model ?? configuration.backend.defaultModel ?? .default, reasoningEffort: thread.configuration.reasoningEffort,
                 instructions: instructions, tools: configuration.tools.map(\.definition),
                 responseFormat: { if case .oneShot(let contract) = structured { return contract.format } else { return nil } }(),
                 responseContract: Self.responseContract(for: structured)

@@ -38,8 +38,9 @@ public final class AgentRuntime: Sendable {
         public var wallClock: any AgentWallClock
         /// The clock the turn duration budget runs on.
         public var clock: any Clock<Duration>
-        /// The model of threads without their own.
-        public var model: CodexModel
+        /// The model of threads without their own; `nil` uses the backend's default model (for
+        /// ``CodexResponsesBackend``, its configured model), else ``CodexCore/CodexModel/default``.
+        public var model: CodexModel?
         /// The runtime's persona (a thread persona replaces it; a request's `personaOverride` replaces both).
         public var persona: AgentPersonaStack?
         /// Host tools the model may call.
@@ -53,7 +54,7 @@ public final class AgentRuntime: Sendable {
             approvalPresenter: (any AgentApprovalPresenting)? = nil, stateStore: any RuntimeStateStore,
             maximumBufferedEvents: Int = 64, turnLimits: AgentTurnLimits = .default,
             logSink: any AgentLogSink = NoOpAgentLogSink(), wallClock: any AgentWallClock = SystemWallClock(),
-            clock: any Clock<Duration> = ContinuousClock(), model: CodexModel = .gpt6Astra, persona: AgentPersonaStack? = nil,
+            clock: any Clock<Duration> = ContinuousClock(), model: CodexModel? = nil, persona: AgentPersonaStack? = nil,
             tools: [AgentTool] = [], skills: [AgentSkill] = []
         ) {
             self.authProvider = authProvider

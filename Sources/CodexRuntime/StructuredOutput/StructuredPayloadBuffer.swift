@@ -26,6 +26,8 @@ struct StructuredPayloadBuffer: Sendable {
     private var lastAttemptCut = 0
     /// The payload size the next snapshot attempt waits for.
     private var nextAttemptSize = 1
+    /// The payload size from which the snapshot schedule grows fourfold instead of twofold.
+    static var quadruplingThreshold: Int { 64 * 1024 }
 
     /// Creates an empty payload.
     ///
@@ -69,7 +71,9 @@ struct StructuredPayloadBuffer: Sendable {
         let cut = scanner.safeCut
         guard cut > lastAttemptCut, bytes.count >= nextAttemptSize else { return nil }
         lastAttemptCut = cut
-        nextAttemptSize = bytes.count * 2
+        // Double up to 64 KiB (frequent previews of typical payloads), then quadruple: large payloads
+        // spend at most a third of one parse on snapshots, and the total stays linear either way.
+        nextAttemptSize = bytes.count * (bytes.count < Self.quadruplingThreshold ? 2 : 4)
         // Deeper snapshots cannot parse; skip them without spending parse work.
         guard scanner.depth <= parsingOptions.maximumDepth else { return nil }
         var text = Array(bytes[..<cut])

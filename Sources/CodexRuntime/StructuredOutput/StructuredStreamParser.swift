@@ -31,8 +31,8 @@ import CodexSchema
 ///
 /// **Partials.** A ``PartialJSONScanner`` tracks the last safe cut in one linear pass. A snapshot
 /// (payload up to the cut plus closing brackets) is parsed only when the cut advanced *and* the payload
-/// has at least doubled since the previous attempt, so the parse work for an N-byte payload stays below
-/// 3N plus the closing brackets of O(log N) snapshots (``parsedBytes``). Snapshots that fail to parse or
+/// has at least doubled (quadrupled beyond 64 KiB) since the previous attempt, so the parse work for an
+/// N-byte payload stays below 3N plus the closing brackets of O(log N) snapshots (``parsedBytes``). Snapshots that fail to parse or
 /// fail `partial` validation are skipped.
 ///
 /// **Commit.** At the close marker the trimmed payload is parsed and validated in full; failures throw

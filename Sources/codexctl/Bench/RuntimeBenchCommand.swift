@@ -74,9 +74,9 @@ struct RuntimeBenchmark {
 
     func run() async throws -> BenchReport {
         var report = BenchReport(suite: "runtime")
-        try await measureEvents(into: &report)
         try await measureStructured(into: &report)
-        report.results.append(BenchResult(name: "process", mode: "peak RSS", metric: "memory", value: Self.peakRSSMiB, unit: "MiB"))
+        try await measureEvents(into: &report)
+        report.results.append(BenchResult(name: "process", mode: "peak RSS at the end", metric: "memory", value: Self.peakRSSMiB, unit: "MiB"))
         report.notes.append("fixture backend and in-memory store; the runtime figure includes turn start, the commit and the event channel's hand-offs")
         return report
     }
@@ -146,16 +146,12 @@ struct RuntimeBenchmark {
         var partials = 0
         var parserPartials = 0
         var parsedBytes = 0
-        for _ in 0..<runs {
+        let steps = deltas.map { FixtureAgentBackend.Step.event(.assistantMessageDelta($0)) }
+            + [.event(.assistantMessageCompleted(AgentMessage(threadID: AgentThreadID(rawValue: ""), role: .assistant, text: deltas.joined()))), .complete()]
+        let rssBefore = Self.peakRSSMiB
+        var rssAfterStream = 0.0
+        for run in 0..<runs {
             let clock = ContinuousClock()
-            let parserStarted = clock.now
-            let alone = try StructuredStreamBenchmark.parse(deltas, format: BenchCatalog.responseFormat)
-            parserTimes.append(Self.seconds(clock.now - parserStarted))
-            guard alone.committed else { throw AgentRuntimeError(code: .structuredOutputMissing, message: "the parser committed nothing") }
-            parserPartials = alone.partials
-            parsedBytes = alone.parsedBytes
-            let steps = deltas.map { FixtureAgentBackend.Step.event(.assistantMessageDelta($0)) }
-                + [.event(.assistantMessageCompleted(AgentMessage(threadID: AgentThreadID(rawValue: ""), role: .assistant, text: deltas.joined()))), .complete()]
             let runtime = try AgentRuntime(configuration: .init(
                 backend: FixtureAgentBackend(turns: [FixtureAgentBackend.Turn(steps)]), stateStore: InMemoryRuntimeStateStore(), turnLimits: .unlimited
             ))
@@ -172,6 +168,14 @@ struct RuntimeBenchmark {
             }
             streamTimes.append(Self.seconds(clock.now - started))
             guard committed else { throw AgentRuntimeError(code: .structuredOutputMissing, message: "no committed payload") }
+            if run == 0 { rssAfterStream = Self.peakRSSMiB }
+
+            started = clock.now
+            let alone = try StructuredStreamBenchmark.parse(deltas, format: BenchCatalog.responseFormat)
+            parserTimes.append(Self.seconds(clock.now - started))
+            guard alone.committed else { throw AgentRuntimeError(code: .structuredOutputMissing, message: "the parser committed nothing") }
+            parserPartials = alone.partials
+            parsedBytes = alone.parsedBytes
             started = clock.now
             _ = try JSONValue(parsing: payload)
             parseTimes.append(Self.seconds(clock.now - started))
@@ -179,6 +183,12 @@ struct RuntimeBenchmark {
             _ = try JSONDecoder().decode(BenchCatalog.self, from: Data(payload))
             decodeTimes.append(Self.seconds(clock.now - started))
         }
+        report.results.append(BenchResult(
+            name: "process", mode: "peak RSS before the structured runs (inputs built)", metric: "memory", value: rssBefore, unit: "MiB"
+        ))
+        report.results.append(BenchResult(
+            name: "process", mode: "peak RSS after the first runtime structured stream", metric: "memory", value: rssAfterStream, unit: "MiB"
+        ))
         report.results.append(BenchResult(
             name: "structured frame parser", mode: "\(payload.count / 1024) KiB in 1 KiB deltas (\(parserPartials) partials, parsed \(String(format: "%.2f", Double(parsedBytes) / Double(payload.count)))x the payload)",
             metric: "latency", value: Self.median(parserTimes) * 1000, unit: "ms", bytes: payload.count,

@@ -1,0 +1,98 @@
+@testable import CodexRuntime
+import CodexCore
+import CodexSchema
+import CodexStorageSQLite
+import CodexTestSupport
+import CodexTransport
+import Foundation
+import Testing
+
+/// The README quick start's type.
+struct QuickStartDraft: AgentStructuredOutput {
+    let subject: String
+    let urgency: String
+    static let responseFormat = AgentStructuredOutputFormat(
+        name: "draft", schema: .object(properties: ["subject": .string(), "urgency": .string(enum: ["low", "high"])])
+    )
+}
+
+/// The README quick start and the spec's examples, as written (the endpoint points at the loopback server).
+@Suite struct DocumentationExampleTests {
+    @Test func theReadmeQuickStartRunsAsWritten() async throws {
+        var first = ResponsesScript()
+        first.created("resp_1")
+        first.delta("msg_1", "Shipped.")
+        first.messageDone("msg_1", "Shipped.", index: 0)
+        first.completed("resp_1")
+        var second = ResponsesScript()
+        second.created("resp_2")
+        second.messageDone("msg_2", #"{\"subject\":\"A-1\",\"urgency\":\"high\"}"#, index: 0)
+        second.completed("resp_2")
+        let server = try LoopbackHTTPServer(replies: [.sse(first.events), .sse(second.events)])
+        defer { server.shutdown() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("codexkit-readme-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let endpoint = try ResponsesEndpoint(baseURL: server.baseURL, profile: .publicAPI)
+
+        // From README.md, with `endpoint` instead of `.publicAPI` and the database in a scratch directory.
+        let auth = APIKeyAuthProvider(apiKey: "sk-test")
+        let runtime = try AgentRuntime(configuration: .init(
+            backend: CodexResponsesBackend(configuration: .init(model: .gpt6Astra, endpoint: endpoint), authProvider: auth),
+            stateStore: try SQLiteRuntimeStateStore(path: directory.appendingPathComponent("state.sqlite").path)
+        ))
+        let thread = try await runtime.createThread(title: "Support")
+        var printed = ""
+        for try await event in try await runtime.stream(Request(text: "Where is order A-1?"), in: thread.id) {
+            if case let .assistantMessageDelta(_, _, text) = event { printed += text }
+        }
+        let draft = try await runtime.send(Request(text: "Draft a reply."), in: thread.id, response: QuickStartDraft.self)
+
+        #expect(printed == "Shipped.")
+        #expect(draft.subject == "A-1")
+        #expect(draft.urgency == "high")
+        #expect(try BackendHarness.body(server, 0)["model"]?.stringValue == "gpt-6-astra")
+    }
+
+    @Test func theSpecsConfigurationAndImageExamplesCompileAndRun() async throws {
+        let backend = FixtureAgentBackend(turns: [.reply("A photo of a fox.")])
+        let stateStore = InMemoryRuntimeStateStore()
+        let authProvider = APIKeyAuthProvider(apiKey: "sk-test")
+        let secureStore: FileSecureStore? = nil
+        let approvalPresenter: (any AgentApprovalPresenting)? = nil
+        // Spec 001, "Event buffering and execution limits".
+        let runtime = try AgentRuntime(configuration: .init(
+            authProvider: authProvider,
+            secureStore: secureStore,
+            backend: backend,
+            approvalPresenter: approvalPresenter,
+            stateStore: stateStore,
+            maximumBufferedEvents: 64,
+            turnLimits: .init(maximumToolCalls: 128, maximumDuration: 300)
+        ))
+        let thread = try await runtime.createThread()
+        let imageData = Data([0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 4])
+        // Spec 001, "Image Attachments".
+        let stream = try await runtime.stream(
+            Request(
+                text: "Describe this image",
+                images: [.jpeg(imageData)]
+            ),
+            in: thread.id
+        )
+        var committed: [AgentMessage] = []
+        for try await event in stream {
+            if case let .messageCommitted(message) = event { committed.append(message) }
+        }
+        #expect(committed.map(\.text) == ["A photo of a fox."])
+        #expect(backend.requests.first?.request.images.map(\.data) == [imageData])
+        // Spec 001, hosted image generation configuration (an auth provider is required on Linux).
+        let imageBackend = CodexResponsesBackend(
+            configuration: CodexResponsesBackendConfiguration(
+                enableImageGeneration: true
+            ),
+            authProvider: authProvider
+        )
+        #expect(imageBackend.configuration.enableImageGeneration)
+    }
+}
