@@ -9,7 +9,10 @@ import Testing
             for value in 0..<10_000 { try await channel.send(value) }
             channel.finish()
         }
-        try await Task.sleep(for: .milliseconds(50))  // the consumer is paused; the producer must wait
+        // The consumer is paused: the producer fills the queue, then must wait.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while channel.peakBufferedCount < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(20))
         #expect(channel.peakBufferedCount == 2)
         var received: [Int] = []
         while let value = try await channel.next() { received.append(value) }

@@ -136,3 +136,41 @@ final class DenyingPresenter: AgentApprovalPresenting {
         #expect(invalid?.code == .invalidToolDefinition)
     }
 }
+
+/// A custom backend that never produces an event and records its explicit interruption.
+final class SilentInterruptibleBackend: AgentBackend {
+    let interrupted = Counter()
+    func startTurn(_ request: AgentBackendTurnRequest) async throws -> AgentTurnStream {
+        let (events, continuation) = AsyncThrowingStream<AgentBackendEvent, any Error>.makeStream()
+        let interrupted = self.interrupted
+        return AgentTurnStream(events: events, interrupt: {
+            interrupted.increment()
+            continuation.finish(throwing: CancellationError())
+        })
+    }
+}
+
+@Suite struct AgentRuntimeBackendInterruptTests {
+    @Test func anExhaustedBudgetInterruptsACustomBackendThatOptedIn() async throws {
+        let backend = SilentInterruptibleBackend()
+        let runtime = try AgentRuntime(configuration: .init(
+            backend: backend, stateStore: InMemoryRuntimeStateStore(), turnLimits: AgentTurnLimits(maximumToolCalls: nil, maximumDuration: 0.1)
+        ))
+        let thread = try await runtime.createThread()
+        let error = await #expect(throws: AgentRuntimeError.self) { _ = try await runtime.send(Request(text: "x"), in: thread.id) }
+        #expect(error?.executionLimit == .duration)
+        #expect(backend.interrupted.count >= 1)
+    }
+
+    @Test func runtimeInterruptReachesACustomBackendThatOptedIn() async throws {
+        let backend = SilentInterruptibleBackend()
+        let runtime = try AgentRuntime(configuration: .init(backend: backend, stateStore: InMemoryRuntimeStateStore()))
+        let thread = try await runtime.createThread()
+        let stream = try await runtime.stream(Request(text: "x"), in: thread.id)
+        try runtime.interrupt(in: thread.id)
+        let (events, error) = await collect(stream)
+        #expect(error is CancellationError)
+        #expect(events.map(name).last == "turnInterrupted(interrupted_by_host)")
+        #expect(backend.interrupted.count >= 1)
+    }
+}

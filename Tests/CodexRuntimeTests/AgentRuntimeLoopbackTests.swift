@@ -135,3 +135,21 @@ import Testing
         #expect(try BackendHarness.body(server, 0)["model"]?.stringValue == "gpt-6-luna")
     }
 }
+
+@Suite struct AgentRuntimeInstructionTests {
+    @Test func skillsAddToTheBackendsBasePersonalityWhenNoPersonaApplies() async throws {
+        var script = ResponsesScript()
+        script.created("resp_1")
+        script.messageDone("msg_1", "ok", index: 0)
+        script.completed("resp_1")
+        let server = try LoopbackHTTPServer(replies: [.sse(script.events)])
+        defer { server.shutdown() }
+        let backend = try BackendHarness.backend(server, configuration: .init(instructions: "Base personality."))
+        let runtime = try AgentRuntime(configuration: .init(
+            backend: backend, stateStore: InMemoryRuntimeStateStore(), skills: [AgentSkill(id: "triage", instructions: "Triage first.")]
+        ))
+        let thread = try await runtime.createThread(skillIDs: ["triage"])
+        _ = try await runtime.send(Request(text: "x"), in: thread.id)
+        #expect(try BackendHarness.body(server, 0)["instructions"]?.stringValue == "Base personality.\n\nTriage first.")
+    }
+}

@@ -101,11 +101,10 @@ struct HealthyDietPlan: AgentStructuredOutput {
         _ = try await runtime.send(Request(text: "d", skillSelection: .append(["refunds"])), in: personal.id)
         _ = try await runtime.send(Request(text: "e", skillSelection: .replace(["refunds"])), in: personal.id)
         #expect(backend.requests.map(\.instructions) == [
-            "Be the runtime.",
-            "Be the thread.\n\nTriage first.",
-            "Complete the browser task deterministically.\n\nTriage first.",
-            "Be the thread.\n\nTriage first.\n\nKnow refunds.",
-            "Be the thread.\n\nKnow refunds.",
+            "Be the runtime.", "Be the thread.", "Complete the browser task deterministically.", "Be the thread.", "Be the thread.",
+        ])
+        #expect(backend.requests.map(\.skillInstructions) == [
+            [], ["Triage first."], ["Triage first."], ["Triage first.", "Know refunds."], ["Know refunds."],
         ])
         let unknown = await #expect(throws: AgentRuntimeError.self) {
             _ = try await runtime.send(Request(text: "f", skillSelection: .append(["nope"])), in: personal.id)

@@ -114,3 +114,27 @@ struct DraftProgress: AgentStructuredOutput {
         #expect(!events.contains { if case .structuredOutputCommitted = $0 { return true } else { return false } })
     }
 }
+
+@Suite struct AgentRuntimePartialDecodingTests {
+    @Test func partialsThatDoNotDecodeIntoTheTypeAreHeldBack() async throws {
+        let text = "Draft:\n<codexkit_structured_output>\n" + AgentRuntimeStreamedStructuredTests.payload + "\n</codexkit_structured_output>"
+        var steps: [FixtureAgentBackend.Step] = text.map { .event(.assistantMessageDelta(String($0))) }
+        steps.append(.complete())
+        let backend = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn(steps)])
+        let runtime = try makeRuntime(backend)
+        let thread = try await runtime.createThread()
+        let (events, error) = await collect(try await runtime.stream(Request(text: "x"), in: thread.id, response: ShippingReplyDraft.self))
+        #expect(error == nil)
+        let partials = events.compactMap { event -> JSONValue? in
+            if case .structuredOutputPartial(let snapshot) = event { return snapshot.value }
+            return nil
+        }
+        // Every emitted partial decodes into the (all-required) type, so it has all three members.
+        for partial in partials { #expect(partial.objectValue?.keys.sorted() == ["reply", "subject", "urgency"]) }
+        #expect(events.filter { if case .structuredOutputCommitted = $0 { return true } else { return false } }.count == 1)
+        // The same stream into the all-optional type emits the earlier, smaller snapshots too.
+        let (optionalEvents, _) = await collect(try await runtime.stream(Request(text: "y"), in: thread.id, response: DraftProgress.self))
+        let optionalPartials = optionalEvents.filter { if case .structuredOutputPartial = $0 { return true } else { return false } }
+        #expect(optionalPartials.count > partials.count)
+    }
+}

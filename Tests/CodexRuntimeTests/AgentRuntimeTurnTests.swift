@@ -204,8 +204,8 @@ import Testing
         let store = GatedStateStore()
         let runtime = try makeRuntime(backend, store: store)
         let thread = try await runtime.createThread()
+        store.close(atAppend: 2)  // the input is append 1; the commit is append 2
         let stream = try await runtime.stream(Request(text: "x"), in: thread.id)
-        store.close()
         let consumer = Task { for try await _ in stream {} }
         await eventually("the commit reached the blocked store") { store.blockedWrites == 1 }
         consumer.cancel()
@@ -215,5 +215,56 @@ import Testing
         await runtime.flushPendingWrites()
         #expect(try await store.latestTurn(of: thread.id)?.status == .completed)
         #expect(describe(try await history(store, thread.id)) == ["event turn_started", "user: x", "assistant: kept", "event turn_completed"])
+    }
+}
+
+@Suite struct AgentRuntimeStorageRecoveryTests {
+    @Test func transientStoreFailuresAreRetriedAndNothingIsLost() async throws {
+        let backend = FixtureAgentBackend(turns: [.reply("fine")])
+        let store = FlakyStateStore(failures: 3)
+        let runtime = try makeRuntime(backend, store: store)
+        let thread = try await runtime.createThread()
+        #expect(try await runtime.send(Request(text: "x"), in: thread.id) == "fine")
+        #expect(store.failuresLeft == 0)
+        #expect(describe(try await history(store, thread.id)) == ["event turn_started", "user: x", "assistant: fine", "event turn_completed"])
+    }
+
+    @Test func aTurnLeftRunningByACrashIsClosedAsInterruptedBeforeTheNextTurn() async throws {
+        let store = InMemoryRuntimeStateStore()
+        let crashed = AgentTurn(threadID: AgentThreadID(), status: .running)
+        var thread = AgentThread(id: crashed.threadID, status: .running)
+        thread.title = "after a crash"
+        try await store.upsertThread(thread)
+        try await store.upsertTurn(crashed)
+        let backend = FixtureAgentBackend(turns: [.reply("back")])
+        let runtime = try makeRuntime(backend, store: store)
+        #expect(try await runtime.send(Request(text: "hello again"), in: thread.id) == "back")
+        #expect(describe(try await history(store, thread.id)) == [
+            "event turn_interrupted", "event turn_started", "user: hello again", "assistant: back", "event turn_completed",
+        ])
+        #expect(try await store.thread(thread.id)?.status == .idle)
+    }
+
+    @Test func hostEditsDuringATurnKeepTheRuntimesStatusAndTheHostsChange() async throws {
+        let backend = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn([.sleep(.milliseconds(50)), .event(.assistantMessageDelta("x")), .complete()])])
+        let store = InMemoryRuntimeStateStore()
+        let runtime = try makeRuntime(backend, store: store)
+        let thread = try await runtime.createThread(title: "before")
+        let stream = try await runtime.stream(Request(text: "x"), in: thread.id)
+        let edited = try await runtime.updateThread(thread.id) { $0.title = "renamed"; $0.status = .idle }
+        #expect(edited.status == .running, "the status is the runtime's")
+        _ = await collect(stream)
+        let stored = try #require(try await store.thread(thread.id))
+        #expect(stored.title == "renamed")
+        #expect(stored.status == .idle)
+    }
+
+    @Test func deltasWithoutACompletedMessageStillBecomeTheReply() async throws {
+        let backend = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn([.event(.assistantMessageDelta("Hel")), .event(.assistantMessageDelta("lo")), .complete()])])
+        let store = InMemoryRuntimeStateStore()
+        let runtime = try makeRuntime(backend, store: store)
+        let thread = try await runtime.createThread()
+        #expect(try await runtime.send(Request(text: "x"), in: thread.id) == "Hello")
+        #expect(describe(try await history(store, thread.id)) == ["event turn_started", "user: x", "assistant: Hello", "event turn_completed"])
     }
 }

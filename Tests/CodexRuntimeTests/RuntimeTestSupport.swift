@@ -77,12 +77,42 @@ func eventually(_ what: Comment, timeout: Duration = .seconds(10), _ condition: 
     Issue.record(what)
 }
 
+/// A store that fails its first `failures` history appends with a transient error (a locked database).
+final class FlakyStateStore: RuntimeStateStore {
+    struct Locked: TransientStoreError { var isTransient: Bool { true } }
+    let inner = InMemoryRuntimeStateStore()
+    private let remaining: Mutex<Int>
+    init(failures: Int) { remaining = Mutex(failures) }
+    var failuresLeft: Int { remaining.withLock { $0 } }
+
+    func threads() async throws -> [AgentThread] { try await inner.threads() }
+    func thread(_ id: AgentThreadID) async throws -> AgentThread? { try await inner.thread(id) }
+    func upsertThread(_ thread: AgentThread) async throws { try await inner.upsertThread(thread) }
+    func deleteThread(_ id: AgentThreadID) async throws { try await inner.deleteThread(id) }
+    func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws {
+        let fail = remaining.withLock { left -> Bool in
+            guard left > 0 else { return false }
+            left -= 1
+            return true
+        }
+        if fail { throw Locked() }
+        try await inner.appendHistory(items, to: thread)
+    }
+    func history(of thread: AgentThreadID, query: AgentHistoryQuery) async throws -> AgentHistoryPage {
+        try await inner.history(of: thread, query: query)
+    }
+    func upsertTurn(_ turn: AgentTurn) async throws { try await inner.upsertTurn(turn) }
+    func latestTurn(of thread: AgentThreadID) async throws -> AgentTurn? { try await inner.latestTurn(of: thread) }
+}
+
 /// A state store whose history writes wait at a gate: stands in for a store blocked on a disk lock.
 final class GatedStateStore: RuntimeStateStore {
     let inner = InMemoryRuntimeStateStore()
-    private let gate = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>], blocked: Int)>((true, [], 0))
+    private let gate = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>], blocked: Int, appends: Int, closeAt: Int?)>((true, [], 0, 0, nil))
 
     func close() { gate.withLock { $0.open = false } }
+    /// Closes the gate when the `n`-th history append (counting from 1) arrives.
+    func close(atAppend n: Int) { gate.withLock { $0.closeAt = n } }
     func open() {
         let waiters = gate.withLock { state in
             state.open = true
@@ -97,6 +127,8 @@ final class GatedStateStore: RuntimeStateStore {
     private func pass() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let open = gate.withLock { state -> Bool in
+                state.appends += 1
+                if let closeAt = state.closeAt, state.appends >= closeAt { state.open = false; state.closeAt = nil }
                 if state.open { return true }
                 state.blocked += 1
                 state.waiters.append(continuation)

@@ -13,8 +13,12 @@ public struct AgentBackendTurnRequest: Sendable {
     public var model: CodexModel
     /// The resolved effort.
     public var reasoningEffort: ReasoningEffort?
-    /// The resolved instructions (persona, skills).
+    /// The most specific persona's instructions (request over thread over runtime); empty when none
+    /// applies, so a backend keeps its own base personality.
     public var instructions: String
+    /// The selected skills' instructions, in order: added after the persona (or the backend's base
+    /// personality), never replacing it.
+    public var skillInstructions: [String]
     /// The host tools available.
     public var tools: [ToolDefinition]
     /// The structured response contract sent as the Responses `text.format` (one-shot structured turns).
@@ -26,7 +30,7 @@ public struct AgentBackendTurnRequest: Sendable {
     /// Creates a turn request.
     public init(
         threadID: AgentThreadID, turnID: AgentTurnID, request: Request, history: [AgentHistoryItem] = [], model: CodexModel,
-        reasoningEffort: ReasoningEffort? = nil, instructions: String = "", tools: [ToolDefinition] = [],
+        reasoningEffort: ReasoningEffort? = nil, instructions: String = "", skillInstructions: [String] = [], tools: [ToolDefinition] = [],
         responseFormat: AgentStructuredOutputFormat? = nil, responseContract: String? = nil
     ) {
         self.threadID = threadID
@@ -36,6 +40,7 @@ public struct AgentBackendTurnRequest: Sendable {
         self.model = model
         self.reasoningEffort = reasoningEffort
         self.instructions = instructions
+        self.skillInstructions = skillInstructions
         self.tools = tools
         self.responseFormat = responseFormat
         self.responseContract = responseContract

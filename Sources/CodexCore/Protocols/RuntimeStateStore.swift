@@ -63,3 +63,11 @@ public protocol RuntimeStateStore: Sendable {
     /// The most recent turn of a thread, or `nil`.
     func latestTurn(of thread: AgentThreadID) async throws -> AgentTurn?
 }
+
+/// A store error that may go away by itself (another process holds the database lock). The runtime's
+/// ordered write queue retries such failures until storage is available instead of losing accepted
+/// writes; other errors fail the write.
+public protocol TransientStoreError: Error {
+    /// Whether retrying later may succeed.
+    var isTransient: Bool { get }
+}

@@ -13,7 +13,9 @@ enum ResponsesRequestBuilder {
 
     /// The request of the first pass.
     static func request(for turn: AgentBackendTurnRequest, configuration: CodexResponsesBackendConfiguration) -> ResponsesRequest {
-        let instructions = turn.instructions.isEmpty ? configuration.instructions : turn.instructions
+        let base = turn.instructions.isEmpty ? configuration.instructions : turn.instructions
+        let parts = ([base ?? ""] + turn.skillInstructions).filter { !$0.isEmpty }
+        let instructions: String? = parts.isEmpty ? nil : parts.joined(separator: "\n\n")
         var request = ResponsesRequest(model: turn.model.rawValue, instructions: instructions, input: input(for: turn))
         request.store = false
         request.stream = true

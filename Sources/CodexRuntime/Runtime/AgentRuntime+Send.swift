@@ -101,7 +101,11 @@ extension AgentRuntime {
     private func consume(_ stream: AgentEventStream<AgentEvent>, outcome: TurnOutcome) async throws -> AgentTurnSummary {
         var summary: AgentTurnSummary?
         for try await event in stream {
-            if case .turnCompleted(let completed) = event { summary = completed }
+            // The turn is committed once `turnCompleted` arrives: a cancellation after it changes nothing.
+            if case .turnCompleted(let completed) = event {
+                summary = completed
+                break
+            }
         }
         guard let summary = summary ?? outcome.summary else {
             throw AgentRuntimeError(code: .turnSummaryMissing, message: "the turn ended without a summary")

@@ -12,8 +12,7 @@ extension AgentRuntime {
     ) async throws -> AgentEventStream<AgentEvent> {
         try Task.checkCancellation()
         try Self.validate(request)
-        let store = configuration.stateStore
-        guard let thread = try await store.thread(threadID) else {
+        guard let thread = try await writer.read({ store in try await store.thread(threadID) }) else {
             throw AgentRuntimeError(code: .threadNotFound, message: "no such thread")
         }
         let instructions = try instructions(for: request, thread: thread)
@@ -25,6 +24,7 @@ extension AgentRuntime {
         if persistent {
             try activeTurns.reserve(threadID, for: turn.id)
             do {
+                try await closeAbandonedTurn(of: threadID, at: now)
                 history = try await loadHistory(of: threadID)
                 try Task.checkCancellation()
             } catch {
@@ -38,7 +38,7 @@ extension AgentRuntime {
             backendRequest: AgentBackendTurnRequest(
                 threadID: threadID, turnID: turn.id, request: request, history: history,
                 model: thread.configuration.model ?? configuration.model ?? configuration.backend.defaultModel ?? .default, reasoningEffort: thread.configuration.reasoningEffort,
-                instructions: instructions, tools: configuration.tools.map(\.definition),
+                instructions: instructions.persona, skillInstructions: instructions.skills, tools: configuration.tools.map(\.definition),
                 responseFormat: { if case .oneShot(let contract) = structured { return contract.format } else { return nil } }(),
                 responseContract: Self.responseContract(for: structured)
             ),
@@ -113,30 +113,45 @@ extension AgentRuntime {
         try await store.upsertThread(thread)
     }
 
-    /// The whole history of a thread, oldest first.
+    /// The whole history of a thread, oldest first, read after every write enqueued before it.
     func loadHistory(of threadID: AgentThreadID) async throws -> [AgentHistoryItem] {
-        var items: [AgentHistoryItem] = []
-        var cursor: String?
-        repeat {
-            let page = try await configuration.stateStore.history(of: threadID, query: AgentHistoryQuery(limit: 1024, cursor: cursor))
-            items += page.items
-            cursor = page.nextCursor
-        } while cursor != nil
-        return items
+        try await writer.read { store in
+            var items: [AgentHistoryItem] = []
+            var cursor: String?
+            repeat {
+                let page = try await store.history(of: threadID, query: AgentHistoryQuery(limit: 1024, cursor: cursor))
+                items += page.items
+                cursor = page.nextCursor
+            } while cursor != nil
+            return items
+        }
     }
 
-    /// The turn's instructions: the most specific persona, then the selected skills' instructions.
+    /// A turn the store still shows running although this runtime does not run it was cut short by a
+    /// crash or a kill: it is recorded interrupted (and the thread idle) before the next turn starts.
+    private func closeAbandonedTurn(of threadID: AgentThreadID, at now: Date) async throws {
+        try await writer.wait(writer.enqueue { store in
+            guard var turn = try await store.latestTurn(of: threadID), turn.status == .running else { return }
+            turn.status = .interrupted
+            turn.finishedAt = now
+            try await store.appendHistory([.systemEvent(AgentSystemEvent(type: .turnInterrupted, turnID: turn.id, occurredAt: now))], to: threadID)
+            try await store.upsertTurn(turn)
+            try await Self.setStatus(.idle, of: threadID, in: store, at: now)
+        })
+    }
+
+    /// The turn's instructions: the most specific persona's, and the selected skills' instructions.
     /// - Throws: `invalid_request` for a skill ID the runtime does not know.
-    func instructions(for request: Request, thread: AgentThread) throws -> String {
+    func instructions(for request: Request, thread: AgentThread) throws -> (persona: String, skills: [String]) {
         let persona = AgentPersonaStack.resolve(request: request.personaOverride, thread: thread.persona, runtime: configuration.persona)
-        var parts = [persona?.renderedInstructions ?? ""]
+        var skills: [String] = []
         for skillID in request.skillSelection.resolve(threadSkills: thread.skillIDs) {
             guard let skill = configuration.skills.first(where: { $0.id == skillID }) else {
                 throw AgentRuntimeError(code: .invalidRequest, message: "unknown skill '\(skillID)'")
             }
-            parts.append(skill.instructions)
+            if !skill.instructions.isEmpty { skills.append(skill.instructions) }
         }
-        return parts.filter { !$0.isEmpty }.joined(separator: "\n\n")
+        return (persona?.renderedInstructions ?? "", skills)
     }
 
     /// The "Response contract" developer message of a structured turn.

@@ -92,7 +92,7 @@ public final class AgentRuntime: Sendable {
                 throw AgentRuntimeError(code: .invalidToolDefinition, message: "tool '\(tool.definition.name)' is registered twice")
             }
         }
-        writer = RuntimeStateWriter(store: configuration.stateStore)
+        writer = RuntimeStateWriter(store: configuration.stateStore, logSink: configuration.logSink)
         var validated = configuration
         validated.maximumBufferedEvents = min(
             max(configuration.maximumBufferedEvents, AgentEventChannel<Int>.capacityRange.lowerBound), AgentEventChannel<Int>.capacityRange.upperBound
@@ -119,7 +119,7 @@ public final class AgentRuntime: Sendable {
             title: title, configuration: AgentThreadConfiguration(model: model, reasoningEffort: reasoningEffort), persona: persona,
             skillIDs: skillIDs, status: .idle, accountBinding: binding, createdAt: configuration.wallClock.now()
         )
-        try await configuration.stateStore.upsertThread(thread)
+        try await writer.wait(writer.enqueue { store in try await store.upsertThread(thread) })
         configuration.logSink.record(AgentLogEvent(
             level: .info, category: .runtime, name: "runtime.thread.created", metadata: ["thread_id": thread.id.rawValue]
         ))
@@ -128,13 +128,13 @@ public final class AgentRuntime: Sendable {
 
     /// All threads, most recently updated first (after a restart, what the state store kept).
     public func threads() async throws -> [AgentThread] {
-        try await configuration.stateStore.threads()
+        try await writer.read { store in try await store.threads() }
     }
 
     /// Resumes a thread from the state store (for example after a restart).
     /// - Throws: ``CodexCore/AgentRuntimeError`` `thread_not_found`.
     public func resumeThread(_ id: AgentThreadID) async throws -> AgentThread {
-        guard let thread = try await configuration.stateStore.thread(id) else {
+        guard let thread = try await writer.read({ store in try await store.thread(id) }) else {
             throw AgentRuntimeError(code: .threadNotFound, message: "no such thread")
         }
         return thread
@@ -142,18 +142,28 @@ public final class AgentRuntime: Sendable {
 
     /// Updates a thread's title, model, effort, persona or skills (others stay).
     /// - Throws: ``CodexCore/AgentRuntimeError`` `thread_not_found`.
-    public func updateThread(_ id: AgentThreadID, _ change: @Sendable (inout AgentThread) -> Void) async throws -> AgentThread {
-        var thread = try await resumeThread(id)
-        change(&thread)
-        thread.id = id
-        thread.updatedAt = configuration.wallClock.now()
-        try await configuration.stateStore.upsertThread(thread)
-        return thread
+    ///
+    /// The read, the change and the write run as one step of the runtime's ordered write queue, so they
+    /// never interleave with a turn's status updates. The thread's status is the runtime's to set.
+    public func updateThread(_ id: AgentThreadID, _ change: @escaping @Sendable (inout AgentThread) -> Void) async throws -> AgentThread {
+        let now = configuration.wallClock.now()
+        let updated = try await writer.read { store -> AgentThread? in
+            guard var thread = try await store.thread(id) else { return nil }
+            let status = thread.status
+            change(&thread)
+            thread.id = id
+            thread.status = status
+            thread.updatedAt = now
+            try await store.upsertThread(thread)
+            return thread
+        }
+        guard let updated else { throw AgentRuntimeError(code: .threadNotFound, message: "no such thread") }
+        return updated
     }
 
     /// Deletes a thread with its history, turns and attachments.
     public func deleteThread(_ id: AgentThreadID) async throws {
-        try await configuration.stateStore.deleteThread(id)
+        try await writer.wait(writer.enqueue { store in try await store.deleteThread(id) })
         configuration.logSink.record(AgentLogEvent(level: .info, category: .runtime, name: "runtime.thread.deleted", metadata: ["thread_id": id.rawValue]))
     }
 }

@@ -14,8 +14,13 @@ final class RuntimeStateWriter: Sendable {
     private let store: any RuntimeStateStore
     private let tail = Mutex<Handle?>(nil)
 
-    init(store: any RuntimeStateStore) {
-        self.store = store
+    /// - Parameters:
+    ///   - store: The state store; transient failures of its calls are retried until they succeed.
+    ///   - logSink: Told about each retry (`runtime.storage.retry`).
+    init(store: any RuntimeStateStore, logSink: any AgentLogSink = NoOpAgentLogSink()) {
+        self.store = RetryingStateStore(base: store) { operation in
+            logSink.record(AgentLogEvent(level: .notice, category: .persistence, name: "runtime.storage.retry", metadata: ["operation": operation]))
+        }
     }
 
     /// Enqueues `operation` after every earlier write. Failures become `storage_failure` (an
@@ -39,6 +44,15 @@ final class RuntimeStateWriter: Sendable {
             tail = handle
             return handle
         }
+    }
+
+    /// Runs a read after every write enqueued before it (so it sees them) and returns its value; the
+    /// caller can leave early when cancelled.
+    func read<Value: Sendable>(_ operation: @escaping @Sendable (any RuntimeStateStore) async throws -> Value) async throws -> Value {
+        let box = ReadResult<Value>()
+        try await wait(enqueue { store in box.value = try await operation(store) })
+        guard let value = box.value else { throw CancellationError() }
+        return value
     }
 
     /// Waits for a write, or throws `CancellationError` as soon as the caller is cancelled (the write
@@ -65,6 +79,15 @@ final class RuntimeStateWriter: Sendable {
     func drain() async {
         let last = tail.withLock { $0 }
         _ = await last?.value
+    }
+}
+
+/// Carries a queued read's value out of the write queue.
+private final class ReadResult<Value: Sendable>: Sendable {
+    private let storage = Mutex<Value?>(nil)
+    var value: Value? {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
     }
 }
 

@@ -8,6 +8,7 @@ final class ActiveTurnRegistry: Sendable {
         let turnID: AgentTurnID
         var interrupt: (@Sendable () -> Void)?
         var interruptRequested = false
+        var committing = false
     }
 
     private let entries = Mutex<[AgentThreadID: Entry]>([:])
@@ -36,6 +37,19 @@ final class ActiveTurnRegistry: Sendable {
         if requested { interrupt() }
     }
 
+    /// The turn's completion was accepted and is being committed: it can no longer be interrupted.
+    /// - Returns: `false` when an interruption already arrived (the caller then treats the turn as
+    ///   interrupted).
+    func markCommitting(_ threadID: AgentThreadID, turnID: AgentTurnID) -> Bool {
+        entries.withLock { entries in
+            guard entries[threadID]?.turnID == turnID else { return true }
+            if entries[threadID]?.interruptRequested == true { return false }
+            entries[threadID]?.committing = true
+            entries[threadID]?.interrupt = nil
+            return true
+        }
+    }
+
     /// Releases the thread if `turnID` still holds it.
     func release(_ threadID: AgentThreadID, turnID: AgentTurnID) {
         entries.withLock { entries in
@@ -52,10 +66,10 @@ final class ActiveTurnRegistry: Sendable {
     /// - Throws: `turn_not_active` when no turn (or another turn than `expectedTurnID`) is active.
     func interrupt(in threadID: AgentThreadID, expectedTurnID: AgentTurnID?) throws(AgentRuntimeError) {
         let action = entries.withLock { entries -> Result<(@Sendable () -> Void)?, AgentRuntimeError> in
-            guard let entry = entries[threadID], expectedTurnID == nil || expectedTurnID == entry.turnID else {
+            guard let entry = entries[threadID], !entry.committing, expectedTurnID == nil || expectedTurnID == entry.turnID else {
                 return .failure(AgentRuntimeError(code: .turnNotActive, message: "no such active turn in the thread"))
             }
-            if entry.interrupt == nil { entries[threadID]?.interruptRequested = true }
+            entries[threadID]?.interruptRequested = true
             return .success(entry.interrupt)
         }
         switch action {

@@ -40,7 +40,15 @@ extension TurnDriver {
                 message: tool.definition.approvalMessage
             )
             try await channel.send(.approvalRequested(request))
-            let decision = try await runtime.configuration.approvalPresenter?.requestApproval(request) ?? .denied
+            let decision: AgentApprovalDecision
+            do {
+                decision = try await runtime.configuration.approvalPresenter?.requestApproval(request) ?? .denied
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                // A presenter that fails cannot approve: the call is denied.
+                decision = .denied
+            }
             try await channel.send(.approvalResolved(AgentApprovalResolution(requestID: request.id, decision: decision)))
             if decision == .denied { return .denied(invocation) }
         }

@@ -23,11 +23,29 @@ struct TurnDriver: Sendable {
         var frame: StructuredStreamParser?
         var fedDeltas = false
         var sawMessage = false
+        /// Plain text streamed since the last completed message.
+        var deltaText = ""
+        /// A committed payload a custom backend reported, to store with the next assistant message.
+        var backendCommit: AgentStructuredOutputMetadata?
     }
 
     func drive() async throws -> TurnSuccess {
         let backend = runtime.configuration.backend
         let turnStream = try await backend.startTurn(plan.backendRequest)
+        do {
+            return try await withTaskCancellationHandler {
+                try await run(turnStream)
+            } onCancel: {
+                // Backends that opted into explicit interruption release their waits at once.
+                if let interrupt = turnStream.interrupt { Task { await interrupt() } }
+            }
+        } catch {
+            await turnStream.interrupt?()
+            throw error
+        }
+    }
+
+    private func run(_ turnStream: AgentTurnStream) async throws -> TurnSuccess {
         try await turnStream.waitUntilReady()
         var progress = Progress()
         var completion: AgentTurnSummary?
@@ -43,8 +61,11 @@ struct TurnDriver: Sendable {
         guard let completion else {
             throw AgentRuntimeError(code: .turnSummaryMissing, message: "the backend ended the turn without turnCompleted")
         }
-        if !progress.sawMessage, let final = completion.finalMessage {
+        if let final = completion.finalMessage, !progress.sawMessage {
             try await handleMessage(final, progress: &progress)
+        } else if progress.fedDeltas || !progress.deltaText.isEmpty {
+            // Text streamed after the last completed message, which the backend never completed.
+            try await handleMessage(AgentMessage(threadID: plan.threadID, role: .assistant, text: progress.deltaText), progress: &progress)
         }
         return try finish(completion, progress: progress)
     }
@@ -88,6 +109,7 @@ struct TurnDriver: Sendable {
 
     private func handleDelta(_ delta: String, progress: inout Progress) async throws {
         guard case .streamed(let contract, _) = plan.structured else {
+            progress.deltaText += delta
             try await channel.send(.assistantMessageDelta(plan.threadID, plan.turnID, delta))
             return
         }
@@ -102,6 +124,7 @@ struct TurnDriver: Sendable {
         var message = received
         message.threadID = plan.threadID
         progress.sawMessage = true
+        progress.deltaText = ""
         if message.role.rawValue.isEmpty { message.role = .assistant }
         switch plan.structured {
         case .none:
@@ -126,7 +149,15 @@ struct TurnDriver: Sendable {
             }
             progress.fedDeltas = false
         }
-        if message.role == .assistant, message.phase != .commentary { progress.lastReply = message }
+        if message.role == .assistant, message.structuredOutput == nil, let commit = progress.backendCommit {
+            message.structuredOutput = commit
+            progress.backendCommit = nil
+        }
+        // The reply `send` returns: the last non-commentary assistant message, preferring one with text
+        // over a later image-only message.
+        if message.role == .assistant, message.phase != .commentary, !message.text.isEmpty || progress.lastReply?.text.isEmpty != false {
+            progress.lastReply = message
+        }
         progress.pendingItems.append(.message(message))
         progress.pendingMessages.append(message)
     }
@@ -171,8 +202,13 @@ struct TurnDriver: Sendable {
             guard !progress.structuredCommitted else {
                 throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the reply carried more than one structured payload")
             }
-            progress.structuredValue = try contract.accept(snapshot.value, bytes: Array(snapshot.value.compactString().utf8))
+            let bytes = Array(snapshot.value.compactString().utf8)
+            guard bytes.count <= StructuredContract.maximumPayloadBytes else {
+                throw AgentRuntimeError(code: .structuredOutputTooLarge, message: "the structured payload exceeds 4 MiB")
+            }
+            progress.structuredValue = try contract.accept(snapshot.value, bytes: bytes)
             progress.structuredCommitted = true
+            progress.backendCommit = AgentStructuredOutputMetadata(formatName: contract.format.name, payload: snapshot.value)
         }
         try await channel.send(.structuredOutputCommitted(snapshot))
     }

@@ -42,10 +42,10 @@ struct StructuredContract: Sendable {
 
     /// Parses a one-shot reply (at most 4 MiB), validates and decodes it.
     func acceptOneShot(_ text: String) throws(AgentRuntimeError) -> (value: JSONValue, decoded: any Sendable) {
-        let bytes = Array(text.utf8)
-        guard bytes.count <= Self.maximumPayloadBytes else {
+        guard text.utf8.count <= Self.maximumPayloadBytes else {
             throw AgentRuntimeError(code: .structuredOutputTooLarge, message: "the structured reply exceeds 4 MiB")
         }
+        let bytes = Array(text.utf8)
         let document: JSONDocument
         do {
             document = try JSONDocument(parsing: bytes)

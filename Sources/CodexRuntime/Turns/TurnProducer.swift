@@ -63,6 +63,7 @@ extension AgentRuntime {
     /// messages and `turnCompleted`.
     private func commit(_ success: TurnSuccess, plan: TurnPlan, channel: AgentEventChannel<AgentEvent>, outcome: TurnOutcome?) async throws {
         if plan.persistent {
+            guard activeTurns.markCommitting(plan.threadID, turnID: plan.turnID) else { throw CancellationError() }
             let handle = recordEnd(of: plan.turn, status: .completed, failure: nil, items: success.items, usage: success.summary.usage)
             try await writer.finish(handle)
             activeTurns.release(plan.threadID, turnID: plan.turnID)
@@ -72,9 +73,13 @@ extension AgentRuntime {
             level: .info, category: .runtime, name: "runtime.turn.completed",
             metadata: ["thread_id": plan.threadID.rawValue, "turn_id": plan.turnID.rawValue]
         ))
-        for message in success.messages { try? await channel.send(.messageCommitted(message)) }
-        try? channel.sendLifecycle(.turnCompleted(success.summary))
-        channel.finish()
+        // The turn is committed: report it even if this task is cancelled now (only a consumer that is
+        // gone stops the reports).
+        await Task {
+            for message in success.messages { try? await channel.send(.messageCommitted(message)) }
+            try? channel.sendLifecycle(.turnCompleted(success.summary))
+            channel.finish()
+        }.value
     }
 
     /// Records and reports a failed or interrupted turn.

@@ -55,3 +55,8 @@ public struct SQLiteStoreError: Error, Sendable, Hashable, CustomStringConvertib
         "\(code.rawValue): \(message)" + (resultCode.map { " (SQLite result \($0))" } ?? "")
     }
 }
+
+extension SQLiteStoreError: TransientStoreError {
+    /// A busy (locked) database is transient; every other failure is not.
+    public var isTransient: Bool { code == .busy }
+}
