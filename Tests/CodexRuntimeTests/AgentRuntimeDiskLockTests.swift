@@ -32,7 +32,8 @@ final class SQLiteWriteLock {
         let path = directory.appendingPathComponent("state.sqlite").path
         let store = try SQLiteRuntimeStateStore(path: path)
         let backend = FixtureAgentBackend(turns: [.reply("never")])
-        let runtime = try makeRuntime(backend, store: store)
+        let log = InMemoryAgentLogSink()
+        let runtime = try AgentRuntime(configuration: .init(backend: backend, stateStore: store, logSink: log))
         let thread = try await runtime.createThread()
 
         let lock = try SQLiteWriteLock(path: path)
@@ -44,9 +45,9 @@ final class SQLiteWriteLock {
                 return error
             }
         }
-        // The turn reserves the thread before its input write starts waiting on the lock.
-        await eventually("the turn reserved the thread") { runtime.activeTurnID(in: thread.id) != nil }
-        try await Task.sleep(for: .milliseconds(100))
+        // The input write is accepted (queued behind nothing, waiting on the lock) before the caller leaves.
+        await eventually("the input was accepted") { log.events.contains { $0.name == "runtime.turn.input_accepted" } }
+        try await Task.sleep(for: .milliseconds(50))
         task.cancel()
         let error = await task.value
         #expect(error is CancellationError)

@@ -63,6 +63,10 @@ extension AgentRuntime {
             try await store.appendHistory(input, to: threadID)
             try await Self.setStatus(.running, of: threadID, in: store, at: now)
         }
+        configuration.logSink.record(AgentLogEvent(
+            level: .debug, category: .runtime, name: "runtime.turn.input_accepted",
+            metadata: ["thread_id": threadID.rawValue, "turn_id": turn.id.rawValue]
+        ))
         do {
             try await writer.wait(accepted)
         } catch {
