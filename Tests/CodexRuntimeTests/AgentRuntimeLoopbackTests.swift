@@ -153,3 +153,48 @@ import Testing
         #expect(try BackendHarness.body(server, 0)["instructions"]?.stringValue == "Base personality.\n\nTriage first.")
     }
 }
+
+@Suite struct AgentRuntimeLoopbackStructuredTests {
+    /// `text` as the inside of a JSON string literal.
+    private func escaped(_ text: String) -> String {
+        String(JSONValue.string(text).compactString().dropFirst().dropLast())
+    }
+
+    @Test func aStreamedStructuredReplyOverTheRealTransportIsUnframedValidatedAndStored() async throws {
+        let payload = #"{"subject":"Late","reply":"Sorry.","urgency":"low"}"#
+        let text = "Here you go.\n<codexkit_structured_output>\n\(payload)\n</codexkit_structured_output>\nAnything else?"
+        var script = ResponsesScript()
+        script.created("resp_1")
+        script.messageAdded("msg_1", index: 0)
+        var rest = Substring(text)
+        while !rest.isEmpty {
+            script.delta("msg_1", escaped(String(rest.prefix(9))))
+            rest = rest.dropFirst(9)
+        }
+        script.messageDone("msg_1", escaped(text), index: 0)
+        script.completed("resp_1")
+        let server = try LoopbackHTTPServer(replies: [.sse(script.events)])
+        defer { server.shutdown() }
+        let store = InMemoryRuntimeStateStore()
+        let runtime = try AgentRuntime(configuration: .init(backend: try BackendHarness.backend(server), stateStore: store))
+        let thread = try await runtime.createThread()
+        let (events, error) = await collect(try await runtime.stream(Request(text: "Draft"), in: thread.id, response: ShippingReplyDraft.self))
+        #expect(error == nil)
+        var visible = ""
+        var commits: [JSONValue] = []
+        for event in events {
+            if case .assistantMessageDelta(_, _, let delta) = event { visible += delta }
+            if case .structuredOutputCommitted(let snapshot) = event { commits.append(snapshot.value) }
+        }
+        #expect(visible == "Here you go.\nAnything else?")
+        #expect(commits == [try JSONValue(parsing: payload)])
+        let body = try BackendHarness.body(server, 0)
+        #expect(body["text"]?["format"] == nil, "streamed structured replies are framed, not text.format")
+        let saved = try await history(store, thread.id).compactMap { item -> AgentMessage? in
+            if case .message(let message) = item, message.role == .assistant { return message }
+            return nil
+        }
+        #expect(saved.map(\.text) == ["Here you go.\nAnything else?"])
+        #expect(saved.first?.structuredOutput?.formatName == "shipping_reply_draft")
+    }
+}
