@@ -33,6 +33,20 @@ import Testing
         #expect(received == ["a", "b", "end 0", "end 1", "end 2", "end 3"])
     }
 
+    @Test func nothingOrdinaryFollowsALifecycleEventSoTheQueueNeverExceedsItsCapacity() async throws {
+        let channel = AgentEventChannel<String>(capacity: 2)
+        try await channel.send("a")
+        try await channel.send("b")
+        try channel.sendLifecycle("end")
+        #expect(try await channel.next() == "a")
+        await #expect(throws: AgentEventChannel<String>.SendFailure.finished) { try await channel.send("late") }
+        #expect(channel.peakBufferedCount == 3)
+        channel.finish()
+        #expect(try await channel.next() == "b")
+        #expect(try await channel.next() == "end")
+        #expect(try await channel.next() == nil)
+    }
+
     @Test func finishIsIdempotentAndDeliversWhatWasAdmitted() async throws {
         struct Boom: Error {}
         let channel = AgentEventChannel<Int>(capacity: 8)

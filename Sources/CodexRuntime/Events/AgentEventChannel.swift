@@ -32,6 +32,7 @@ final class AgentEventChannel<Element: Sendable>: Sendable {
         var buffer: [Element] = []
         var head = 0
         var lifecycleInBuffer = 0
+        var lifecycleAdmitted = false
         var producers: [Waiter] = []
         var consumer: CheckedContinuation<Element?, any Error>?
         var finished = false
@@ -82,6 +83,10 @@ final class AgentEventChannel<Element: Sendable>: Sendable {
         state.withLock { state in
             if state.consumerGone { return .fail(.consumerGone) }
             if state.finished { return .fail(.finished) }
+            // Lifecycle events end a stream: nothing ordinary follows them (so the reserved-slot
+            // accounting never lets ordinary events past the capacity).
+            if !lifecycle, state.lifecycleAdmitted { return .fail(.finished) }
+            if lifecycle { state.lifecycleAdmitted = true }
             if let consumer = state.consumer, state.count == 0 {
                 state.consumer = nil
                 return .delivered(consumer)
@@ -150,7 +155,9 @@ final class AgentEventChannel<Element: Sendable>: Sendable {
         }
     }
 
-    /// Admits a lifecycle event without waiting, using a reserved slot when the queue is full.
+    /// Admits a lifecycle event without waiting, using a reserved slot when the queue is full. After
+    /// the first lifecycle event only lifecycle events are admitted (ordinary sends fail with
+    /// ``SendFailure/finished``).
     /// - Throws: ``SendFailure``.
     func sendLifecycle(_ element: Element) throws {
         switch admit(element, lifecycle: true, woken: true) {
