@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,14 +8,14 @@ import Glibc
 /// one request answered with the next body (the last one repeats), written in fixed-size chunks, then
 /// the connection closes.
 final class LoopbackReplayServer: @unchecked Sendable {
-    // @unchecked: `listener` is written once in init; the accept thread only reads it and `stopped`
-    // is an atomic-enough flag checked between accepts (a stale read only delays shutdown by one accept).
+    // @unchecked: `listener` is written once in init; `served` is only touched by the accept thread;
+    // `stopped` is atomic.
     let port: Int
     private let listener: Int32
     private let bodies: [[UInt8]]
     private let chunkSize: Int
     private let contentType: String
-    private var stopped = false
+    private let stopped = Atomic<Bool>(false)
     private var served = 0
 
     convenience init(body: [UInt8], contentType: String, chunkSize: Int) throws {
@@ -47,13 +48,13 @@ final class LoopbackReplayServer: @unchecked Sendable {
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/") }
 
     func stop() {
-        stopped = true
+        stopped.store(true, ordering: .releasing)
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
     }
 
     private func acceptLoop() {
-        while !stopped {
+        while !stopped.load(ordering: .acquiring) {
             let client = accept(listener, nil, nil)
             guard client >= 0 else { return }
             let body = bodies.isEmpty ? [] : bodies[min(served, bodies.count - 1)]
