@@ -1,0 +1,94 @@
+import CodexCore
+@testable import CodexRuntime
+import CodexSchema
+import Foundation
+import Testing
+
+/// A small deterministic generator (SplitMix64) so failures reproduce from the printed seed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Random model output rich in marker fragments and JSON tokens, fed in random splits: the parser never
+/// crashes or hangs, fails only with its typed codes, gives the same result for every split, never shows
+/// an open marker as text, and keeps its parse work linear.
+@Suite(.timeLimit(.minutes(2))) struct StructuredStreamParserPropertyTests {
+    static let pieces = [
+        StructuredStreamParser.openMarker, StructuredStreamParser.closeMarker, "<", "</", "<codex", "codexkit_", "structured_output>",
+        "{", "}", "[", "]", "\"", "\\", "\\\"", ":", ",", " ", "\n", "\r\n", "1", "-2.5e3", "true", "null", "\"subject\"", "\"urgency\"",
+        "\"low\"", "\"reply\"", "é", "😀", "prose ", "\u{0}",
+    ]
+
+    static func randomText(_ random: inout SeededGenerator) -> String {
+        var text = ""
+        for _ in 0..<Int.random(in: 0...60, using: &random) { text += pieces[Int.random(in: 0..<pieces.count, using: &random)] }
+        // Often wrap a plausible payload in a frame, so commits and partials happen too.
+        if Bool.random(using: &random) {
+            text += "\n\(StructuredStreamParser.openMarker)\n{\"subject\":\"s\",\"reply\":\"r\",\"urgency\":\"low\"}\n\(StructuredStreamParser.closeMarker)\n"
+        }
+        return text
+    }
+
+    static func split(_ text: String, _ random: inout SeededGenerator) -> [String] {
+        var deltas: [String] = []
+        var rest = Substring(text)
+        while !rest.isEmpty {
+            let length = Int.random(in: 1...max(1, min(rest.count, 40)), using: &random)
+            deltas.append(String(rest.prefix(length)))
+            rest = rest.dropFirst(length)
+        }
+        return deltas
+    }
+
+    /// The observable outcome of one run.
+    struct Outcome: Equatable {
+        var visible: String
+        var committed: [UInt8]?
+        var errorCode: String?
+    }
+
+    static func outcome(_ deltas: [String]) throws -> (Outcome, parsedBytes: Int) {
+        var parser = try StructuredStreamParserTests.makeParser(maximumPayloadBytes: 4096)
+        do {
+            for delta in deltas { _ = try parser.feed(delta) }
+            _ = try parser.finish()
+            return (Outcome(visible: parser.visibleText, committed: parser.committed?.bytes, errorCode: nil), parser.parsedBytes)
+        } catch {
+            return (Outcome(visible: "", committed: nil, errorCode: error.code.rawValue), parser.parsedBytes)
+        }
+    }
+
+    @Test func randomOutputInRandomSplitsBehavesTheSameAndStaysWithinItsContract() throws {
+        let seed: UInt64 = 0xC0DE_C17
+        var random = SeededGenerator(state: seed)
+        let allowedCodes: Set<String> = ["structured_output_invalid", "structured_output_too_large"]
+        var commits = 0
+        var failures = 0
+        for iteration in 0..<1_500 {
+            let text = Self.randomText(&random)
+            let (whole, parsedBytes) = try Self.outcome([text])
+            let (split, _) = try Self.outcome(Self.split(text, &random))
+            let (single, _) = try Self.outcome(text.map { String($0) })
+            #expect(whole == split, "seed \(seed) iteration \(iteration): a random split changed the outcome")
+            #expect(whole == single, "seed \(seed) iteration \(iteration): character-by-character changed the outcome")
+            if let code = whole.errorCode {
+                failures += 1
+                #expect(allowedCodes.contains(code), "seed \(seed) iteration \(iteration): unexpected code \(code)")
+            } else {
+                #expect(!whole.visible.contains(StructuredStreamParser.openMarker), "seed \(seed) iteration \(iteration): marker shown as text")
+                if whole.committed != nil { commits += 1 }
+            }
+            #expect(parsedBytes <= 4 * text.utf8.count + 256, "seed \(seed) iteration \(iteration): parse work \(parsedBytes)")
+        }
+        // The generator exercises both outcomes.
+        #expect(commits > 100)
+        #expect(failures > 100)
+    }
+}
