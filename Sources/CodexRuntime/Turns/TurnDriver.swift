@@ -171,15 +171,15 @@ struct TurnDriver: Sendable {
             switch output {
             case .text(let text):
                 if forwardText, !text.isEmpty { try await channel.send(.assistantMessageDelta(plan.threadID, plan.turnID, text)) }
-            case .partial(let value, let bytes):
-                guard contract.decodes(bytes) else { continue }
+            case .partial(let value, _):
+                guard contract.decodes(value) else { continue }
                 try await channel.send(.structuredOutputPartial(AgentStructuredOutputSnapshot(formatName: contract.format.name, value: value, isCommitted: false)))
             case .committed(let commit):
                 guard !progress.structuredCommitted else {
                     throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the reply carried more than one structured payload")
                 }
                 // The parser validated the payload fully with this contract's validator.
-                progress.structuredValue = try contract.decodeValidated(commit.bytes)
+                progress.structuredValue = try contract.decodeValidated(commit.value)
                 progress.structuredCommitted = true
                 try await channel.send(.structuredOutputCommitted(AgentStructuredOutputSnapshot(formatName: contract.format.name, value: commit.value, isCommitted: true)))
             }
@@ -191,7 +191,7 @@ struct TurnDriver: Sendable {
     private func forwardPartial(_ snapshot: AgentStructuredOutputSnapshot) async throws {
         if let contract = plan.structured.contract {
             guard (try? contract.validator.isValid(snapshot.value, mode: .partial)) == true,
-                  contract.decodes(Array(snapshot.value.compactString().utf8)) else { return }
+                  contract.decodes(snapshot.value) else { return }
         }
         try await channel.send(.structuredOutputPartial(snapshot))
     }
@@ -206,7 +206,7 @@ struct TurnDriver: Sendable {
             guard bytes.count <= StructuredContract.maximumPayloadBytes else {
                 throw AgentRuntimeError(code: .structuredOutputTooLarge, message: "the structured payload exceeds 4 MiB")
             }
-            progress.structuredValue = try contract.accept(snapshot.value, bytes: bytes)
+            progress.structuredValue = try contract.accept(snapshot.value)
             progress.structuredCommitted = true
             progress.backendCommit = AgentStructuredOutputMetadata(formatName: contract.format.name, payload: snapshot.value)
         }

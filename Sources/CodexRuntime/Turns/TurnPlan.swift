@@ -12,21 +12,22 @@ struct StructuredContract: Sendable {
     let format: AgentStructuredOutputFormat
     let validator: JSONSchemaValidator
     let typeName: String
-    let decode: @Sendable ([UInt8]) throws -> any Sendable
+    let decode: @Sendable (JSONValue) throws -> any Sendable
 
     /// Checks the schema (before the turn starts) and captures the decoder for `Output`.
     init<Output: AgentStructuredOutput>(_ type: Output.Type) throws {
         format = Output.responseFormat
         validator = try format.validator()
         typeName = String(describing: Output.self)
-        decode = { bytes in try JSONDecoder().decode(Output.self, from: Data(bytes)) }
+        decode = { value in try JSONValueDecoder().decode(Output.self, from: value) }
     }
 
-    /// Decodes an already fully validated payload (`bytes`) into the Swift type.
+    /// Decodes an already fully validated payload into the Swift type (from the parsed value: exact
+    /// numbers, `JSONDecoder`'s default strategies, the type's own `init(from:)`).
     /// - Throws: `structured_output_decoding_failed`.
-    func decodeValidated(_ bytes: [UInt8]) throws(AgentRuntimeError) -> any Sendable {
+    func decodeValidated(_ value: JSONValue) throws(AgentRuntimeError) -> any Sendable {
         do {
-            return try decode(bytes)
+            return try decode(value)
         } catch {
             throw AgentRuntimeError(code: .structuredOutputDecodingFailed, message: "the structured reply does not decode into \(typeName)")
         }
@@ -35,9 +36,9 @@ struct StructuredContract: Sendable {
     /// Validates `value` fully and decodes `bytes` into the Swift type.
     /// - Throws: `structured_output_invalid` or `structured_output_decoding_failed` (messages name the
     ///   failing keyword and schema location, never the payload or its keys).
-    func accept(_ value: JSONValue, bytes: [UInt8]) throws(AgentRuntimeError) -> any Sendable {
+    func accept(_ value: JSONValue) throws(AgentRuntimeError) -> any Sendable {
         try check(validator.validate(JSONDocument(value), mode: .full))
-        return try decodeValidated(bytes)
+        return try decodeValidated(value)
     }
 
     /// Parses a one-shot reply (at most 4 MiB), validates and decodes it.
@@ -53,7 +54,8 @@ struct StructuredContract: Sendable {
             throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the structured reply is not valid JSON: \(error.code.rawValue)", byteOffset: error.byteOffset)
         }
         try check(validator.validate(document, mode: .full))
-        return (document.value, try decodeValidated(bytes))
+        let value = document.value
+        return (value, try decodeValidated(value))
     }
 
     /// Turns a validation outcome into `structured_output_invalid`.
@@ -73,8 +75,8 @@ struct StructuredContract: Sendable {
     }
 
     /// Whether a partial snapshot decodes into the Swift type (spec: a partial is emitted only then).
-    func decodes(_ bytes: [UInt8]) -> Bool {
-        (try? decode(bytes)) != nil
+    func decodes(_ value: JSONValue) -> Bool {
+        (try? decode(value)) != nil
     }
 }
 
