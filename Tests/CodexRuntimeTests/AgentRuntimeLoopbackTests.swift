@@ -198,3 +198,28 @@ import Testing
         #expect(saved.first?.structuredOutput?.formatName == "shipping_reply_draft")
     }
 }
+
+@Suite struct AgentRuntimeBackendBudgetTests {
+    @Test func aBackendBudgetFailsThePersistentTurnWithItsExecutionLimit() async throws {
+        var first = ResponsesScript()
+        first.created("resp_1")
+        first.functionCallDone("fc_1", callID: "call_1", name: "lookup", arguments: "{}", index: 0)
+        first.completed("resp_1")
+        let server = try LoopbackHTTPServer(replies: [.sse(first.events)])
+        defer { server.shutdown() }
+        let store = InMemoryRuntimeStateStore()
+        let backend = try BackendHarness.backend(server, configuration: .init(maximumModelPasses: 1))
+        let lookup = AgentTool(definition: BackendHarness.tool("lookup")) { .success($0, text: "x") }
+        let runtime = try AgentRuntime(configuration: .init(backend: backend, stateStore: store, tools: [lookup]))
+        let thread = try await runtime.createThread()
+        let (events, error) = await collect(try await runtime.stream(Request(text: "x"), in: thread.id))
+        let failure = try #require(error as? AgentRuntimeError)
+        #expect(failure.code == .executionLimitExceeded)
+        #expect(failure.executionLimit == .modelPasses)
+        #expect(events.map(name).last == "turnFailed(execution_limit_exceeded)")
+        let turn = try #require(try await store.latestTurn(of: thread.id))
+        #expect(turn.status == .failed)
+        #expect(turn.failure?.executionLimit == .modelPasses)
+        #expect(server.requests.count == 1)
+    }
+}
