@@ -86,9 +86,16 @@ let package = Package(
             dependencies: ["CodexStorageSQLite", "CodexCore", "CodexTestSupport", "StorageFixture"],
             swiftSettings: swiftSettings
         ),
+        // A host that is killed mid-turn (the runtime crash test).
+        .executableTarget(
+            name: "RuntimeFixture",
+            dependencies: ["CodexRuntime", "CodexStorageSQLite", "CodexCore"],
+            path: "Tests/RuntimeFixture",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CodexRuntimeTests",
-            dependencies: ["CodexRuntime", "CodexCore", "CodexSchema", "CodexTransport", "CodexStorageSQLite", "CSQLite", "CodexTestSupport"],
+            dependencies: ["CodexRuntime", "CodexCore", "CodexSchema", "CodexTransport", "CodexStorageSQLite", "CSQLite", "CodexTestSupport", "RuntimeFixture"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CodexTestSupportTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),

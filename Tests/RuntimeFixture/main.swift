@@ -1,0 +1,40 @@
+// RuntimeFixture: a host application that starts a turn and then hangs mid-turn, so the runtime crash
+// test can kill it with SIGKILL and restart on the same SQLite state store.
+//   --db PATH --thread ID --text TEXT
+// Runs until killed; exits 1 with the error on any failure.
+import CodexCore
+import CodexRuntime
+import CodexStorageSQLite
+import Foundation
+
+func option(_ name: String) -> String? {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+func run() async throws {
+    guard let path = option("--db"), let threadText = option("--thread"), let text = option("--text") else {
+        throw AgentRuntimeError(code: .invalidRequest, message: "usage: --db PATH --thread ID --text TEXT")
+    }
+    let store = try SQLiteRuntimeStateStore(path: path)
+    let threadID = AgentThreadID(rawValue: threadText)
+    if try await store.thread(threadID) == nil {
+        try await store.upsertThread(AgentThread(id: threadID, title: "crash test"))
+    }
+    // The model streams a little, then never finishes: the process is killed mid-turn.
+    let backend = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn([.event(.assistantMessageDelta("half an ans")), .hang])])
+    let runtime = try AgentRuntime(configuration: .init(backend: backend, stateStore: store, turnLimits: .unlimited))
+    for try await event in try await runtime.stream(Request(text: text), in: threadID) {
+        if case .assistantMessageDelta = event {
+            FileHandle.standardOutput.write(Data("streaming\n".utf8))
+        }
+    }
+}
+
+do {
+    try await run()
+} catch {
+    FileHandle.standardError.write(Data("\(error)\n".utf8))
+    exit(1)
+}
