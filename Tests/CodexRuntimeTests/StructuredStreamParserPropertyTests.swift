@@ -1,6 +1,7 @@
 import CodexCore
 @testable import CodexRuntime
 import CodexSchema
+import CodexTestSupport
 import Foundation
 import Testing
 
@@ -48,7 +49,7 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 
     /// The observable outcome of one run.
-    struct Outcome: Equatable {
+    struct Outcome: Equatable, Sendable {
         var visible: String
         var committed: [UInt8]?
         var errorCode: String?
@@ -65,27 +66,43 @@ struct SeededGenerator: RandomNumberGenerator {
         }
     }
 
-    @Test func randomOutputInRandomSplitsBehavesTheSameAndStaysWithinItsContract() throws {
+    /// One generated case's outcomes.
+    struct Case: Sendable {
+        let iteration: Int
+        let whole: Outcome
+        let split: Outcome
+        let single: Outcome
+        let parsedBytes: Int
+        let inputBytes: Int
+    }
+
+    @Test func randomOutputInRandomSplitsBehavesTheSameAndStaysWithinItsContract() async throws {
         let seed: UInt64 = 0xC0DE_C17
-        var random = SeededGenerator(state: seed)
+        // CPU-bound: run on its own thread so the cooperative pool stays free for other tests.
+        let cases = try await runOffCooperativePool {
+            var random = SeededGenerator(state: seed)
+            return try (0..<1_500).map { iteration in
+                let text = Self.randomText(&random)
+                let (whole, parsedBytes) = try Self.outcome([text])
+                let (split, _) = try Self.outcome(Self.split(text, &random))
+                let (single, _) = try Self.outcome(text.map { String($0) })
+                return Case(iteration: iteration, whole: whole, split: split, single: single, parsedBytes: parsedBytes, inputBytes: text.utf8.count)
+            }
+        }
         let allowedCodes: Set<String> = ["structured_output_invalid", "structured_output_too_large"]
         var commits = 0
         var failures = 0
-        for iteration in 0..<1_500 {
-            let text = Self.randomText(&random)
-            let (whole, parsedBytes) = try Self.outcome([text])
-            let (split, _) = try Self.outcome(Self.split(text, &random))
-            let (single, _) = try Self.outcome(text.map { String($0) })
-            #expect(whole == split, "seed \(seed) iteration \(iteration): a random split changed the outcome")
-            #expect(whole == single, "seed \(seed) iteration \(iteration): character-by-character changed the outcome")
-            if let code = whole.errorCode {
+        for item in cases {
+            #expect(item.whole == item.split, "seed \(seed) iteration \(item.iteration): a random split changed the outcome")
+            #expect(item.whole == item.single, "seed \(seed) iteration \(item.iteration): character-by-character changed the outcome")
+            if let code = item.whole.errorCode {
                 failures += 1
-                #expect(allowedCodes.contains(code), "seed \(seed) iteration \(iteration): unexpected code \(code)")
+                #expect(allowedCodes.contains(code), "seed \(seed) iteration \(item.iteration): unexpected code \(code)")
             } else {
-                #expect(!whole.visible.contains(StructuredStreamParser.openMarker), "seed \(seed) iteration \(iteration): marker shown as text")
-                if whole.committed != nil { commits += 1 }
+                #expect(!item.whole.visible.contains(StructuredStreamParser.openMarker), "seed \(seed) iteration \(item.iteration): marker shown as text")
+                if item.whole.committed != nil { commits += 1 }
             }
-            #expect(parsedBytes <= 4 * text.utf8.count + 256, "seed \(seed) iteration \(iteration): parse work \(parsedBytes)")
+            #expect(item.parsedBytes <= 4 * item.inputBytes + 256, "seed \(seed) iteration \(item.iteration): parse work \(item.parsedBytes)")
         }
         // The generator exercises both outcomes.
         #expect(commits > 100)
