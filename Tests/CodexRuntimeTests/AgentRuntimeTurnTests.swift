@@ -1,5 +1,5 @@
 import CodexCore
-import CodexRuntime
+@testable import CodexRuntime
 import Foundation
 import Synchronization
 import Testing
@@ -188,13 +188,19 @@ import Testing
         let runtime = try makeRuntime(backend, bufferedEvents: 2)
         let thread = try await runtime.createThread()
         let stream = try await runtime.stream(Request(text: "x"), in: thread.id)
-        try await Task.sleep(for: .milliseconds(50))
+        let channel = stream.consumer.channel
+        // The consumer is paused: the producer fills the queue to its capacity and waits there.
+        await eventually("the queue filled") { channel.peakBufferedCount >= 2 }
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(channel.peakBufferedCount == 2)
         let (events, error) = await collect(stream)
         #expect(error == nil)
         let deltas = events.filter { if case .assistantMessageDelta = $0 { return true } else { return false } }
         #expect(deltas.count == 10_000)
         #expect(events.count == 10_003)
         #expect(events.last.map(name) == "turnCompleted")
+        // Only the terminal event may use a reserved slot beyond the capacity.
+        #expect(channel.peakBufferedCount <= 2 + AgentEventChannel<AgentEvent>.reservedLifecycleSlots)
     }
 }
 
