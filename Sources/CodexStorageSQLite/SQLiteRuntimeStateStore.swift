@@ -131,42 +131,13 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
     /// Appends history items to a thread, in order, in one transaction.
     /// - Throws: ``SQLiteStoreError`` `thread_not_found` when the thread does not exist.
     public func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws {
+        let rows = try HistoryRows(items, externalizingImages: attachments != nil)
         let attachments = self.attachments
-        // Images leave the row for content-addressed blobs (when the store has a directory for them).
-        let rows = items.map { item -> (kind: String, body: [UInt8], images: [AgentImageAttachment]) in
-            guard attachments != nil, case .message(var message) = item, !message.images.isEmpty else {
-                return (Self.kind(of: item), item.storageRow(), [])
-            }
-            let images = message.images
-            message.images = []
-            return (Self.kind(of: item), AgentHistoryItem.message(message).storageRow(), images)
-        }
-        let metadata = try rows.map { row in try row.images.map { image in try image.generationMetadata.map(Self.encode) } }
         try await database.write { connection throws(SQLiteStoreError) in
             var exists = false
             try connection.run("SELECT 1 FROM threads WHERE id = ?", [.text(thread.rawValue)]) { _ throws(SQLiteStoreError) in exists = true }
             guard exists else { throw SQLiteStoreError(code: .threadNotFound, message: "no such thread") }
-            var next: Int64 = 0
-            try connection.run("SELECT COALESCE(MAX(position), 0) FROM history_items WHERE thread_id = ?", [.text(thread.rawValue)]) { row throws(SQLiteStoreError) in
-                next = row.integer(0)
-            }
-            for (index, row) in rows.enumerated() {
-                next += 1
-                try connection.run(
-                    "INSERT INTO history_items(thread_id, position, kind, body) VALUES (?, ?, ?, ?)",
-                    [.text(thread.rawValue), .integer(next), .text(row.kind), .blob(row.body)]
-                )
-                for (ordinal, image) in row.images.enumerated() {
-                    // The blob is durable before the row that refers to it commits.
-                    let key = SQLiteAttachmentFiles.key(of: image.data)
-                    try attachments?.store(image.data, key: key)
-                    try connection.run(
-                        "INSERT INTO history_images(thread_id, position, ordinal, attachment_id, mime_type, storage_key, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [.text(thread.rawValue), .integer(next), .integer(Int64(ordinal)), .text(image.id.rawValue), .text(image.mimeType), .text(key),
-                         metadata[index][ordinal].map(SQLiteValue.blob) ?? .null]
-                    )
-                }
-            }
+            try rows.insert(into: thread, connection: connection, attachments: attachments)
         }
     }
 

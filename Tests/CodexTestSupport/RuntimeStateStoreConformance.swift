@@ -35,7 +35,48 @@ public enum RuntimeStateStoreConformance {
         ("appendingToAMissingThreadFailsAndWritesNothing", appendingToAMissingThreadFailsAndWritesNothing),
         ("deletingAThreadRemovesEverythingItOwns", deletingAThreadRemovesEverythingItOwns),
         ("turnsKeepTheLatestAndUpdateInPlace", turnsKeepTheLatestAndUpdateInPlace),
+        ("recordingATurnWritesHistoryTurnAndStatusTogether", recordingATurnWritesHistoryTurnAndStatusTogether),
     ]
+
+    static func recordingATurnWritesHistoryTurnAndStatusTogether(_ store: any RuntimeStateStore) async throws -> [String] {
+        var problems: [String] = []
+        let thread = AgentThread(title: "kept title", createdAt: Date(timeIntervalSince1970: 1_800_000_000))
+        try await store.upsertThread(thread)
+        var turn = AgentTurn(threadID: thread.id, status: .running, startedAt: Date(timeIntervalSince1970: 1_800_000_010))
+        let started = Date(timeIntervalSince1970: 1_800_000_010)
+        let input: [AgentHistoryItem] = [
+            .systemEvent(AgentSystemEvent(type: .turnStarted, turnID: turn.id, occurredAt: started)),
+            .message(AgentMessage(threadID: thread.id, role: .user, text: "Where is my order?", createdAt: started)),
+        ]
+        try await store.recordTurn(turn, appending: input, threadStatus: .running, at: started)
+        if try await store.thread(thread.id)?.status != .running { problems.append("the start did not set the thread running") }
+        if try await store.latestTurn(of: thread.id) != turn { problems.append("the start did not record the turn") }
+        turn.status = .completed
+        turn.finishedAt = Date(timeIntervalSince1970: 1_800_000_020)
+        let answer: [AgentHistoryItem] = [
+            .message(AgentMessage(threadID: thread.id, role: .assistant, text: "Tuesday.", createdAt: started)),
+            .systemEvent(AgentSystemEvent(type: .turnCompleted, turnID: turn.id, occurredAt: started)),
+        ]
+        try await store.recordTurn(turn, appending: answer, threadStatus: .idle, at: Date(timeIntervalSince1970: 1_800_000_020))
+        let stored = try await store.thread(thread.id)
+        if stored?.status != .idle { problems.append("the end did not set the thread idle") }
+        if stored?.title != "kept title" { problems.append("recording a turn changed other thread fields") }
+        if stored?.updatedAt != Date(timeIntervalSince1970: 1_800_000_020) { problems.append("recording a turn did not set updatedAt") }
+        if try await store.latestTurn(of: thread.id) != turn { problems.append("the end did not replace the turn record") }
+        let items = try await store.history(of: thread.id, query: AgentHistoryQuery()).items
+        if items != input + answer { problems.append("history is \(items.count) items, not the 4 recorded in order") }
+        let missing = AgentTurn(threadID: AgentThreadID(), status: .running)
+        do {
+            try await store.recordTurn(missing, appending: input, threadStatus: .running, at: started)
+            problems.append("recording a turn of a missing thread succeeded")
+        } catch {
+            if try await store.latestTurn(of: missing.threadID) != nil { problems.append("a failed record left a turn behind") }
+            if try await !store.history(of: missing.threadID, query: AgentHistoryQuery()).items.isEmpty {
+                problems.append("a failed record left history behind")
+            }
+        }
+        return problems
+    }
 
     static func threadsRoundTripAndSortByUpdate(_ store: any RuntimeStateStore) async throws -> [String] {
         var problems: [String] = []

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// Direction of a history page.
 public enum AgentHistoryDirection: String, Sendable, Hashable, Codable {
     /// Oldest first.
@@ -62,6 +64,26 @@ public protocol RuntimeStateStore: Sendable {
     func upsertTurn(_ turn: AgentTurn) async throws
     /// The most recent turn of a thread, or `nil`.
     func latestTurn(of thread: AgentThreadID) async throws -> AgentTurn?
+    /// Records a turn's start or end as one atomic step: appends `history` to the turn's thread, inserts
+    /// or replaces `turn`, and sets the thread's status and `updatedAt`.
+    /// - Throws: `thread_not_found` (the store's error type) when the thread does not exist; nothing is
+    ///   written then.
+    func recordTurn(_ turn: AgentTurn, appending history: [AgentHistoryItem], threadStatus: AgentThreadStatus, at date: Date) async throws
+}
+
+extension RuntimeStateStore {
+    /// A default for stores without a transaction: the same three writes one after another (history,
+    /// turn, thread status). Stores that can should make it atomic.
+    public func recordTurn(_ turn: AgentTurn, appending history: [AgentHistoryItem], threadStatus: AgentThreadStatus, at date: Date) async throws {
+        guard var thread = try await thread(turn.threadID) else {
+            throw AgentRuntimeError(code: .threadNotFound, message: "no such thread")
+        }
+        try await appendHistory(history, to: turn.threadID)
+        try await upsertTurn(turn)
+        thread.status = threadStatus
+        thread.updatedAt = date
+        try await upsertThread(thread)
+    }
 }
 
 /// A store error that may go away by itself (another process holds the database lock). The runtime's

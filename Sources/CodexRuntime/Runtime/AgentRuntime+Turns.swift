@@ -59,9 +59,7 @@ extension AgentRuntime {
         }
         let input = items
         let accepted = writer.enqueue { store in
-            try await store.upsertTurn(turn)
-            try await store.appendHistory(input, to: threadID)
-            try await Self.setStatus(.running, of: threadID, in: store, at: now)
+            try await store.recordTurn(turn, appending: input, threadStatus: .running, at: now)
         }
         configuration.logSink.record(AgentLogEvent(
             level: .debug, category: .runtime, name: "runtime.turn.input_accepted",
@@ -103,18 +101,10 @@ extension AgentRuntime {
         let history = items + [.systemEvent(AgentSystemEvent(type: type, turnID: turn.id, occurredAt: now, errorCode: failure?.code.rawValue))]
         let record = ended
         return writer.enqueue { store in
+            // A thread deleted meanwhile has nothing left to record.
             guard try await store.thread(turn.threadID) != nil else { return }
-            try await store.appendHistory(history, to: turn.threadID)
-            try await store.upsertTurn(record)
-            try await Self.setStatus(.idle, of: turn.threadID, in: store, at: now)
+            try await store.recordTurn(record, appending: history, threadStatus: .idle, at: now)
         }
-    }
-
-    static func setStatus(_ status: AgentThreadStatus, of threadID: AgentThreadID, in store: any RuntimeStateStore, at now: Date) async throws {
-        guard var thread = try await store.thread(threadID) else { return }
-        thread.status = status
-        thread.updatedAt = now
-        try await store.upsertThread(thread)
     }
 
     /// The whole history of a thread, oldest first, read after every write enqueued before it.
@@ -138,9 +128,9 @@ extension AgentRuntime {
             guard var turn = try await store.latestTurn(of: threadID), turn.status == .running else { return }
             turn.status = .interrupted
             turn.finishedAt = now
-            try await store.appendHistory([.systemEvent(AgentSystemEvent(type: .turnInterrupted, turnID: turn.id, occurredAt: now))], to: threadID)
-            try await store.upsertTurn(turn)
-            try await Self.setStatus(.idle, of: threadID, in: store, at: now)
+            try await store.recordTurn(
+                turn, appending: [.systemEvent(AgentSystemEvent(type: .turnInterrupted, turnID: turn.id, occurredAt: now))], threadStatus: .idle, at: now
+            )
         })
     }
 

@@ -1,4 +1,5 @@
 public import CodexCore
+public import Foundation
 import Synchronization
 
 /// A ``CodexCore/RuntimeStateStore`` in memory: for tests, previews and hosts that do not persist. It
@@ -87,6 +88,25 @@ public final class InMemoryRuntimeStateStore: RuntimeStateStore {
                 turns.append(turn)
             }
             state.turns[turn.threadID] = turns
+        }
+    }
+
+    /// Records a turn's start or end atomically (history, turn record, thread status).
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `thread_not_found`.
+    public func recordTurn(_ turn: AgentTurn, appending history: [AgentHistoryItem], threadStatus: AgentThreadStatus, at date: Date) async throws {
+        try state.withLock { state throws(AgentRuntimeError) in
+            guard var thread = state.threads[turn.threadID] else { throw AgentRuntimeError(code: .threadNotFound, message: "no such thread") }
+            state.history[turn.threadID, default: []].append(contentsOf: history)
+            var turns = state.turns[turn.threadID] ?? []
+            if let index = turns.firstIndex(where: { $0.id == turn.id }) {
+                turns[index] = turn
+            } else {
+                turns.append(turn)
+            }
+            state.turns[turn.threadID] = turns
+            thread.status = threadStatus
+            thread.updatedAt = date
+            state.threads[turn.threadID] = thread
         }
     }
 

@@ -1,4 +1,5 @@
 import CodexCore
+import Foundation
 
 /// The store as the ordered write queue uses it: every call that fails with a transient error
 /// (``CodexCore/TransientStoreError``, e.g. a database locked by another process) is retried with a
@@ -33,4 +34,7 @@ struct RetryingStateStore: RuntimeStateStore {
     }
     func upsertTurn(_ turn: AgentTurn) async throws { try await retrying("upsert_turn") { try await base.upsertTurn(turn) } }
     func latestTurn(of thread: AgentThreadID) async throws -> AgentTurn? { try await retrying("latest_turn") { try await base.latestTurn(of: thread) } }
+    func recordTurn(_ turn: AgentTurn, appending history: [AgentHistoryItem], threadStatus: AgentThreadStatus, at date: Date) async throws {
+        try await retrying("record_turn") { try await base.recordTurn(turn, appending: history, threadStatus: threadStatus, at: date) }
+    }
 }
