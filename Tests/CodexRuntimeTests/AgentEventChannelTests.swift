@@ -105,3 +105,33 @@ import Testing
         #expect(AgentEventChannel<Int>().capacity == 64)
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct AgentEventChannelProducerTests {
+    @Test func producersWaitingForRoomAreWokenWhenTheConsumerFindsTheQueueEmpty() async throws {
+        let channel = AgentEventChannel<String>(capacity: 1)
+        try await channel.send("a")
+        let first = Task { try await channel.send("b") }
+        let second = Task { try await channel.send("c") }
+        // Both producers wait for room.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while channel.waitingProducerCount < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(channel.waitingProducerCount == 2)
+        var received: [String] = []
+        for _ in 0..<3 { if let value = try await channel.next() { received.append(value) } }
+        try await first.value
+        try await second.value
+        #expect(received.sorted() == ["a", "b", "c"])
+        #expect(received.first == "a")
+    }
+
+    @Test func theConsumerGoneHandlerRunsExactlyOnce() async throws {
+        for _ in 0..<200 {
+            let channel = AgentEventChannel<Int>(capacity: 1)
+            let calls = Counter()
+            async let register: Void = channel.onConsumerGone { calls.increment() }
+            async let cancel: Void = channel.cancelConsumer()
+            _ = await (register, cancel)
+            #expect(calls.count == 1)
+        }
+    }
+}

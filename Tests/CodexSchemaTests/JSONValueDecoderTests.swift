@@ -108,7 +108,7 @@ import Testing
         try same([Int64].self, "[\(number)]")
     }
 
-    @Test(arguments: ["1", "0.1", "1e38", "1e39", "-1e39", "3.4028235e38", "1e-50", "1e-40", "1e-46", "1.2e-38", "0", "-0.0"])
+    @Test(arguments: ["1", "0.1", "1e38", "1e39", "-1e39", "3.4028235e38", "1e-50", "1e-40", "1e-46", "1.2e-38", "0", "-0.0", "1e400", "-1e400", "1e-400"])
     func floatingPointTakesTheNearestValueLikeJSONDecoder(_ number: String) throws {
         try same([Double].self, "[\(number)]")
         try same([Float].self, "[\(number)]")

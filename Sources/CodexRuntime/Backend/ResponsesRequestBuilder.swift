@@ -19,9 +19,16 @@ enum ResponsesRequestBuilder {
         var request = ResponsesRequest(model: turn.model.rawValue, instructions: instructions, input: input(for: turn))
         request.store = false
         request.stream = true
-        request.include = [encryptedReasoningInclude]
-        if turn.reasoningEffort != nil || configuration.enableReasoningSummaries {
-            request.reasoning = .init(effort: turn.reasoningEffort, summary: configuration.enableReasoningSummaries ? "auto" : nil)
+        // Like Codex: reasoning (with the resolved effort) for models the catalog knows, or when an effort
+        // is asked for; encrypted reasoning is included exactly when reasoning is sent.
+        let info = CodexModelCatalog.bundled.info(for: turn.model)
+        if info != nil || turn.reasoningEffort != nil {
+            let effort = info.map { $0.resolveEffort(turn.reasoningEffort) } ?? turn.reasoningEffort
+            let summaries = configuration.enableReasoningSummaries && info?.supportsReasoningSummaries != false
+            request.reasoning = .init(effort: effort, summary: summaries ? "auto" : nil)
+            request.include = [encryptedReasoningInclude]
+        } else {
+            request.include = []
         }
         request.tools = turn.tools.map(ResponsesTool.init)
         if configuration.enableImageGeneration {
@@ -58,7 +65,9 @@ enum ResponsesRequestBuilder {
         case .toolResult(let envelope):
             return .toolResult(envelope)
         case .reasoning(let reasoning):
-            return .reasoning(summary: reasoning.summary, encryptedContent: reasoning.encryptedContent)
+            // With `store: false` a reasoning item is only resolvable through its encrypted content.
+            guard let encrypted = reasoning.encryptedContent, !encrypted.isEmpty else { return nil }
+            return .reasoning(summary: reasoning.summary, encryptedContent: encrypted)
         case .systemEvent:
             return nil
         }

@@ -93,6 +93,8 @@ final class ResponsesTurnRunner: Sendable {
     /// - Returns: The bytes the pass received (all its attempts, SSE framing included).
     private func streamPass(_ request: ResponsesRequest, state: inout ResponsesTurnState, bytesOfEarlierPasses: Int) async throws -> Int {
         var iterator = client.stream(request, sessionID: turn.threadID.rawValue, clientRequestID: turn.turnID.rawValue).makeAsyncIterator()
+        // Checked on every chunk, also for bytes that never become an event (comments, keep-alives).
+        iterator.maximumReceivedBytes = max(0, maximumBytes - bytesOfEarlierPasses)
         let log = logSink
         while let event = try await iterator.next() {
             readiness.open()

@@ -10,6 +10,8 @@ struct ResponsesTurnState {
     struct Pass {
         /// Keys (item ID, else output index) of the output items seen in this pass.
         var itemKeys: Set<String> = []
+        /// Items already completed (`output_item.done` repeated by a server is ignored).
+        var doneKeys: Set<String> = []
         /// The function calls, in the model's order.
         var functionCalls: [ResponsesOutputItem.FunctionCall] = []
         /// The pass's output replayed into the next pass's input, in output order: reasoning items,
@@ -67,10 +69,11 @@ struct ResponsesTurnState {
             return snapshots.isEmpty ? [] : [.rateLimitsUpdated(snapshots)]
         case .outputItemAdded(let outputIndex, let item):
             try count(item, outputIndex: outputIndex)
-            return added(item, log: log)
+            return added(item, outputIndex: outputIndex, log: log)
         case .outputItemDone(let outputIndex, let item):
             try count(item, outputIndex: outputIndex)
-            return done(item, log: log)
+            guard pass.doneKeys.insert(Self.key(item, outputIndex: outputIndex)).inserted else { return [] }
+            return done(item, outputIndex: outputIndex, log: log)
         case .completed(let info):
             lastResponseID = info.id ?? lastResponseID
             guard let passUsage = info.usage else { return [] }
@@ -96,32 +99,38 @@ struct ResponsesTurnState {
         return "index:\(outputIndex)"
     }
 
-    private mutating func added(_ item: ResponsesOutputItem, log: (AgentLogEvent) -> Void) -> [AgentBackendEvent] {
+    private mutating func added(_ item: ResponsesOutputItem, outputIndex: Int, log: (AgentLogEvent) -> Void) -> [AgentBackendEvent] {
         switch item {
         case .message(let message):
             return [.progress(.messageStarted(itemID: message.id, phase: message.phase))]
         case .imageGenerationCall(let image):
-            return imageMessage(image, log: log)
+            return imageMessage(image, outputIndex: outputIndex, log: log)
         default:
             return []
         }
     }
 
-    private mutating func done(_ item: ResponsesOutputItem, log: (AgentLogEvent) -> Void) -> [AgentBackendEvent] {
+    private mutating func done(_ item: ResponsesOutputItem, outputIndex: Int, log: (AgentLogEvent) -> Void) -> [AgentBackendEvent] {
         switch item {
         case .message(let message):
             var events: [AgentBackendEvent] = []
-            let text = message.text.isEmpty ? (message.refusal ?? "") : message.text
+            // A refusal is shown as the message's text but replayed as a refusal, not as an answer.
+            let refusal = message.text.isEmpty ? message.refusal.flatMap { $0.isEmpty ? nil : $0 } : nil
+            let text = refusal ?? message.text
             if !text.isEmpty {
                 let completed = AgentMessage(threadID: threadID, role: .assistant, text: text, phase: message.phase)
                 lastAssistantMessage = completed
                 events.append(.assistantMessageCompleted(completed))
-                pass.replayItems.append(.message(role: .assistant, content: [.outputText(text)], phase: message.phase))
+                let part: ResponsesContentPart = refusal.map { .refusal($0) } ?? .outputText(text)
+                pass.replayItems.append(.message(role: .assistant, content: [part], phase: message.phase))
             }
             events.append(.progress(.messageCompleted(itemID: message.id, phase: message.phase)))
             return events
         case .reasoning(let reasoning):
-            pass.replayItems.append(.reasoning(summary: reasoning.summary, encryptedContent: reasoning.encryptedContent))
+            // With `store: false` a reasoning item is only resolvable through its encrypted content.
+            if let encrypted = reasoning.encryptedContent, !encrypted.isEmpty {
+                pass.replayItems.append(.reasoning(summary: reasoning.summary, encryptedContent: encrypted))
+            }
             return [.reasoningCompleted(AgentReasoningItem(itemID: reasoning.id, summary: reasoning.summary, encryptedContent: reasoning.encryptedContent))]
         case .functionCall(let call):
             pass.functionCalls.append(call)
@@ -130,7 +139,7 @@ struct ResponsesTurnState {
         case .webSearchCall(let id, let status, let action):
             return [.progress(.webSearch(itemID: id, status: status ?? "completed", query: action?["query"]?.stringValue))]
         case .imageGenerationCall(let image):
-            return imageMessage(image, log: log)
+            return imageMessage(image, outputIndex: outputIndex, log: log)
         default:
             return []
         }
@@ -140,8 +149,8 @@ struct ResponsesTurnState {
 
     /// An assistant message with the generated image, the first time an item carries a decodable
     /// result (its status may still be `generating`). Invalid or oversized results are skipped and logged.
-    private mutating func imageMessage(_ image: ResponsesOutputItem.ImageGeneration, log: (AgentLogEvent) -> Void) -> [AgentBackendEvent] {
-        let key = image.id.isEmpty ? nil : image.id
+    private mutating func imageMessage(_ image: ResponsesOutputItem.ImageGeneration, outputIndex: Int, log: (AgentLogEvent) -> Void) -> [AgentBackendEvent] {
+        let key: String? = image.id.isEmpty ? "index:\(outputIndex)" : image.id
         guard let base64 = image.resultBase64, !base64.isEmpty else { return [] }
         if let key, emittedImageKeys.contains(key) { return [] }
         guard let data = Data(base64Encoded: base64), !data.isEmpty else {

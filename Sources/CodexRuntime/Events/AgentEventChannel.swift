@@ -67,6 +67,8 @@ final class AgentEventChannel<Element: Sendable>: Sendable {
 
     /// The most events ever buffered at once (for tests).
     var peakBufferedCount: Int { state.withLock { $0.peak } }
+    /// Producers waiting for room now (for tests).
+    var waitingProducerCount: Int { state.withLock { $0.producers.count } }
 
     // MARK: - Producers
 
@@ -192,7 +194,7 @@ final class AgentEventChannel<Element: Sendable>: Sendable {
     private enum Take {
         case element(Element, Waiter?)
         case end((any Error)?)
-        case wait
+        case wait(Waiter?)
         case cancelled
     }
 
@@ -213,7 +215,8 @@ final class AgentEventChannel<Element: Sendable>: Sendable {
                         return .end(failure)
                     }
                     state.consumer = continuation
-                    return .wait
+                    // The queue is empty: a producer still waiting for room may go now.
+                    return .wait(state.producers.isEmpty ? nil : state.producers.removeFirst())
                 }
                 switch step {
                 case .element(let element, let waiter):
@@ -221,8 +224,8 @@ final class AgentEventChannel<Element: Sendable>: Sendable {
                     continuation.resume(returning: element)
                 case .end(let failure):
                     if let failure { continuation.resume(throwing: failure) } else { continuation.resume(returning: nil) }
-                case .wait:
-                    break
+                case .wait(let waiter):
+                    waiter?.continuation.resume()
                 case .cancelled:
                     continuation.resume(throwing: CancellationError())
                 }
@@ -241,9 +244,13 @@ final class AgentEventChannel<Element: Sendable>: Sendable {
             return
         }
         consumerGoneHandler.withLock { $0 = handler }
+        // The consumer may have gone in between: whoever takes the handler out runs it, exactly once.
         if state.withLock({ $0.consumerGone }) {
-            consumerGoneHandler.withLock { $0 = nil }
-            handler()
+            let pending = consumerGoneHandler.withLock { stored in
+                defer { stored = nil }
+                return stored
+            }
+            pending?()
         }
     }
 

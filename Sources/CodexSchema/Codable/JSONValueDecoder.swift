@@ -11,8 +11,8 @@ import Foundation
 /// It follows Foundation `JSONDecoder`'s default strategies, so a type decodes the same way through
 /// either: custom `init(from:)` implementations run as written; integers must be mathematical integers
 /// within the type's range (`1.0` and `1e2` are accepted, `1.5` is not) and are converted exactly, never
-/// through `Double`; `Double` and `Float` take the nearest value (a value beyond `Float`'s range, or a
-/// non-zero value that rounds to zero, is an error); `Date` uses its own `Decodable` form (seconds since 2001), `Data` is base64, `URL` a string
+/// through `Double`; `Double` and `Float` take the nearest value (a value beyond the type's range, or
+/// a non-zero value that rounds to zero, is an error); `Date` uses its own `Decodable` form (seconds since 2001), `Data` is base64, `URL` a string
 /// and `Decimal` a number. Failures are `DecodingError`s with the coding path.
 public struct JSONValueDecoder: Sendable {
     /// Creates a decoder.
@@ -266,13 +266,21 @@ private struct SingleValue: SingleValueDecodingContainer {
         return number
     }
 
-    func decode(_ type: Double.Type) throws -> Double { try number(type).doubleValue }
+    func decode(_ type: Double.Type) throws -> Double {
+        let number = try number(type)
+        let double = number.doubleValue
+        // Like JSONDecoder: out of range, or a non-zero value that rounds to zero, is refused.
+        guard double.isFinite, double != 0 || number.isZero else {
+            throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "Parsed JSON number does not fit in Double."))
+        }
+        return double
+    }
 
     func decode(_ type: Float.Type) throws -> Float {
-        let double = try number(type).doubleValue
-        let float = Float(double)
+        let number = try number(type)
+        let float = Float(number.doubleValue)
         // Like JSONDecoder: out of range, or a non-zero value that rounds to zero, is refused.
-        guard float.isFinite, double == 0 || float != 0 else {
+        guard float.isFinite, float != 0 || number.isZero else {
             throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "Parsed JSON number does not fit in Float."))
         }
         return float

@@ -38,6 +38,9 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
         /// The response body bytes received so far (SSE framing included), summed over every attempt:
         /// bytes of an attempt that was retried still count. Error bodies of non-2xx responses do not.
         public private(set) var receivedBytes = 0
+        /// The most body bytes this stream may receive (all attempts); beyond it `next()` throws
+        /// `execution_limit_exceeded` with `executionLimit` `.responseBytes`. `nil` (default): no limit.
+        public var maximumReceivedBytes: Int?
 
         init(stream: ResponsesEventStream) {
             self.stream = stream
@@ -184,6 +187,13 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
                 return
             }
             receivedBytes += chunk.count
+            if let maximumReceivedBytes, receivedBytes > maximumReceivedBytes {
+                // A budget, not a transport failure: never retried, and checked per chunk so bytes that
+                // yield no event (comments, dropped duplicates) count too.
+                bodyIterator = nil
+                finished = true
+                throw AgentRuntimeError.executionLimitExceeded(.responseBytes)
+            }
             do {
                 try framer.feed(chunk, into: &sseEvents)
                 for sseEvent in sseEvents {

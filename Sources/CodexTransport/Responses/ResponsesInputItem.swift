@@ -9,12 +9,15 @@ public enum ResponsesContentPart: Sendable, Hashable {
     case inputImage(url: String, detail: String?)
     /// Replayed assistant text (`output_text`).
     case outputText(String)
+    /// A replayed assistant refusal (`refusal`).
+    case refusal(String)
 
     /// The wire JSON.
     public var jsonValue: JSONValue {
         switch self {
         case .inputText(let text): return ["type": "input_text", "text": .string(text)]
         case .outputText(let text): return ["type": "output_text", "text": .string(text)]
+        case .refusal(let text): return ["type": "refusal", "refusal": .string(text)]
         case .inputImage(let url, let detail):
             var object: JSONObject = ["type": "input_image", "image_url": .string(url)]
             if let detail { object["detail"] = .string(detail) }
