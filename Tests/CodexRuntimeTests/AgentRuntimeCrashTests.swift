@@ -33,6 +33,10 @@ import Testing
         #expect(try await store.latestTurn(of: thread)?.status == .running, "the crash left the turn running")
         let backend = FixtureAgentBackend(turns: [.reply("after the crash")])
         let runtime = try AgentRuntime(configuration: .init(backend: backend, stateStore: store))
+        #expect(try await runtime.start() == 1, "start() closes the abandoned turn")
+        #expect(try await runtime.resumeThread(thread).status == .idle)
+        #expect(try await store.latestTurn(of: thread)?.status == .interrupted)
+        #expect(try await runtime.start() == 0, "start() is idempotent")
         #expect(try await runtime.send(Request(text: "hello again"), in: thread) == "after the crash")
         #expect(describe(try await history(store, thread)) == [
             "event turn_started", "user: before the crash", "event turn_interrupted",

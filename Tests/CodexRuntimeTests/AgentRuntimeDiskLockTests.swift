@@ -60,4 +60,37 @@ final class SQLiteWriteLock {
         #expect(backend.requests.isEmpty)
         #expect(runtime.activeTurnID(in: thread.id) == nil)
     }
+
+    @Test func aStartWaiterCanLeaveWhileTheDatabaseIsLockedAndRecoveryFlushesLater() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("codexkit-runtime-start-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("state.sqlite").path
+        let store = try SQLiteRuntimeStateStore(path: path)
+        // What a killed process leaves: a running thread with a running turn.
+        let thread = AgentThread(status: .running)
+        try await store.upsertThread(thread)
+        try await store.upsertTurn(AgentTurn(threadID: thread.id, status: .running))
+        let log = InMemoryAgentLogSink()
+        let runtime = try AgentRuntime(configuration: .init(backend: FixtureAgentBackend(turns: []), stateStore: store, logSink: log))
+
+        let lock = try SQLiteWriteLock(path: path)
+        let task = Task { () -> (any Error)? in
+            do {
+                _ = try await runtime.start()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        await eventually("recovery began") { log.events.contains { $0.name == "runtime.start.recovering" } }
+        try await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        #expect(await task.value is CancellationError)
+        #expect(try await store.thread(thread.id)?.status == .running, "nothing was written while the lock was held")
+        lock.release()
+        await runtime.flushPendingWrites()
+        #expect(try await store.thread(thread.id)?.status == .idle)
+        #expect(try await store.latestTurn(of: thread.id)?.status == .interrupted)
+    }
 }

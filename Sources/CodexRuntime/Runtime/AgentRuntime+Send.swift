@@ -91,6 +91,34 @@ extension AgentRuntime {
         try activeTurns.interrupt(in: threadID, expectedTurnID: expectedTurnID)
     }
 
+    /// Prepares the stored state after a restart: turns a previous process left running (it was killed
+    /// mid-turn) are recorded `.interrupted` and their threads set `.idle`. Optional — each thread's next
+    /// turn does the same for that thread — but it makes `threads()` accurate at once.
+    ///
+    /// A caller cancelled before it begins changes nothing; a caller cancelled while storage is locked
+    /// (another process holds the database) leaves at once with `CancellationError`, and the recovery
+    /// write runs in order when storage is available.
+    /// - Returns: How many abandoned turns were closed.
+    @discardableResult
+    public func start() async throws -> Int {
+        try Task.checkCancellation()
+        let now = configuration.wallClock.now()
+        let activeTurns = self.activeTurns
+        let logSink = configuration.logSink
+        return try await writer.read { store in
+            logSink.record(AgentLogEvent(level: .debug, category: .runtime, name: "runtime.start.recovering"))
+            var closed = 0
+            for thread in try await store.threads() where thread.status != .idle && activeTurns.activeTurn(in: thread.id) == nil {
+                if try await Self.closeAbandonedTurn(of: thread.id, in: store, at: now) {
+                    closed += 1
+                } else {
+                    try await store.upsertThread({ var idle = thread; idle.status = .idle; idle.updatedAt = now; return idle }())
+                }
+            }
+            return closed
+        }
+    }
+
     /// Waits until every state write accepted so far (including interruption records of turns whose
     /// callers left early) has reached the store.
     public func flushPendingWrites() async {

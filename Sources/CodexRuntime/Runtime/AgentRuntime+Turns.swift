@@ -124,14 +124,20 @@ extension AgentRuntime {
     /// A turn the store still shows running although this runtime does not run it was cut short by a
     /// crash or a kill: it is recorded interrupted (and the thread idle) before the next turn starts.
     private func closeAbandonedTurn(of threadID: AgentThreadID, at now: Date) async throws {
-        try await writer.wait(writer.enqueue { store in
-            guard var turn = try await store.latestTurn(of: threadID), turn.status == .running else { return }
-            turn.status = .interrupted
-            turn.finishedAt = now
-            try await store.recordTurn(
-                turn, appending: [.systemEvent(AgentSystemEvent(type: .turnInterrupted, turnID: turn.id, occurredAt: now))], threadStatus: .idle, at: now
-            )
-        })
+        try await writer.wait(writer.enqueue { store in try await Self.closeAbandonedTurn(of: threadID, in: store, at: now) })
+    }
+
+    /// Records the thread's latest turn interrupted (and the thread idle) if the store shows it running.
+    /// - Returns: Whether a turn was closed.
+    @discardableResult
+    static func closeAbandonedTurn(of threadID: AgentThreadID, in store: any RuntimeStateStore, at now: Date) async throws -> Bool {
+        guard var turn = try await store.latestTurn(of: threadID), turn.status == .running else { return false }
+        turn.status = .interrupted
+        turn.finishedAt = now
+        try await store.recordTurn(
+            turn, appending: [.systemEvent(AgentSystemEvent(type: .turnInterrupted, turnID: turn.id, occurredAt: now))], threadStatus: .idle, at: now
+        )
+        return true
     }
 
     /// The turn's instructions: the most specific persona's, and the selected skills' instructions.
