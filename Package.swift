@@ -55,7 +55,7 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "CodexCoreTests", dependencies: ["CodexCore", "CodexSchema"], swiftSettings: swiftSettings),
+        .testTarget(name: "CodexCoreTests", dependencies: ["CodexCore", "CodexSchema", "CodexTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "CodexTransportTests",
             dependencies: ["CodexTransport", "CodexCore", "CodexSchema", "CodexTestSupport"],

@@ -1,6 +1,7 @@
 import CodexCore
 import CodexRuntime
 import CodexSchema
+import CodexTestSupport
 import Foundation
 import Testing
 

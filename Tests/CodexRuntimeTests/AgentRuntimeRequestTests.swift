@@ -1,6 +1,7 @@
 import CodexCore
 import CodexRuntime
 import CodexSchema
+import CodexTestSupport
 import CodexStorageSQLite
 import Foundation
 import Testing

@@ -1,6 +1,7 @@
 import CodexCore
 import CodexRuntime
 import CodexSchema
+import CodexTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -151,23 +152,6 @@ final class GatedStateStore: RuntimeStateStore {
     }
     func upsertTurn(_ turn: AgentTurn) async throws { try await inner.upsertTurn(turn) }
     func latestTurn(of thread: AgentThreadID) async throws -> AgentTurn? { try await inner.latestTurn(of: thread) }
-}
-
-/// The spec's shipping reply type.
-struct ShippingReplyDraft: AgentStructuredOutput, Equatable {
-    let subject: String
-    let reply: String
-    let urgency: String
-
-    static let responseFormat = AgentStructuredOutputFormat(
-        name: "shipping_reply_draft",
-        description: "A concise shipping support reply draft.",
-        schema: .object(
-            properties: ["subject": .string(), "reply": .string(), "urgency": .string(enum: ["low", "medium", "high"])],
-            required: ["subject", "reply", "urgency"],
-            additionalProperties: false
-        )
-    )
 }
 
 /// A tool call for fixtures.

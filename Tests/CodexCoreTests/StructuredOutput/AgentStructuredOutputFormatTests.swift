@@ -1,23 +1,8 @@
 import CodexCore
 import CodexSchema
+import CodexTestSupport
 import Foundation
 import Testing
-
-private struct ShippingReplyDraft: AgentStructuredOutput {
-    let subject: String
-    let reply: String
-    let urgency: String
-
-    static let responseFormat = AgentStructuredOutputFormat(
-        name: "shipping_reply_draft",
-        description: "A concise shipping support reply draft.",
-        schema: .object(
-            properties: ["subject": .string(), "reply": .string(), "urgency": .string(enum: ["low", "medium", "high"])],
-            required: ["subject", "reply", "urgency"],
-            additionalProperties: false
-        )
-    )
-}
 
 @Suite struct AgentStructuredOutputFormatTests {
     @Test func specFormatCompilesAndEnforcesItsSchema() throws {
