@@ -67,10 +67,7 @@ extension SQLiteRuntimeStateStore {
             guard let threadBody else { throw SQLiteStoreError(code: .threadNotFound, message: "no such thread") }
             var thread = try Self.decode(AgentThread.self, threadBody)
             try rows.insert(into: turn.threadID, connection: connection, attachments: attachments)
-            try connection.run(
-                "INSERT INTO turns(id, thread_id, started_at, body) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET started_at = excluded.started_at, body = excluded.body",
-                [.text(turn.id.rawValue), .text(turn.threadID.rawValue), .real(turn.startedAt.timeIntervalSince1970), .blob(turnBody)]
-            )
+            try Self.upsertTurnRow(turn, body: turnBody, connection: connection)
             thread.status = threadStatus
             thread.updatedAt = date
             try connection.run(

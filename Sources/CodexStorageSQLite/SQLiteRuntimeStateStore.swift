@@ -203,12 +203,15 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
     /// - Throws: ``SQLiteStoreError`` `sqlite_constraint` when its thread does not exist.
     public func upsertTurn(_ turn: AgentTurn) async throws {
         let body = try Self.encode(turn)
-        try await database.write { connection throws(SQLiteStoreError) in
-            try connection.run(
-                "INSERT INTO turns(id, thread_id, started_at, body) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET started_at = excluded.started_at, body = excluded.body",
-                [.text(turn.id.rawValue), .text(turn.threadID.rawValue), .real(turn.startedAt.timeIntervalSince1970), .blob(body)]
-            )
-        }
+        try await database.write { connection throws(SQLiteStoreError) in try Self.upsertTurnRow(turn, body: body, connection: connection) }
+    }
+
+    /// Inserts or replaces a turn's row (inside the caller's transaction).
+    static func upsertTurnRow(_ turn: AgentTurn, body: [UInt8], connection: SQLiteConnection) throws(SQLiteStoreError) {
+        try connection.run(
+            "INSERT INTO turns(id, thread_id, started_at, body) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET started_at = excluded.started_at, body = excluded.body",
+            [.text(turn.id.rawValue), .text(turn.threadID.rawValue), .real(turn.startedAt.timeIntervalSince1970), .blob(body)]
+        )
     }
 
     /// The most recent turn of a thread, or `nil`.

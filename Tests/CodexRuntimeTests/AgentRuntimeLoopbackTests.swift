@@ -79,19 +79,13 @@ import Testing
         var script = ResponsesScript()
         script.created("resp_1")
         script.delta("msg_1", "first")
-        let server = try LoopbackHTTPServer(replies: [.init(
-            headers: [.init(name: "Content-Type", value: "text/event-stream")], parts: [.bytes(Array(script.text.utf8)), .hold], framing: .chunked
-        )])
+        let server = try LoopbackHTTPServer(replies: [H.holdingReply(script.text)])
         defer { server.shutdown() }
         let store = InMemoryRuntimeStateStore()
         let runtime = try runtime(server, store: store)
         let thread = try await runtime.createThread()
         let stream = try await runtime.stream(Request(text: "x"), in: thread.id)
-        let seen = Counter()
-        let consumer = Task {
-            for try await event in stream { if case .assistantMessageDelta = event { seen.increment() } }
-        }
-        await eventually("the first delta arrived") { seen.count == 1 }
+        let consumer = await consumerAfterFirstDelta(stream)
         consumer.cancel()
         #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(20)), "the loopback server saw the connection closed")
         await eventually("the thread is free again") { runtime.activeTurnID(in: thread.id) == nil }

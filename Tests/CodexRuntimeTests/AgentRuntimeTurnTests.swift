@@ -126,11 +126,7 @@ import Testing
         let runtime = try makeRuntime(backend, store: store)
         let thread = try await runtime.createThread()
         let stream = try await runtime.stream(Request(text: "x"), in: thread.id)
-        let seen = Counter()
-        let consumer = Task {
-            for try await event in stream { if case .assistantMessageDelta = event { seen.increment() } }
-        }
-        await eventually("the first delta arrived") { seen.count == 1 }
+        let consumer = await consumerAfterFirstDelta(stream)
         consumer.cancel()
         await eventually("the thread is free again") { runtime.activeTurnID(in: thread.id) == nil }
         await runtime.flushPendingWrites()

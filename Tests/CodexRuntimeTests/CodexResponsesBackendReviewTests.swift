@@ -16,10 +16,7 @@ private typealias H = BackendHarness
         var script = ResponsesScript()
         script.created("resp_1")
         let comments = String(repeating: ": keep-alive\n", count: 4_000)  // 52,000 bytes, no events
-        let server = try LoopbackHTTPServer(replies: [.init(
-            headers: [.init(name: "Content-Type", value: "text/event-stream")],
-            parts: [.bytes(Array((script.text + comments).utf8)), .hold], framing: .chunked
-        )])
+        let server = try LoopbackHTTPServer(replies: [H.holdingReply(script.text + comments)])
         defer { server.shutdown() }
         let backend = try H.backend(server, configuration: .init(maximumResponseBytes: 16 * 1024))
         let (_, error) = await H.drain(try await backend.startTurn(H.turn()))

@@ -83,9 +83,7 @@ extension CodexResponsesBackendTests {
         var script = ResponsesScript()
         script.created("resp_1")
         script.delta("msg_1", "first")
-        return try LoopbackHTTPServer(replies: [.init(
-            headers: [.init(name: "Content-Type", value: "text/event-stream")], parts: [.bytes(Array(script.text.utf8)), .hold], framing: .chunked
-        )])
+        return try LoopbackHTTPServer(replies: [H.holdingReply(script.text)])
     }
 
     /// Event descriptions recorded by a consuming task.

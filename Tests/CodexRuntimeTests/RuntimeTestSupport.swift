@@ -29,6 +29,17 @@ func collect(_ stream: AgentEventStream<AgentEvent>) async -> (events: [AgentEve
     }
 }
 
+/// Starts a task reading `stream` and returns it once the first text delta arrived (for tests that
+/// then cancel the consumer).
+func consumerAfterFirstDelta(_ stream: AgentEventStream<AgentEvent>) async -> Task<Void, any Error> {
+    let seen = Counter()
+    let consumer = Task {
+        for try await event in stream { if case .assistantMessageDelta = event { seen.increment() } }
+    }
+    await eventually("the first delta arrived") { seen.count >= 1 }
+    return consumer
+}
+
 /// The whole history of a thread.
 func history(_ store: any RuntimeStateStore, _ thread: AgentThreadID) async throws -> [AgentHistoryItem] {
     try await store.history(of: thread, query: AgentHistoryQuery(limit: 10_000)).items

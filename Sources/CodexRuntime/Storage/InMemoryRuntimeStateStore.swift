@@ -15,6 +15,17 @@ public final class InMemoryRuntimeStateStore: RuntimeStateStore {
         var threads: [AgentThreadID: AgentThread] = [:]
         var history: [AgentThreadID: [AgentHistoryItem]] = [:]
         var turns: [AgentThreadID: [AgentTurn]] = [:]
+
+        /// Inserts or replaces `turn` in its thread's list.
+        mutating func upsert(_ turn: AgentTurn) {
+            var list = turns[turn.threadID] ?? []
+            if let index = list.firstIndex(where: { $0.id == turn.id }) {
+                list[index] = turn
+            } else {
+                list.append(turn)
+            }
+            turns[turn.threadID] = list
+        }
     }
 
     private let state = Mutex(State())
@@ -81,13 +92,7 @@ public final class InMemoryRuntimeStateStore: RuntimeStateStore {
     public func upsertTurn(_ turn: AgentTurn) async throws {
         try state.withLock { state throws(AgentRuntimeError) in
             guard state.threads[turn.threadID] != nil else { throw AgentRuntimeError(code: .threadNotFound, message: "no such thread") }
-            var turns = state.turns[turn.threadID] ?? []
-            if let index = turns.firstIndex(where: { $0.id == turn.id }) {
-                turns[index] = turn
-            } else {
-                turns.append(turn)
-            }
-            state.turns[turn.threadID] = turns
+            state.upsert(turn)
         }
     }
 
@@ -97,13 +102,7 @@ public final class InMemoryRuntimeStateStore: RuntimeStateStore {
         try state.withLock { state throws(AgentRuntimeError) in
             guard var thread = state.threads[turn.threadID] else { throw AgentRuntimeError(code: .threadNotFound, message: "no such thread") }
             state.history[turn.threadID, default: []].append(contentsOf: history)
-            var turns = state.turns[turn.threadID] ?? []
-            if let index = turns.firstIndex(where: { $0.id == turn.id }) {
-                turns[index] = turn
-            } else {
-                turns.append(turn)
-            }
-            state.turns[turn.threadID] = turns
+            state.upsert(turn)
             thread.status = threadStatus
             thread.updatedAt = date
             state.threads[turn.threadID] = thread

@@ -67,6 +67,11 @@ struct ResponsesScript {
 
 /// Shared setup of the backend tests.
 enum BackendHarness {
+    /// An SSE reply that sends `text` and then holds the response open (never completes).
+    static func holdingReply(_ text: String) -> ScriptedReply {
+        ScriptedReply(headers: [.init(name: "Content-Type", value: "text/event-stream")], parts: [.bytes(Array(text.utf8)), .hold], framing: .chunked)
+    }
+
     static let threadID: AgentThreadID = "thread-1"
     static let turnID: AgentTurnID = "turn-1"
 
