@@ -9,7 +9,8 @@ public enum SQLiteBaseline {
     /// transaction; returns the seconds taken.
     /// - Throws: ``SQLiteStoreError``.
     public static func insertLoop(path: String, bodies: [[UInt8]], perTransaction: Int) throws -> Double {
-        let connection = try SQLiteConnection(path: path, create: true)
+        try SQLiteDatabaseFile(path: path).createPrivate()
+        let connection = try SQLiteConnection(path: path, mode: .readWrite)
         try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
         try connection.execute("CREATE TABLE IF NOT EXISTS raw_items (thread_id TEXT NOT NULL, position INTEGER NOT NULL, kind TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (thread_id, position)) WITHOUT ROWID")
         let clock = ContinuousClock()
@@ -35,7 +36,7 @@ public enum SQLiteBaseline {
     /// returns the seconds taken and the bytes read.
     /// - Throws: ``SQLiteStoreError``.
     public static func selectLoop(path: String, count: Int) throws -> (seconds: Double, bytes: Int) {
-        let connection = try SQLiteConnection(path: path, create: false)
+        let connection = try SQLiteConnection(path: path, mode: .readWrite)
         let clock = ContinuousClock()
         let started = clock.now
         var bytes = 0
@@ -60,6 +61,6 @@ extension SQLiteRuntimeStateStore {
 
     /// Folds the write-ahead log into the database file (`PRAGMA wal_checkpoint(TRUNCATE)`).
     public func checkpoint() throws {
-        try database.withWriter { connection throws(SQLiteStoreError) in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        try database.withConnection { connection throws(SQLiteStoreError) in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 }

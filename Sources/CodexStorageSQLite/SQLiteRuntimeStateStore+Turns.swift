@@ -65,7 +65,7 @@ extension SQLiteRuntimeStateStore {
                 threadBody = row.blob(0)
             }
             guard let threadBody else { throw SQLiteStoreError(code: .threadNotFound, message: "no such thread") }
-            var thread = try Self.decode(AgentThread.self, threadBody)
+            var thread = try Self.decodeThread(key: turn.threadID.rawValue, threadBody)
             try rows.insert(into: turn.threadID, connection: connection, attachments: attachments)
             try Self.upsertTurnRow(turn, body: turnBody, connection: connection)
             thread.status = threadStatus

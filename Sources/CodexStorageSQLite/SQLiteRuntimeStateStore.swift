@@ -21,17 +21,45 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
 
     /// Opens (creating if missing) the database at `path`, or a private in-memory one for `":memory:"`,
     /// and applies pending migrations.
-    /// - Throws: ``SQLiteStoreError`` (`sqlite_open_failed`, `sqlite_corrupt`, `sqlite_schema_too_new`, …).
+    ///
+    /// A missing file is created with mode 0600 (its `-wal` and `-shm` files follow that mode), and an
+    /// existing store readable by others is tightened to 0600. An empty file is adopted. A file with
+    /// tables of another application is refused with `sqlite_foreign_database` and left byte for byte
+    /// as it was; the ownership check and every pending migration commit in one transaction, so a
+    /// failed migration changes nothing either.
+    /// - Throws: ``SQLiteStoreError`` (`sqlite_not_found` for a missing directory,
+    ///   `sqlite_foreign_database`, `sqlite_corrupt`, `sqlite_schema_too_new`, `sqlite_open_failed`, …).
     public init(path: String) throws(SQLiteStoreError) {
         database = try SQLiteDatabase(path: path)
         attachments = path == ":memory:" ? nil : SQLiteAttachmentFiles(directory: URL(fileURLWithPath: path + ".attachments"))
-        try database.withWriter { connection throws(SQLiteStoreError) in try SQLiteMigrations.migrate(connection) }
     }
+
+    /// Opens an existing store for inspection only: the file is opened `SQLITE_OPEN_READONLY`, nothing
+    /// is created, migrated, switched to WAL or changed in mode, and every write method throws
+    /// `sqlite_write_refused` before touching anything.
+    ///
+    /// A cleanly closed store (no `-wal` file) is read without creating SQLite's `-shm` and `-wal` files;
+    /// when a writer has it open, its log is read too, so the view is current.
+    ///
+    /// ```swift
+    /// let store = try SQLiteRuntimeStateStore(readingAt: path)
+    /// for thread in try await store.threads() { print(thread.id, thread.status) }
+    /// ```
+    /// - Throws: ``SQLiteStoreError`` `sqlite_not_found` (nothing at the path, an empty file, a missing
+    ///   directory), `sqlite_foreign_database`, `sqlite_schema_too_new`, `sqlite_schema_outdated` (the
+    ///   store needs a migration), `sqlite_corrupt`.
+    public init(readingAt path: String) throws(SQLiteStoreError) {
+        database = try SQLiteDatabase(readingAt: path)
+        attachments = SQLiteAttachmentFiles(directory: URL(fileURLWithPath: path + ".attachments"))
+    }
+
+    /// Whether the store was opened with ``init(readingAt:)`` and refuses writes.
+    public var isReadOnly: Bool { database.isReadOnly }
 
     /// The number of migrations applied (the schema version).
     public var schemaVersion: Int {
         get throws(SQLiteStoreError) {
-            try database.withWriter { connection throws(SQLiteStoreError) in try SQLiteMigrations.recorded(connection).count }
+            try database.withConnection { connection throws(SQLiteStoreError) in try SQLiteMigrations.recorded(connection).count }
         }
     }
 
@@ -40,35 +68,44 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
 
     /// `PRAGMA integrity_check`: `["ok"]` for a healthy database.
     public func integrityCheck() async throws -> [String] {
-        try await database.read { connection throws(SQLiteStoreError) in
-            var lines: [String] = []
-            try connection.run("PRAGMA integrity_check") { row throws(SQLiteStoreError) in lines.append(row.text(0) ?? "") }
-            return lines
-        }
+        try await database.read { connection throws(SQLiteStoreError) in try SQLiteStoreChecker.integrity(connection) }
     }
 
     // MARK: - Threads
 
     /// All threads, most recently updated first.
+    /// - Throws: ``SQLiteStoreError`` `sqlite_row_undecodable` naming the first row whose body cannot be
+    ///   decoded or names another thread than its key.
     public func threads() async throws -> [AgentThread] {
         try await database.read { connection throws(SQLiteStoreError) in
             var threads: [AgentThread] = []
-            try connection.run("SELECT body FROM threads ORDER BY updated_at DESC, id") { row throws(SQLiteStoreError) in
-                threads.append(try Self.decode(AgentThread.self, row.blob(0)))
+            try connection.run("SELECT id, body FROM threads ORDER BY updated_at DESC, id") { row throws(SQLiteStoreError) in
+                threads.append(try Self.decodeThread(key: row.text(0) ?? "", row.blob(1)))
             }
             return threads
         }
     }
 
     /// One thread, or `nil`.
+    /// - Throws: ``SQLiteStoreError`` `sqlite_row_undecodable` when its row cannot be decoded or its body
+    ///   names another thread.
     public func thread(_ id: AgentThreadID) async throws -> AgentThread? {
         try await database.read { connection throws(SQLiteStoreError) in
             var thread: AgentThread?
-            try connection.run("SELECT body FROM threads WHERE id = ?", [.text(id.rawValue)]) { row throws(SQLiteStoreError) in
-                thread = try Self.decode(AgentThread.self, row.blob(0))
+            try connection.run("SELECT id, body FROM threads WHERE id = ?", [.text(id.rawValue)]) { row throws(SQLiteStoreError) in
+                thread = try Self.decodeThread(key: row.text(0) ?? "", row.blob(1))
             }
             return thread
         }
+    }
+
+    /// A thread row's body, checked against its key.
+    static func decodeThread(key: String, _ body: [UInt8]) throws(SQLiteStoreError) -> AgentThread {
+        let thread = try decode(AgentThread.self, body, table: "threads", key: key)
+        guard thread.id.rawValue == key else {
+            throw SQLiteStoreError(code: .rowUndecodable, message: "a thread row's body names another thread", table: "threads", rowKey: key)
+        }
+        return thread
     }
 
     /// Inserts or replaces a thread (its history and turns stay).
@@ -163,7 +200,7 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
             var last: Int64?
             try connection.run(sql, [.text(thread.rawValue), .integer(start), .integer(Int64(limit))]) { row throws(SQLiteStoreError) in
                 guard items.count < limit else { return }
-                items.append(try Self.decodeItem(row.blob(1)))
+                items.append(try Self.decodeItem(row.blob(1), key: "\(thread.rawValue)/\(row.integer(0))"))
                 positions.append(row.integer(0))
                 last = row.integer(0)
             }
@@ -221,7 +258,7 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
             try connection.run(
                 "SELECT body FROM turns WHERE thread_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1", [.text(thread.rawValue)]
             ) { row throws(SQLiteStoreError) in
-                turn = try Self.decode(AgentTurn.self, row.blob(0))
+                turn = try Self.decode(AgentTurn.self, row.blob(0), table: "turns")
             }
             return turn
         }
@@ -262,20 +299,20 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
         }
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws(SQLiteStoreError) -> T {
+    static func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8], table: String? = nil, key: String? = nil) throws(SQLiteStoreError) -> T {
         do {
             return try JSONDecoder().decode(T.self, from: Data(bytes))
         } catch {
-            throw SQLiteStoreError(code: .rowUndecodable, message: "a stored \(T.self) could not be decoded")
+            throw SQLiteStoreError(code: .rowUndecodable, message: "a stored \(T.self) could not be decoded", table: table, rowKey: key)
         }
     }
 
     /// A history row: the compact storage form (``CodexCore/AgentHistoryItem/storageRow()``).
-    static func decodeItem(_ bytes: [UInt8]) throws(SQLiteStoreError) -> AgentHistoryItem {
+    static func decodeItem(_ bytes: [UInt8], key: @autoclosure () -> String? = nil) throws(SQLiteStoreError) -> AgentHistoryItem {
         do {
             return try AgentHistoryItem(storageRow: bytes)
         } catch {
-            throw SQLiteStoreError(code: .rowUndecodable, message: "a stored history item could not be decoded")
+            throw SQLiteStoreError(code: .rowUndecodable, message: "a stored history item could not be decoded", table: "history_items", rowKey: key())
         }
     }
 

@@ -36,7 +36,7 @@ import Testing
         // Reopening applies nothing twice.
         #expect(try SQLiteRuntimeStateStore(path: path).schemaVersion == SQLiteMigrations.all.count)
         // A migration this build does not know, as a newer version would record it.
-        try store.database.withWriter { connection throws(SQLiteStoreError) in
+        try store.database.withConnection { connection throws(SQLiteStoreError) in
             try connection.run("INSERT INTO codex_migrations(position, name, applied_at) VALUES (99, 'from_the_future', 0)")
         }
         let error = #expect(throws: SQLiteStoreError.self) { try SQLiteRuntimeStateStore(path: path) }
@@ -67,7 +67,7 @@ import Testing
         }
         // Fold the WAL into the main file, then cut the file in half.
         let checkpoint = try SQLiteRuntimeStateStore(path: path)
-        try checkpoint.database.withWriter { connection throws(SQLiteStoreError) in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        try checkpoint.database.withConnection { connection throws(SQLiteStoreError) in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         let url = URL(fileURLWithPath: path)
         let whole = try Data(contentsOf: url)
         let half = whole.prefix(whole.count / 2)

@@ -1,6 +1,8 @@
 // StorageFixture: appends turns to a SQLite state store from a separate process, for the storage
 // concurrency and crash tests. Each turn is one appendHistory call (one transaction) of six items.
 //   --db PATH --thread UUID --writer NAME [--seconds S | --turns N]
+//   [--umask OCTAL] [--image] [--lease]: set the umask first; append one message with an image; take a
+//   runtime owner lease (the permissions test creates every file a store makes this way).
 // Prints the number of turns it appended; exits 1 with the error on any failure.
 import CodexCore
 import CodexStorageSQLite
@@ -16,10 +18,17 @@ func run() async throws -> Int {
     guard let path = option("--db"), let threadText = option("--thread"), let writer = option("--writer") else {
         throw SQLiteStoreError(code: .failure, message: "usage: --db PATH --thread UUID --writer NAME [--seconds S | --turns N]")
     }
+    if let mask = option("--umask"), let value = UInt32(mask, radix: 8) { umask(mode_t(value)) }
     let store = try SQLiteRuntimeStateStore(path: path)
     let thread = AgentThreadID(rawValue: threadText)
     if try await store.thread(thread) == nil {
         try await store.upsertThread(AgentThread(id: thread, title: "shared"))
+    }
+    let lease = CommandLine.arguments.contains("--lease") ? try store.acquireOwnerLease() : nil
+    defer { withExtendedLifetime(lease) {} }
+    if CommandLine.arguments.contains("--image") {
+        let image = AgentImageAttachment.png(Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 1, count: 64)))
+        try await store.appendHistory([.message(AgentMessage(threadID: thread, role: .user, text: "picture", images: [image]))], to: thread)
     }
     let deadline = Date().addingTimeInterval(Double(option("--seconds") ?? "0") ?? 0)
     let limit = Int(option("--turns") ?? "") ?? .max

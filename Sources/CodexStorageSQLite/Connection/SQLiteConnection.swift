@@ -8,21 +8,55 @@ final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
 
-    /// Opens `path` (`:memory:` for a private in-memory database) read-write, creating it if allowed.
-    init(path: String, create: Bool) throws(SQLiteStoreError) {
+    /// How a connection opens its file.
+    enum OpenMode {
+        /// Read and write an existing file (or `:memory:`).
+        case readWrite
+        /// Read only; `immutable` also tells SQLite the file cannot change (no locks, no `-shm`/`-wal`
+        /// files are created), which is only correct while no other connection writes.
+        case readOnly(immutable: Bool)
+    }
+
+    /// Opens `path` (`:memory:` for a private in-memory database); the file must exist (callers create
+    /// it, with the permissions they want, before opening).
+    init(path: String, mode: OpenMode) throws(SQLiteStoreError) {
         var pointer: OpaquePointer?
-        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        if create { flags |= SQLITE_OPEN_CREATE }
-        let result = sqlite3_open_v2(path, &pointer, flags, nil)
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let name: String
+        switch mode {
+        case .readWrite:
+            flags |= SQLITE_OPEN_READWRITE
+            name = path
+        case .readOnly(let immutable):
+            // A URI, so `immutable=1` can be given; `mode=ro` keeps SQLite from ever creating the file.
+            flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+            name = "file:" + Self.uriEscaped(path) + (immutable ? "?mode=ro&immutable=1" : "?mode=ro")
+        }
+        let result = sqlite3_open_v2(name, &pointer, flags, nil)
         guard result == SQLITE_OK, let pointer else {
             if let pointer { sqlite3_close_v2(pointer) }
-            throw SQLiteStoreError(code: Self.code(for: result, opening: true), resultCode: result, message: "cannot open the database")
+            throw SQLiteStoreError(code: Self.code(for: result, opening: true), resultCode: result, message: "cannot open the database at \(path)")
         }
         handle = pointer
         sqlite3_busy_timeout(handle, 5_000)
         sqlite3_extended_result_codes(handle, 1)
         var ignored: Int32 = 0
         _ = csqlite_db_config_int(handle, SQLITE_DBCONFIG_DEFENSIVE, 1, &ignored)
+    }
+
+    /// `path` for a `file:` URI: everything but unreserved characters and `/` percent-encoded.
+    static func uriEscaped(_ path: String) -> String {
+        var escaped = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                escaped += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return escaped
     }
 
     deinit {

@@ -34,6 +34,17 @@ public struct SQLiteStoreError: Error, Sendable, Hashable, CustomStringConvertib
         public static let rowUndecodable: Code = "sqlite_row_undecodable"
         /// No such thread.
         public static let threadNotFound: Code = "thread_not_found"
+        /// No database is at the path (nothing there, or an empty file), or its directory is missing;
+        /// the message names the path.
+        public static let notFound: Code = "sqlite_not_found"
+        /// The file is a SQLite database that is not a CodexKit state store (it has tables of its own and
+        /// no `codex_migrations`); it is never adopted or changed.
+        public static let foreignDatabase: Code = "sqlite_foreign_database"
+        /// The database needs migrations that a read-only open cannot apply (open it for writing once,
+        /// for example with `codexctl db migrate`).
+        public static let schemaOutdated: Code = "sqlite_schema_outdated"
+        /// A store opened read-only was asked to write.
+        public static let writeRefused: Code = "sqlite_write_refused"
     }
 
     /// The stable code.
@@ -42,17 +53,26 @@ public struct SQLiteStoreError: Error, Sendable, Hashable, CustomStringConvertib
     public var resultCode: Int32?
     /// A short, log-safe explanation.
     public var message: String
+    /// The table of the row that failed, for row and schema problems.
+    public var table: String?
+    /// The key of the row that failed (its primary key, e.g. a thread ID or `thread-id/position`).
+    public var rowKey: String?
 
     /// Creates an error.
-    public init(code: Code, resultCode: Int32? = nil, message: String) {
+    public init(code: Code, resultCode: Int32? = nil, message: String, table: String? = nil, rowKey: String? = nil) {
         self.code = code
         self.resultCode = resultCode
         self.message = message
+        self.table = table
+        self.rowKey = rowKey
     }
 
-    /// `code: message (SQLite result N)`.
+    /// `code: message (table T, row K) (SQLite result N)`.
     public var description: String {
-        "\(code.rawValue): \(message)" + (resultCode.map { " (SQLite result \($0))" } ?? "")
+        var text = "\(code.rawValue): \(message)"
+        if let table { text += " (table \(table)" + (rowKey.map { ", row \($0)" } ?? "") + ")" }
+        if let resultCode { text += " (SQLite result \(resultCode))" }
+        return text
     }
 }
 

@@ -4,9 +4,17 @@ import Foundation
 
 /// Opens the `--db` store for a storage command.
 enum StorageCommandSupport {
+    /// The store for a command that changes it (`delete`, `migrate`): opened for writing.
     static func store(_ parsed: ParsedArguments) throws -> SQLiteRuntimeStateStore {
         guard let path = parsed.options["--db"] else { throw UsageError("--db <path> is required") }
         return try SQLiteRuntimeStateStore(path: path)
+    }
+
+    /// The store for a command that only looks: opened read-only, so nothing is created, migrated or
+    /// changed (a missing file is an error naming it).
+    static func readOnlyStore(_ parsed: ParsedArguments) throws -> SQLiteRuntimeStateStore {
+        guard let path = parsed.options["--db"] else { throw UsageError("--db <path> is required") }
+        return try SQLiteRuntimeStateStore(readingAt: path)
     }
 
     /// Parses, runs `body`, and maps errors to exit statuses (64 usage, 1 failure).
@@ -22,8 +30,8 @@ enum StorageCommandSupport {
     }
 
     /// The store and the existing thread named by the first positional argument.
-    static func existingThread(_ parsed: ParsedArguments) async throws -> (SQLiteRuntimeStateStore, AgentThread) {
-        let store = try store(parsed)
+    static func existingThread(_ parsed: ParsedArguments, readOnly: Bool = true) async throws -> (SQLiteRuntimeStateStore, AgentThread) {
+        let store = try readOnly ? readOnlyStore(parsed) : store(parsed)
         guard let thread = try await store.thread(AgentThreadID(rawValue: parsed.positionals[0])) else {
             throw SQLiteStoreError(code: .threadNotFound, message: "no such thread")
         }
@@ -65,15 +73,19 @@ enum ThreadsCommand: CLICommand {
         static func run(_ arguments: [String]) async -> Int32 {
             if printsHelp(arguments) { return Console.Status.success }
             return await StorageCommandSupport.execute(Self.self, arguments, positionals: 0) { parsed in
-                let threads = try await StorageCommandSupport.store(parsed).threads()
+                let threads = try await StorageCommandSupport.readOnlyStore(parsed).threads()
                 if parsed.has("--json") {
                     Console.line(try StorageCommandSupport.json(threads))
                     return
                 }
+                // The store checks every row's body against its key, so the ID shown is the row's key.
                 for thread in threads {
-                    Console.line("\(thread.id.rawValue)  \(thread.status.rawValue)  \(ISO8601DateFormatter().string(from: thread.updatedAt))  \(thread.title ?? "")")
+                    Console.line(
+                        "\(Console.display(thread.id.rawValue))  \(Console.display(thread.status.rawValue))  "
+                            + "\(ISO8601DateFormatter().string(from: thread.updatedAt))  \(Console.display(thread.title ?? ""))"
+                    )
                 }
-                Console.line("\(threads.count) threads")
+                Console.line("\(threads.count) thread\(threads.count == 1 ? "" : "s")")
             }
         }
     }
@@ -94,11 +106,11 @@ enum ThreadsCommand: CLICommand {
                     Console.line(try StorageCommandSupport.json(Shown(thread: thread, latestTurn: turn)))
                     return
                 }
-                Console.line("thread   \(thread.id.rawValue)")
-                Console.line("title    \(thread.title ?? "")")
-                Console.line("status   \(thread.status.rawValue)")
+                Console.line("thread   \(Console.display(thread.id.rawValue))")
+                Console.line("title    \(Console.display(thread.title ?? ""))")
+                Console.line("status   \(Console.display(thread.status.rawValue))")
                 Console.line("updated  \(ISO8601DateFormatter().string(from: thread.updatedAt))")
-                if let turn { Console.line("turn     \(turn.id.rawValue) \(turn.status.rawValue)") }
+                if let turn { Console.line("turn     \(Console.display(turn.id.rawValue)) \(Console.display(turn.status.rawValue))") }
             }
         }
     }
@@ -133,7 +145,7 @@ enum ThreadsCommand: CLICommand {
         static func run(_ arguments: [String]) async -> Int32 {
             if printsHelp(arguments) { return Console.Status.success }
             return await StorageCommandSupport.execute(Self.self, arguments, flags: [], positionals: 1) { parsed in
-                let (store, thread) = try await StorageCommandSupport.existingThread(parsed)
+                let (store, thread) = try await StorageCommandSupport.existingThread(parsed, readOnly: false)
                 try await store.deleteThread(thread.id)
                 Console.line("deleted")
             }
@@ -155,23 +167,51 @@ enum DatabaseCommand: CLICommand {
     enum Check: CLICommand {
         static let name = "check"
         static let help = CommandHelp(
-            overview: "Run PRAGMA integrity_check (exit 1 unless it says ok) and print the schema version.",
-            usage: "codexctl db check --db <path> [--json]", options: [StorageCommandSupport.dbOption, ("--json", "Print one JSON object.")]
+            overview: """
+            Check a state store without changing it (it is opened read-only): SQLite's integrity check, then the expected \
+            tables and columns, every row decoded and checked against its key, foreign keys, and every image blob. Exit 1 \
+            when anything is wrong; the first problems are printed with their table and row key.
+            """,
+            usage: "codexctl db check --db <path> [--quick] [--json]",
+            options: [StorageCommandSupport.dbOption, ("--quick", "Run SQLite's integrity check only."), ("--json", "Print one JSON object.")]
         )
         static func run(_ arguments: [String]) async -> Int32 {
             if printsHelp(arguments) { return Console.Status.success }
-            return await StorageCommandSupport.execute(Self.self, arguments, positionals: 0) { parsed in
-                let store = try StorageCommandSupport.store(parsed)
-                let lines = try await store.integrityCheck()
-                let version = try store.schemaVersion
+            return await StorageCommandSupport.execute(Self.self, arguments, flags: ["--json", "--quick"], positionals: 0) { parsed in
+                let store = try StorageCommandSupport.readOnlyStore(parsed)
+                let report = try await store.check(parsed.has("--quick") ? .quick : .full)
                 if parsed.has("--json") {
-                    struct Checked: Encodable { let integrity: [String]; let schemaVersion: Int; let sqliteVersion: Int }
-                    Console.line(try StorageCommandSupport.json(Checked(integrity: lines, schemaVersion: version, sqliteVersion: SQLiteRuntimeStateStore.sqliteVersion)))
+                    struct Checked: Encodable {
+                        let healthy: Bool
+                        let integrity: [String]
+                        let schemaVersion: Int
+                        let sqliteVersion: Int
+                        let deep: Bool
+                        let rowsChecked: Int
+                        let problemCount: Int
+                        let problems: [SQLiteStoreCheckReport.Problem]
+                    }
+                    Console.line(try StorageCommandSupport.json(Checked(
+                        healthy: report.isHealthy, integrity: report.integrity, schemaVersion: report.schemaVersion,
+                        sqliteVersion: SQLiteRuntimeStateStore.sqliteVersion, deep: report.isDeep, rowsChecked: report.rowsChecked,
+                        problemCount: report.problemCount, problems: report.problems
+                    )))
                 } else {
-                    Console.line("integrity  \(lines.joined(separator: "; "))")
-                    Console.line("schema     \(version)")
+                    Console.line("integrity  \(Console.display(report.integrity.joined(separator: "; ")))")
+                    Console.line("schema     \(report.schemaVersion)")
+                    if report.isDeep {
+                        Console.line("rows       \(report.rowsChecked) checked, \(report.problemCount) problem\(report.problemCount == 1 ? "" : "s")")
+                        for problem in report.problems {
+                            let key = problem.rowKey.map { " row \(Console.display($0))" } ?? ""
+                            Console.line("problem    \(problem.table)\(key): \(problem.message)")
+                        }
+                    }
                 }
-                guard lines == ["ok"] else { throw SQLiteStoreError(code: .corrupt, message: "the integrity check failed") }
+                guard report.isHealthy else {
+                    throw SQLiteStoreError(
+                        code: .corrupt, message: report.integrity == ["ok"] ? "the store has \(report.problemCount) problem(s)" : "the integrity check failed"
+                    )
+                }
             }
         }
     }

@@ -1,0 +1,126 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The database file as the file system sees it, checked before SQLite touches it: whether it exists,
+/// what its header says, and (for writing) creating it private and tightening a file others can read.
+///
+/// SQLite creates a missing file, and its `-wal` and `-shm` companions, with the process's default
+/// permissions (0644 under umask 022) and gives the companions the main file's mode. Creating the main
+/// file first, 0600, keeps all three private.
+struct SQLiteDatabaseFile {
+    /// The path as given.
+    let path: String
+
+    /// What is at the path.
+    enum State: Equatable {
+        /// Nothing; `parentExists` tells a missing file from a missing directory.
+        case missing(parentExists: Bool)
+        /// Something that is not a regular file (a directory, a FIFO, a device).
+        case notRegularFile
+        /// A regular file of zero bytes.
+        case empty
+        /// A regular file with content; `walMode` when its header says write-ahead logging.
+        case file(walMode: Bool)
+    }
+
+    /// The file's identity and last change, to notice a writer between two looks.
+    struct Identity: Equatable {
+        let device: UInt64
+        let inode: UInt64
+        let size: Int64
+        let modifiedSeconds: Int
+        let modifiedNanoseconds: Int
+    }
+
+    /// What is at the path now. Reads at most the 100-byte header; follows symbolic links.
+    func state() throws(SQLiteStoreError) -> State {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let code = errno
+            guard code == ENOENT || code == ENOTDIR else { throw failure("cannot inspect", code) }
+            let parent = (path as NSString).deletingLastPathComponent
+            var parentInfo = stat()
+            let parentExists = stat(parent.isEmpty ? "." : parent, &parentInfo) == 0 && (parentInfo.st_mode & S_IFMT) == S_IFDIR
+            return .missing(parentExists: parentExists)
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return .notRegularFile }
+        guard info.st_size > 0 else { return .empty }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { throw failure("cannot open", errno) }
+        defer { close(descriptor) }
+        var header = [UInt8](repeating: 0, count: 100)
+        let count = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, 100, 0) }
+        // Bytes 18 and 19 are the write and read format versions: 2 means WAL.
+        return .file(walMode: count >= 20 && header[18] == 2 && header[19] == 2)
+    }
+
+    /// The identity of the file, or `nil` when it cannot be read.
+    func identity() -> Identity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        let modified = info.st_mtimespec
+        #else
+        let modified = info.st_mtim
+        #endif
+        return Identity(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            modifiedSeconds: Int(modified.tv_sec), modifiedNanoseconds: Int(modified.tv_nsec)
+        )
+    }
+
+    /// Whether the write-ahead log (`<path>-wal`) exists: some connection has the database open for
+    /// writing, or one that had was killed.
+    var hasWriteAheadLog: Bool {
+        var info = stat()
+        return lstat(path + "-wal", &info) == 0
+    }
+
+    /// Creates the file empty with mode 0600 (never through a symbolic link, never replacing a file);
+    /// a file another process created first is fine.
+    func createPrivate() throws(SQLiteStoreError) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            close(descriptor)
+            return
+        }
+        let code = errno
+        guard code == EEXIST else { throw failure("cannot create", code) }
+    }
+
+    /// Removes group and other access from the file and its `-wal` and `-shm` companions when they have
+    /// any (a store written by an older version, or created by hand).
+    func tightenPermissions() {
+        for name in [path, path + "-wal", path + "-shm"] {
+            var info = stat()
+            guard stat(name, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 != 0 else { continue }
+            _ = chmod(name, info.st_mode & 0o700)
+        }
+    }
+
+    /// A typed error naming the path: `cannot <action> <path>: <reason>`.
+    func failure(_ action: String, _ code: Int32) -> SQLiteStoreError {
+        let reason: String
+        switch code {
+        case ENOENT: reason = "no such file or directory"
+        case ENOTDIR: reason = "a parent is not a directory"
+        case EACCES, EPERM: reason = "permission denied"
+        case EROFS: reason = "read-only file system"
+        case ENOSPC, EDQUOT: reason = "no space left"
+        default: reason = "errno \(code)"
+        }
+        let storeCode: SQLiteStoreError.Code = switch code {
+        case EACCES, EPERM, EROFS: .readOnly
+        case ENOSPC, EDQUOT: .diskFull
+        case ENOENT, ENOTDIR: .notFound
+        default: .ioFailure
+        }
+        return SQLiteStoreError(code: storeCode, message: "cannot \(action) \(path): \(reason)")
+    }
+}

@@ -1,0 +1,233 @@
+import CodexCore
+import Foundation
+
+/// What ``SQLiteRuntimeStateStore/check(_:)`` found.
+public struct SQLiteStoreCheckReport: Sendable, Hashable, Codable {
+    /// One thing wrong with the store: a table or column that is missing or unexpected, or a row that
+    /// cannot be decoded, disagrees with its key, or refers to something missing.
+    public struct Problem: Sendable, Hashable, Codable {
+        /// The table.
+        public var table: String
+        /// The row's key (a thread ID, `thread-id/position`, …), for row problems.
+        public var rowKey: String?
+        /// What is wrong (log-safe: never stored content).
+        public var message: String
+
+        /// Creates a problem.
+        public init(table: String, rowKey: String? = nil, message: String) {
+            self.table = table
+            self.rowKey = rowKey
+            self.message = message
+        }
+    }
+
+    /// The lines of `PRAGMA integrity_check` (`["ok"]` for a healthy file).
+    public var integrity: [String]
+    /// The number of migrations applied.
+    public var schemaVersion: Int
+    /// Whether the tables, columns and rows were examined (``SQLiteRuntimeStateStore/CheckDepth/full``).
+    public var isDeep: Bool
+    /// The rows decoded and checked.
+    public var rowsChecked: Int
+    /// The first problems found, in table order (at most 100; ``problemCount`` counts them all).
+    public var problems: [Problem]
+    /// How many problems were found.
+    public var problemCount: Int
+
+    /// Whether SQLite's check said `ok` and nothing else was found.
+    public var isHealthy: Bool { integrity == ["ok"] && problemCount == 0 }
+
+    /// Creates a report.
+    public init(integrity: [String], schemaVersion: Int, isDeep: Bool, rowsChecked: Int, problems: [Problem], problemCount: Int) {
+        self.integrity = integrity
+        self.schemaVersion = schemaVersion
+        self.isDeep = isDeep
+        self.rowsChecked = rowsChecked
+        self.problems = problems
+        self.problemCount = problemCount
+    }
+}
+
+extension SQLiteRuntimeStateStore {
+    /// How much ``check(_:)`` examines.
+    public enum CheckDepth: Sendable, Hashable {
+        /// SQLite's own `PRAGMA integrity_check` only.
+        case quick
+        /// That, plus: every expected table with its columns, every row decoded and checked against its
+        /// key, foreign keys, and every image blob present with the bytes its key names.
+        case full
+    }
+
+    /// Checks the store without changing it (it works on a store opened with ``init(readingAt:)``).
+    /// Rows are read one at a time, so memory does not grow with the store.
+    /// - Returns: The report; ``SQLiteStoreCheckReport/isHealthy`` when nothing is wrong.
+    /// - Throws: ``SQLiteStoreError`` when the file cannot be read at all.
+    public func check(_ depth: CheckDepth = .full) async throws -> SQLiteStoreCheckReport {
+        let attachments = self.attachments
+        return try await database.read { connection throws(SQLiteStoreError) in
+            var checker = SQLiteStoreChecker(connection: connection, attachments: attachments)
+            return try checker.run(deep: depth == .full)
+        }
+    }
+}
+
+/// The work behind ``SQLiteRuntimeStateStore/check(_:)``, inside one read transaction.
+struct SQLiteStoreChecker {
+    let connection: SQLiteConnection
+    let attachments: SQLiteAttachmentFiles?
+    private var problems: [SQLiteStoreCheckReport.Problem] = []
+    private var problemCount = 0
+    private var rowsChecked = 0
+    private static let maximumReported = 100
+
+    init(connection: SQLiteConnection, attachments: SQLiteAttachmentFiles?) {
+        self.connection = connection
+        self.attachments = attachments
+    }
+
+    /// `PRAGMA integrity_check`'s lines.
+    static func integrity(_ connection: SQLiteConnection) throws(SQLiteStoreError) -> [String] {
+        var lines: [String] = []
+        try connection.run("PRAGMA integrity_check") { row throws(SQLiteStoreError) in lines.append(row.text(0) ?? "") }
+        return lines
+    }
+
+    mutating func run(deep: Bool) throws(SQLiteStoreError) -> SQLiteStoreCheckReport {
+        let integrity = try Self.integrity(connection)
+        let applied = try SQLiteMigrations.recorded(connection)
+        if deep {
+            for migration in SQLiteMigrations.all where applied[migration.position] != migration.name {
+                note("codex_migrations", nil, "migration \(migration.position) (\(migration.name)) is not recorded")
+            }
+            var present: Set<String> = []
+            for (table, columns) in SQLiteMigrations.expectedColumns where try checkColumns(table, columns) { present.insert(table) }
+            if present.contains("threads") { try checkThreads() }
+            if present.contains("history_items") { try checkHistory() }
+            if present.contains("turns") { try checkTurns() }
+            if present.contains("history_images") { try checkImages() }
+            try checkForeignKeys()
+        }
+        return SQLiteStoreCheckReport(
+            integrity: integrity, schemaVersion: applied.count, isDeep: deep, rowsChecked: rowsChecked, problems: problems, problemCount: problemCount
+        )
+    }
+
+    private mutating func note(_ table: String, _ key: String?, _ message: String) {
+        problemCount += 1
+        if problems.count < Self.maximumReported { problems.append(.init(table: table, rowKey: key, message: message)) }
+    }
+
+    private mutating func note(_ error: SQLiteStoreError, table: String, key: String) {
+        note(error.table ?? table, error.rowKey ?? key, error.message)
+    }
+
+    /// Whether the table exists with exactly the expected columns (a problem is noted otherwise).
+    private mutating func checkColumns(_ table: String, _ expected: [String]) throws(SQLiteStoreError) -> Bool {
+        var found: [String] = []
+        try connection.run("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(table)]) { row throws(SQLiteStoreError) in
+            found.append(row.text(0) ?? "")
+        }
+        if found.isEmpty {
+            note(table, nil, "the table is missing")
+            return false
+        }
+        guard found == expected else {
+            note(table, nil, "expected the columns \(expected.joined(separator: ", ")); found \(found.joined(separator: ", "))")
+            return false
+        }
+        return true
+    }
+
+    private mutating func checkThreads() throws(SQLiteStoreError) {
+        var bad: [(String, SQLiteStoreError)] = []
+        var count = 0
+        try connection.run("SELECT id, body FROM threads ORDER BY id") { row throws(SQLiteStoreError) in
+            count += 1
+            let key = row.text(0) ?? ""
+            do throws(SQLiteStoreError) {
+                _ = try SQLiteRuntimeStateStore.decodeThread(key: key, row.blob(1))
+            } catch {
+                bad.append((key, error))
+            }
+        }
+        rowsChecked += count
+        for (key, error) in bad { note(error, table: "threads", key: key) }
+    }
+
+    private mutating func checkHistory() throws(SQLiteStoreError) {
+        var bad: [(String, String)] = []
+        var count = 0
+        try connection.run("SELECT thread_id, position, kind, body FROM history_items ORDER BY thread_id, position") { row throws(SQLiteStoreError) in
+            count += 1
+            let thread = row.text(0) ?? ""
+            let key = "\(thread)/\(row.integer(1))"
+            guard let item = try? AgentHistoryItem(storageRow: row.blob(3)) else {
+                bad.append((key, "a stored history item could not be decoded"))
+                return
+            }
+            if SQLiteRuntimeStateStore.kind(of: item) != row.text(2) {
+                bad.append((key, "the row's kind disagrees with its body"))
+            } else if case .message(let message) = item, message.threadID.rawValue != thread {
+                bad.append((key, "a message row's body names another thread"))
+            }
+        }
+        rowsChecked += count
+        for (key, message) in bad { note("history_items", key, message) }
+    }
+
+    private mutating func checkTurns() throws(SQLiteStoreError) {
+        var bad: [(String, String)] = []
+        var count = 0
+        try connection.run("SELECT id, thread_id, body FROM turns ORDER BY id") { row throws(SQLiteStoreError) in
+            count += 1
+            let key = row.text(0) ?? ""
+            guard let turn = try? JSONDecoder().decode(AgentTurn.self, from: Data(row.blob(2))) else {
+                bad.append((key, "a stored AgentTurn could not be decoded"))
+                return
+            }
+            if turn.id.rawValue != key {
+                bad.append((key, "a turn row's body names another turn"))
+            } else if turn.threadID.rawValue != row.text(1) {
+                bad.append((key, "a turn row's body names another thread than its thread_id"))
+            }
+        }
+        rowsChecked += count
+        for (key, message) in bad { note("turns", key, message) }
+    }
+
+    private mutating func checkImages() throws(SQLiteStoreError) {
+        var bad: [(String, String)] = []
+        var count = 0
+        let attachments = self.attachments
+        try connection.run(
+            "SELECT thread_id, position, ordinal, storage_key, metadata FROM history_images ORDER BY thread_id, position, ordinal"
+        ) { row throws(SQLiteStoreError) in
+            count += 1
+            let key = "\(row.text(0) ?? "")/\(row.integer(1))/\(row.integer(2))"
+            if !row.isNull(4), (try? JSONDecoder().decode(AgentImageAttachment.GenerationMetadata.self, from: Data(row.blob(4)))) == nil {
+                bad.append((key, "the image's generation metadata could not be decoded"))
+                return
+            }
+            // In-memory stores keep images inside the rows; file stores keep content-addressed blobs.
+            guard let attachments else { return }
+            let storageKey = row.text(3) ?? ""
+            guard let data = try? attachments.load(storageKey) else {
+                bad.append((key, "the image's blob file is missing or unreadable"))
+                return
+            }
+            if SQLiteAttachmentFiles.key(of: data) != storageKey {
+                bad.append((key, "the image's blob file does not hold the bytes its key names"))
+            }
+        }
+        rowsChecked += count
+        for (key, message) in bad { note("history_images", key, message) }
+    }
+
+    private mutating func checkForeignKeys() throws(SQLiteStoreError) {
+        var bad: [(String, String, String)] = []
+        try connection.run("PRAGMA foreign_key_check") { row throws(SQLiteStoreError) in
+            bad.append((row.text(0) ?? "", String(row.integer(1)), row.text(2) ?? ""))
+        }
+        for (table, rowID, parent) in bad { note(table, "rowid \(rowID)", "the row refers to a missing \(parent) row") }
+    }
+}
