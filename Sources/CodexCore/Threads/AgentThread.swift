@@ -109,12 +109,16 @@ public struct AgentTurn: Sendable, Hashable, Codable, Identifiable {
     public var usage: AgentUsage?
     /// The failure, for failed turns.
     public var failure: AgentRuntimeError?
+    /// The runtime instance that runs (or ran) the turn: its owner lease ID. A turn still shown
+    /// running is abandoned only when this owner's lease is free (its process is gone); `nil` in
+    /// records written before owners were recorded.
+    public var ownerID: String?
 
     /// Creates a turn record.
     public init(
         id: AgentTurnID = AgentTurnID(), threadID: AgentThreadID, status: AgentTurnStatus = .running,
         executionMode: RequestExecutionMode = .threaded, startedAt: Date = Date(), finishedAt: Date? = nil,
-        usage: AgentUsage? = nil, failure: AgentRuntimeError? = nil
+        usage: AgentUsage? = nil, failure: AgentRuntimeError? = nil, ownerID: String? = nil
     ) {
         self.id = id
         self.threadID = threadID
@@ -124,6 +128,7 @@ public struct AgentTurn: Sendable, Hashable, Codable, Identifiable {
         self.finishedAt = finishedAt
         self.usage = usage
         self.failure = failure
+        self.ownerID = ownerID
     }
 }
 

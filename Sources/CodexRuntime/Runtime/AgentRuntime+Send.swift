@@ -95,6 +95,9 @@ extension AgentRuntime {
     /// mid-turn) are recorded `.interrupted` and their threads set `.idle`. Optional — each thread's next
     /// turn does the same for that thread — but it makes `threads()` accurate at once.
     ///
+    /// Only abandoned turns are closed: a running turn whose owner (another runtime instance, in this or
+    /// another process, on the same store) still holds its owner lease is left alone.
+    ///
     /// A caller cancelled before it begins changes nothing; a caller cancelled while storage is locked
     /// (another process holds the database) leaves at once with `CancellationError`, and the recovery
     /// write runs in order when storage is available.
@@ -104,15 +107,19 @@ extension AgentRuntime {
         try Task.checkCancellation()
         let now = configuration.wallClock.now()
         let activeTurns = self.activeTurns
+        let ownership = self.ownership
         let logSink = configuration.logSink
         return try await writer.read { store in
             logSink.record(AgentLogEvent(level: .debug, category: .runtime, name: "runtime.start.recovering"))
             var closed = 0
             for thread in try await store.threads() where thread.status != .idle && activeTurns.activeTurn(in: thread.id) == nil {
-                if try await Self.closeAbandonedTurn(of: thread.id, in: store, at: now) {
+                switch try await Self.closeAbandonedTurn(of: thread.id, in: store, at: now, ownership: ownership) {
+                case .closed:
                     closed += 1
-                } else {
+                case .noneRunning:
                     try await store.upsertThread({ var idle = thread; idle.status = .idle; idle.updatedAt = now; return idle }())
+                case .liveElsewhere:
+                    break
                 }
             }
             return closed

@@ -18,7 +18,7 @@ extension AgentRuntime {
         let instructions = try instructions(for: request, thread: thread)
         try Task.checkCancellation()
         let now = configuration.wallClock.now()
-        let turn = AgentTurn(threadID: threadID, status: .running, executionMode: request.executionMode, startedAt: now)
+        let turn = AgentTurn(threadID: threadID, status: .running, executionMode: request.executionMode, startedAt: now, ownerID: ownership.ownerID)
         let persistent = request.executionMode == .threaded
         var history: [AgentHistoryItem] = []
         if persistent {
@@ -122,22 +122,31 @@ extension AgentRuntime {
     }
 
     /// A turn the store still shows running although this runtime does not run it was cut short by a
-    /// crash or a kill: it is recorded interrupted (and the thread idle) before the next turn starts.
+    /// crash or a kill: it is recorded interrupted (and the thread idle) before the next turn starts. A
+    /// running turn of another live runtime instance (its owner lease is held) is not abandoned: the
+    /// thread is busy.
+    /// - Throws: `thread_busy` when another live runtime runs a turn on the thread.
     private func closeAbandonedTurn(of threadID: AgentThreadID, at now: Date) async throws {
-        try await writer.wait(writer.enqueue { store in try await Self.closeAbandonedTurn(of: threadID, in: store, at: now) })
+        let ownership = self.ownership
+        let outcome = try await writer.read { store in try await Self.closeAbandonedTurn(of: threadID, in: store, at: now, ownership: ownership) }
+        if case .liveElsewhere = outcome {
+            throw AgentRuntimeError(code: .threadBusy, message: "another runtime instance runs a turn on the thread")
+        }
     }
 
-    /// Records the thread's latest turn interrupted (and the thread idle) if the store shows it running.
-    /// - Returns: Whether a turn was closed.
-    @discardableResult
-    static func closeAbandonedTurn(of threadID: AgentThreadID, in store: any RuntimeStateStore, at now: Date) async throws -> Bool {
-        guard var turn = try await store.latestTurn(of: threadID), turn.status == .running else { return false }
+    /// Records the thread's latest turn interrupted (and the thread idle) if the store shows it running
+    /// and its owner is gone.
+    static func closeAbandonedTurn(
+        of threadID: AgentThreadID, in store: any RuntimeStateStore, at now: Date, ownership: TurnOwnership
+    ) async throws -> AbandonedTurnOutcome {
+        guard var turn = try await store.latestTurn(of: threadID), turn.status == .running else { return .noneRunning }
+        if try ownership.isAliveElsewhere(turn) { return .liveElsewhere }
         turn.status = .interrupted
         turn.finishedAt = now
         try await store.recordTurn(
             turn, appending: [.systemEvent(AgentSystemEvent(type: .turnInterrupted, turnID: turn.id, occurredAt: now))], threadStatus: .idle, at: now
         )
-        return true
+        return .closed
     }
 
     /// The turn's instructions: the most specific persona's, and the selected skills' instructions.

@@ -78,11 +78,17 @@ public final class AgentRuntime: Sendable {
     public let configuration: Configuration
     let writer: RuntimeStateWriter
     let activeTurns = ActiveTurnRegistry()
+    /// This runtime's owner lease and ID, recorded in its turns.
+    let ownership: TurnOwnership
 
     /// Validates the configuration: turn limits must have a non-negative tool count and a finite,
     /// positive duration of at most one year (`nil` removes a limit); tool names must be valid and
-    /// unique; the event capacity is clamped to 1…4,096.
-    /// - Throws: ``CodexCore/AgentRuntimeError`` `invalid_turn_limits` or `invalid_tool_definition`.
+    /// unique; the event capacity is clamped to 1…4,096. When the state store issues owner leases
+    /// (``CodexCore/RuntimeOwnerLeasing``: the SQLite and in-memory stores do), the runtime takes one and
+    /// holds it until it is released, so runtimes in other processes never treat its running turns as
+    /// abandoned.
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `invalid_turn_limits` or `invalid_tool_definition`, or
+    ///   the store's error when an owner lease cannot be taken.
     public init(configuration: Configuration) throws {
         try configuration.turnLimits.validate()
         var names = Set<String>()
@@ -92,6 +98,7 @@ public final class AgentRuntime: Sendable {
                 throw AgentRuntimeError(code: .invalidToolDefinition, message: "tool '\(tool.definition.name)' is registered twice")
             }
         }
+        ownership = try TurnOwnership(store: configuration.stateStore)
         writer = RuntimeStateWriter(store: configuration.stateStore, logSink: configuration.logSink)
         var validated = configuration
         validated.maximumBufferedEvents = min(

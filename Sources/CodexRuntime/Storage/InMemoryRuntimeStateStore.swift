@@ -29,6 +29,7 @@ public final class InMemoryRuntimeStateStore: RuntimeStateStore {
     }
 
     private let state = Mutex(State())
+    private let owners = InProcessOwnerRegistry()
 
     /// Creates an empty store.
     public init() {}
@@ -116,4 +117,45 @@ public final class InMemoryRuntimeStateStore: RuntimeStateStore {
             return turns.indices.max { (turns[$0].startedAt, $0) < (turns[$1].startedAt, $1) }.map { turns[$0] }
         }
     }
+}
+
+extension InMemoryRuntimeStateStore: RuntimeOwnerLeasing {
+    /// Takes an owner lease for a runtime sharing this store in this process (see
+    /// ``CodexCore/RuntimeOwnerLeasing``); it ends when the lease is released.
+    public func acquireOwnerLease() throws -> (any RuntimeOwnerLease)? {
+        owners.acquire()
+    }
+
+    /// Whether a runtime on this store still holds the lease of `ownerID`.
+    public func isOwnerLeaseHeld(_ ownerID: String) throws -> Bool {
+        owners.isHeld(ownerID)
+    }
+}
+
+/// The live owner IDs of one in-memory store.
+final class InProcessOwnerRegistry: Sendable {
+    private let live = Mutex<Set<String>>([])
+
+    func acquire() -> any RuntimeOwnerLease {
+        let lease = InProcessOwnerLease(ownerID: UUID().uuidString.lowercased(), registry: self)
+        live.withLock { _ = $0.insert(lease.ownerID) }
+        return lease
+    }
+
+    func isHeld(_ ownerID: String) -> Bool { live.withLock { $0.contains(ownerID) } }
+
+    func release(_ ownerID: String) { live.withLock { _ = $0.remove(ownerID) } }
+}
+
+/// A lease of ``InProcessOwnerRegistry``, released on deinit.
+final class InProcessOwnerLease: RuntimeOwnerLease {
+    let ownerID: String
+    private let registry: InProcessOwnerRegistry
+
+    init(ownerID: String, registry: InProcessOwnerRegistry) {
+        self.ownerID = ownerID
+        self.registry = registry
+    }
+
+    deinit { registry.release(ownerID) }
 }
