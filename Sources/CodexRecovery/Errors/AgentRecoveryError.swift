@@ -75,6 +75,10 @@ public struct AgentRecoveryError: Error, Sendable, Hashable, CustomStringConvert
         public static let retryNotAllowed: Code = "retry_not_allowed"
         /// The same retry action was repeated with different settings.
         public static let retryConfigurationMismatch: Code = "retry_configuration_mismatch"
+        /// No store is at the path given to a read-only open (the message names the path).
+        public static let storeNotFound: Code = "store_not_found"
+        /// A store opened read-only was asked to change something; nothing was touched.
+        public static let storeReadOnly: Code = "store_read_only"
     }
 
     /// The stable code.

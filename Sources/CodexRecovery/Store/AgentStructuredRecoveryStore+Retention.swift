@@ -9,12 +9,34 @@ public struct AgentRecoveryInventory: Sendable, Hashable {
     public var unreadableOperationIDs: [UUID]
     /// Operations that were acknowledged or abandoned and keep only their disposition marker.
     public var disposedOperationIDs: [UUID]
+    /// Every entry that could not be read, by its path inside the store (a symbolic link or a FIFO
+    /// where a directory or record should be, a corrupt record, …), with why. The rest of the store is
+    /// still listed.
+    public var problems: [Problem]
+
+    /// An entry of the store that could not be read.
+    public struct Problem: Sendable, Hashable {
+        /// The path relative to the store directory, e.g. `a1b2…/s3c4…/<operation-id>.json`.
+        public var path: String
+        /// The typed reason (`insecure_store`, `record_corrupt`, `unsupported_record_version`, …).
+        public var code: AgentRecoveryError.Code
+        /// A log-safe explanation.
+        public var message: String
+
+        /// Creates a problem.
+        public init(path: String, code: AgentRecoveryError.Code, message: String) {
+            self.path = path
+            self.code = code
+            self.message = message
+        }
+    }
 
     /// Creates an inventory.
-    public init(operationIDs: [UUID], unreadableOperationIDs: [UUID], disposedOperationIDs: [UUID]) {
+    public init(operationIDs: [UUID], unreadableOperationIDs: [UUID], disposedOperationIDs: [UUID], problems: [Problem] = []) {
         self.operationIDs = operationIDs
         self.unreadableOperationIDs = unreadableOperationIDs
         self.disposedOperationIDs = disposedOperationIDs
+        self.problems = problems
     }
 }
 
@@ -42,16 +64,43 @@ public struct AgentRecoveryCleanupResult: Sendable, Hashable {
 
 extension AgentStructuredRecoveryStore {
     /// Lists the operations of `binding` (all scopes when `scope` is `nil`). A record that cannot be read
-    /// is listed in ``AgentRecoveryInventory/unreadableOperationIDs`` instead of failing the call.
-    /// - Throws: ``AgentRecoveryError`` when a directory itself cannot be read.
+    /// is listed in ``AgentRecoveryInventory/unreadableOperationIDs``, and any entry that cannot be read
+    /// (a record, or a directory replaced by a symbolic link or a FIFO) in
+    /// ``AgentRecoveryInventory/problems`` by its path, instead of failing the call. Nothing is written.
+    /// - Throws: ``AgentRecoveryError`` when the account's own directory cannot be listed.
     public func inventory(binding: String, scope: String? = nil) throws(AgentRecoveryError) -> AgentRecoveryInventory {
         var inventory = AgentRecoveryInventory(operationIDs: [], unreadableOperationIDs: [], disposedOperationIDs: [])
-        for partition in try partitions(binding: binding, scope: scope) {
+        let accountName = Self.bindingKey(binding)
+        let account: RecoveryDirectory
+        do throws(AgentRecoveryError) {
+            guard let opened = try root.subdirectory(accountName, create: false) else { return inventory }
+            account = opened
+        } catch {
+            inventory.problems.append(.init(path: accountName, code: error.code, message: error.message))
+            return inventory
+        }
+        let scopeNames: [String]
+        if let scope {
+            scopeNames = [Self.scopeKey(scope)]
+        } else {
+            scopeNames = try account.entries().filter { $0.hasPrefix("s") }.sorted()
+        }
+        for scopeName in scopeNames {
+            let partition: RecoveryPartition
+            do throws(AgentRecoveryError) {
+                guard let scoped = try account.subdirectory(scopeName, create: false) else { continue }
+                partition = RecoveryPartition(store: self, directory: scoped)
+            } catch {
+                inventory.problems.append(.init(path: accountName + "/" + scopeName, code: error.code, message: error.message))
+                continue
+            }
             for id in try partition.operationIDs(withSuffix: RecoveryOperationRecord.fileSuffix) {
                 do {
                     if try partition.verify(RecoveryOperationRecord.self, id) { inventory.operationIDs.append(id) }
                 } catch {
                     inventory.unreadableOperationIDs.append(id)
+                    let path = "\(accountName)/\(scopeName)/\(RecoveryPartition.fileName(id, RecoveryOperationRecord.fileSuffix))"
+                    inventory.problems.append(.init(path: path, code: error.code, message: error.message))
                 }
             }
             inventory.disposedOperationIDs += try partition.operationIDs(withSuffix: RecoveryDispositionRecord.fileSuffix)

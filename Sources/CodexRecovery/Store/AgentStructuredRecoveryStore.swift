@@ -37,6 +37,9 @@ public final class AgentStructuredRecoveryStore: Sendable {
     public let maximumRecordBytes: Int
     let fileSystem: any RecoveryFileSystem
     let root: RecoveryDirectory
+    /// Whether the store was opened with ``init(readingAt:maximumRecordBytes:fileSystem:)``: it reads
+    /// and refuses every change with `store_read_only`.
+    public let isReadOnly: Bool
 
     /// Bytes of the quota that operation records may not use, kept for lifecycle records (control
     /// commands and disposition markers): 64 KiB, or an eighth of a smaller quota.
@@ -60,8 +63,51 @@ public final class AgentStructuredRecoveryStore: Sendable {
         self.maximumBytes = max(1024, maximumBytes)
         self.maximumRecordBytes = min(max(1024, maximumRecordBytes), self.maximumBytes)
         self.fileSystem = fileSystem
+        isReadOnly = false
         root = try Self.openRoot(directory.standardizedFileURL.path, fileSystem: fileSystem)
         try recountUsage()
+    }
+
+    /// Opens an existing store for inspection only (inventory, status, receipts): no directory is
+    /// created, no mode is changed, no lock file is created or rewritten, and the quota ledger is not
+    /// recounted. Every method that would change the store throws `store_read_only` first, and the
+    /// file-system seam is wrapped so that no call that writes can reach the disk. A store directory of
+    /// another user can be read (an operator inspecting a service's store); symbolic links are still
+    /// refused.
+    ///
+    /// ```swift
+    /// let store = try AgentStructuredRecoveryStore(readingAt: URL(fileURLWithPath: "/var/lib/app/recovery"))
+    /// let inventory = try store.inventory(binding: binding)
+    /// for problem in inventory.problems { print(problem.path, problem.code) }
+    /// ```
+    /// - Throws: ``AgentRecoveryError`` `store_not_found` (naming the path) when nothing is there,
+    ///   `insecure_store` for a symbolic link or a non-directory, `storage_failure`.
+    public init(
+        readingAt directory: URL,
+        maximumRecordBytes: Int = AgentStructuredRecoveryStore.defaultMaximumRecordBytes,
+        fileSystem: any RecoveryFileSystem = PosixRecoveryFileSystem()
+    ) throws(AgentRecoveryError) {
+        self.directory = directory
+        maximumBytes = Self.defaultMaximumBytes
+        self.maximumRecordBytes = max(1024, maximumRecordBytes)
+        let readOnly = ReadOnlyRecoveryFileSystem(base: fileSystem)
+        self.fileSystem = readOnly
+        isReadOnly = true
+        let path = directory.standardizedFileURL.path
+        do {
+            root = RecoveryDirectory(fileSystem: readOnly, descriptor: try readOnly.openDirectory(path: path))
+        } catch where error.errorNumber == ENOENT {
+            throw AgentRecoveryError(code: .storeNotFound, message: "no recovery store at \(path)", systemErrorNumber: ENOENT)
+        } catch {
+            throw RecoveryDirectory.failure(error, "cannot open the store directory \(path)")
+        }
+    }
+
+    /// Throws `store_read_only` for a store opened read-only.
+    func requireWritable() throws(AgentRecoveryError) {
+        guard !isReadOnly else {
+            throw AgentRecoveryError(code: .storeReadOnly, message: "the store was opened read-only; nothing was changed")
+        }
     }
 
     private static func openRoot(_ path: String, fileSystem: any RecoveryFileSystem) throws(AgentRecoveryError) -> RecoveryDirectory {
@@ -110,6 +156,7 @@ public final class AgentStructuredRecoveryStore: Sendable {
 
     /// The partition of `binding` and `scope`, created when `create` is true.
     func partition(binding: String, scope: String?, create: Bool) throws(AgentRecoveryError) -> RecoveryPartition? {
+        if create { try requireWritable() }
         guard let account = try root.subdirectory(Self.bindingKey(binding), create: create),
               let scoped = try account.subdirectory(Self.scopeKey(scope), create: create)
         else { return nil }
@@ -178,6 +225,7 @@ public final class AgentStructuredRecoveryStore: Sendable {
     /// Runs `body` holding the store-wide quota lock (`quota.lock`, never deleted), which serializes
     /// quota checks and the writes they admit across processes. `body` gets the usage ledger.
     func withQuotaLock<T>(_ body: (inout QuotaLedger) throws(AgentRecoveryError) -> T) throws(AgentRecoveryError) -> T {
+        try requireWritable()
         let fd: Int32
         do {
             fd = try fileSystem.openFile(in: root.descriptor, name: "quota.lock", flags: O_RDWR | O_CREAT, mode: 0o600)

@@ -101,7 +101,8 @@ struct RecoveryPartition: Sendable {
 
     /// Takes the exclusive lease of `operationID`, or throws `operation_busy`.
     func lease(_ operationID: UUID) throws(AgentRecoveryError) -> RecoveryLease {
-        try RecoveryLease(operationID: operationID, directory: directory, name: Self.fileName(operationID, ".lock"))
+        try store.requireWritable()
+        return try RecoveryLease(operationID: operationID, directory: directory, name: Self.fileName(operationID, ".lock"))
     }
 
     /// Whether some execution (in any process) holds the lease of `operationID` right now. On Linux it
@@ -110,6 +111,7 @@ struct RecoveryPartition: Sendable {
     func isLeaseHeld(_ operationID: UUID) throws(AgentRecoveryError) -> Bool {
         let name = Self.fileName(operationID, ".lock")
         if let held = RecoveryLockTable.isFlockHeld(directory: directory, name: name) { return held }
+        if store.isReadOnly { return try isLockFileHeld(name) }
         do {
             _ = try lease(operationID)
             return false
@@ -118,9 +120,30 @@ struct RecoveryPartition: Sendable {
         }
     }
 
+    /// Whether the existing lock file `name` is held, by trying it on a read-only descriptor (nothing
+    /// is created; a missing file is not held).
+    private func isLockFileHeld(_ name: String) throws(AgentRecoveryError) -> Bool {
+        let fileSystem = directory.fileSystem
+        let fd: Int32
+        do {
+            fd = try fileSystem.openFile(in: directory.descriptor, name: name, flags: O_RDONLY | O_NONBLOCK, mode: 0)
+        } catch where error.errorNumber == ENOENT {
+            return false
+        } catch {
+            throw RecoveryDirectory.failure(error, "cannot open an operation lock file")
+        }
+        defer { fileSystem.close(fd) }
+        do {
+            return try !fileSystem.lockExclusively(fd, wait: false)
+        } catch {
+            throw RecoveryDirectory.failure(error, "cannot probe an operation lock")
+        }
+    }
+
     /// Runs `body` holding the operation's short control lock (`<id>.control.lock`, never deleted), which
     /// orders lifecycle commands against the start of an execution, transmission and completion.
     func withControlLock<T>(_ operationID: UUID, _ body: () throws(AgentRecoveryError) -> T) throws(AgentRecoveryError) -> T {
+        try store.requireWritable()
         let fileSystem = directory.fileSystem
         let fd: Int32
         do {

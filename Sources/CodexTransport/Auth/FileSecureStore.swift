@@ -23,6 +23,25 @@ public struct FileSecureStore: Sendable {
 
     /// The directory.
     public let directory: URL
+    /// Whether the store was opened with ``init(readingAt:)``: it loads and refuses to save or delete.
+    public let isReadOnly: Bool
+
+    /// Opens an existing store for reading only: nothing is created and no mode is changed (a missing
+    /// directory simply holds no secrets). ``save(_:for:)`` and ``delete(_:)`` throw.
+    ///
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `secure_store_failure` when the path is a symbolic link or
+    ///   not a directory.
+    public init(readingAt directory: URL) throws {
+        self.directory = directory
+        isReadOnly = true
+        var info = stat()
+        guard lstat(directory.path, &info) == 0 else {
+            guard errno == ENOENT else { throw Self.failure("cannot inspect the store directory", errno) }
+            return
+        }
+        guard (info.st_mode & S_IFMT) != S_IFLNK else { throw Self.failure("the store directory is a symbolic link", nil) }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw Self.failure("the store path is not a directory", nil) }
+    }
 
     /// Opens (creating if needed) the store directory with mode 0700.
     ///
@@ -30,6 +49,7 @@ public struct FileSecureStore: Sendable {
     ///   not a directory, or cannot be created.
     public init(directory: URL) throws {
         self.directory = directory
+        isReadOnly = false
         let path = directory.path
         var info = stat()
         if lstat(path, &info) != 0 {
@@ -48,6 +68,7 @@ public struct FileSecureStore: Sendable {
     /// - Throws: ``CodexCore/AgentRuntimeError`` `secure_store_failure`.
     public func save(_ bytes: [UInt8], for key: String) throws {
         try Self.check(key)
+        guard !isReadOnly else { throw Self.failure("the store was opened read-only", nil) }
         guard bytes.count <= Self.maximumBytes else { throw Self.failure("the secret is larger than \(Self.maximumBytes) bytes", nil) }
         let directoryFD = try openDirectory()
         defer { close(directoryFD) }
@@ -92,6 +113,7 @@ public struct FileSecureStore: Sendable {
     ///   by others, an oversized file or a read error.
     public func load(_ key: String) throws -> [UInt8]? {
         try Self.check(key)
+        if isReadOnly, !FileManager.default.fileExists(atPath: directory.path) { return nil }
         let directoryFD = try openDirectory()
         defer { close(directoryFD) }
         let fd = openat(directoryFD, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
@@ -125,6 +147,7 @@ public struct FileSecureStore: Sendable {
     /// - Throws: ``CodexCore/AgentRuntimeError`` `secure_store_failure`.
     public func delete(_ key: String) throws {
         try Self.check(key)
+        guard !isReadOnly else { throw Self.failure("the store was opened read-only", nil) }
         let directoryFD = try openDirectory()
         defer { close(directoryFD) }
         if unlinkat(directoryFD, key, 0) != 0, errno != ENOENT { throw Self.failure("cannot delete the secret", errno) }

@@ -25,10 +25,11 @@ enum CLIAuth {
         return CodexCLIAuthFile()
     }
 
-    /// The first available source, or `nil` when not signed in.
+    /// The first available source, or `nil` when not signed in. Only reads (the secret store is opened
+    /// read-only).
     static func source(store: URL, codexHome: String?) throws -> Source? {
         if FileManager.default.fileExists(atPath: store.path),
-           let session = try ChatGPTSessionStore(store: try FileSecureStore(directory: store)).load() {
+           let session = try ChatGPTSessionStore(store: try FileSecureStore(readingAt: store)).load() {
             return .savedSession(session)
         }
         if let contents = try codexFile(codexHome).read() { return .codexCLI(contents) }
@@ -36,11 +37,12 @@ enum CLIAuth {
         return nil
     }
 
-    /// A provider for the first available source.
-    static func provider(store: URL, codexHome: String?, issuer: AuthIssuer, http: any HTTPClient) throws -> (any AuthProvider)? {
+    /// A provider for the first available source. With `readOnly`, a renewed session would not be
+    /// saved (for commands that only look and never need renewal).
+    static func provider(store: URL, codexHome: String?, issuer: AuthIssuer, http: any HTTPClient, readOnly: Bool = false) throws -> (any AuthProvider)? {
         switch try source(store: store, codexHome: codexHome) {
         case .savedSession(let session)?:
-            let sessionStore = ChatGPTSessionStore(store: try FileSecureStore(directory: store))
+            let sessionStore = ChatGPTSessionStore(store: try readOnly ? FileSecureStore(readingAt: store) : FileSecureStore(directory: store))
             return ChatGPTSessionAuthProvider(session: session, issuer: issuer, httpClient: http, store: sessionStore)
         case .codexCLI?:
             return CodexCLIAuthProvider(file: codexFile(codexHome))

@@ -48,15 +48,17 @@ enum RecoveryCommand: CLICommand {
         let json: Bool
     }
 
-    static func context(_ parsed: ParsedArguments) async throws -> Context {
+    /// The store (read-only for commands that only look), the service and the binding.
+    static func context(_ parsed: ParsedArguments, readOnly: Bool) async throws -> Context {
         guard let path = parsed.options["--store"] else { throw UsageError("--store <dir> is required") }
-        let store = try AgentStructuredRecoveryStore(directory: URL(fileURLWithPath: path))
+        let url = URL(fileURLWithPath: path)
+        let store = try readOnly ? AgentStructuredRecoveryStore(readingAt: url) : AgentStructuredRecoveryStore(directory: url)
         let provider: any AuthProvider
         if let binding = parsed.options["--binding"] {
             provider = BindingOnlyAuthProvider(binding: binding)
         } else if let signedIn = try CLIAuth.provider(
             store: CLIAuth.storeDirectory(parsed.options["--secrets"]), codexHome: parsed.options["--codex-home"], issuer: .openAI,
-            http: URLSessionHTTPClient()
+            http: URLSessionHTTPClient(), readOnly: readOnly
         ) {
             provider = signedIn
         } else {
@@ -75,7 +77,7 @@ enum RecoveryCommand: CLICommand {
     /// Parses, builds the context and runs `body`, mapping errors to exit statuses (64 usage, 1 failure).
     static func execute<Command: CLICommand>(
         _ command: Command.Type, _ arguments: [String], flags: Set<String> = ["--json"], extraValues: Set<String> = [],
-        positionals: Int, _ body: (ParsedArguments, Context) async throws -> Void
+        positionals: Int, readOnly: Bool = false, _ body: (ParsedArguments, Context) async throws -> Void
     ) async -> Int32 {
         let validate: (ParsedArguments) throws -> Void = { parsed in
             guard parsed.positionals.count == positionals else {
@@ -85,7 +87,7 @@ enum RecoveryCommand: CLICommand {
             guard parsed.options["--store"] != nil else { throw UsageError("--store <dir> is required") }
         }
         return await command.runParsed(arguments, flags: flags, valueOptions: valueOptions.union(extraValues), validate: validate) { parsed in
-            try await body(parsed, try await context(parsed))
+            try await body(parsed, try await context(parsed, readOnly: readOnly))
         }
     }
 
@@ -118,19 +120,23 @@ enum RecoveryListCommand: CLICommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
-        return await RecoveryCommand.execute(Self.self, arguments, extraValues: ["--scope"], positionals: 0) { parsed, context in
+        return await RecoveryCommand.execute(Self.self, arguments, extraValues: ["--scope"], positionals: 0, readOnly: true) { parsed, context in
             let inventory = try context.store.inventory(binding: context.binding, scope: parsed.options["--scope"])
             func ids(_ list: [UUID]) -> [JSONValue] { list.map { .string($0.uuidString.lowercased()) } }
             if context.json {
                 RecoveryCommand.printJSON([
                     "operations": .array(ids(inventory.operationIDs)), "unreadable": .array(ids(inventory.unreadableOperationIDs)),
                     "disposed": .array(ids(inventory.disposedOperationIDs)),
+                    "problems": .array(inventory.problems.map { ["path": .string($0.path), "code": .string($0.code.rawValue), "message": .string($0.message)] }),
                 ])
                 return
             }
             for id in inventory.operationIDs { Console.line("\(id.uuidString.lowercased())  operation") }
             for id in inventory.unreadableOperationIDs { Console.line("\(id.uuidString.lowercased())  unreadable") }
             for id in inventory.disposedOperationIDs { Console.line("\(id.uuidString.lowercased())  disposed") }
+            for problem in inventory.problems {
+                Console.line("\(Console.display(problem.path))  \(problem.code.rawValue): \(Console.display(problem.message))")
+            }
             Console.line("\(inventory.operationIDs.count) operations, \(inventory.unreadableOperationIDs.count) unreadable, \(inventory.disposedOperationIDs.count) disposed")
         }
     }
@@ -147,7 +153,7 @@ enum RecoveryStatusCommand: CLICommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
-        return await RecoveryCommand.execute(Self.self, arguments, positionals: 1) { parsed, context in
+        return await RecoveryCommand.execute(Self.self, arguments, positionals: 1, readOnly: true) { parsed, context in
             let status = try await context.recovery.status(try RecoveryCommand.handle(parsed), store: context.store)
             let value: JSONValue = [
                 "operation_id": .string(status.operationID.uuidString.lowercased()), "state": .string(status.state.rawValue),
@@ -184,7 +190,7 @@ enum RecoveryReceiptCommand: CLICommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
-        return await RecoveryCommand.execute(Self.self, arguments, positionals: 1) { parsed, context in
+        return await RecoveryCommand.execute(Self.self, arguments, positionals: 1, readOnly: true) { parsed, context in
             let receipt = try await context.recovery.receipt(try RecoveryCommand.handle(parsed), store: context.store)
             guard context.json else {
                 Console.line(String(decoding: receipt.payload, as: UTF8.self))
