@@ -39,7 +39,8 @@ import Testing
         let malformed = try await CommandRunner.codexctl(["responses", "decode", "-"], stdin: "data: {oops\n\n")
         #expect(malformed.status == 1)
         #expect(malformed.stderr.hasPrefix("Error: responses_event_malformed"))
-        #expect(malformed.stderr.contains("(at byte 13)"))
+        // The offset of the event that failed (its first line).
+        #expect(malformed.stderr.contains("(at byte 0)"))
     }
 }
 

@@ -2,11 +2,16 @@ public import CodexCore
 import CodexSchema
 import Foundation
 
-/// Turns server-sent events of a Responses stream into typed ``ResponsesStreamEvent``s.
+/// Turns server-sent events of a Responses stream into typed ``ResponsesStreamEvent``s, strictly.
 ///
 /// The event type is read from the JSON `type` (falling back to the SSE `event` name). Unknown types
-/// are kept with their raw JSON. Events whose `sequence_number` is not above the highest seen so far
-/// are duplicates and are dropped (``decode(_:)`` returns `nil`).
+/// are kept with their raw JSON. In a known event, a field that is missing where the event needs it
+/// (`delta`, `text`, `arguments`, `response`, `item`), of the wrong type or out of range (a negative or
+/// huge index, a fractional or overflowing `sequence_number`) is a `responses_event_malformed` error
+/// with the event's byte offset, never a silent default; indices the event omits read as 0 (the Codex
+/// backend leaves some out). Events whose `sequence_number` is not above the highest seen so far are
+/// duplicates and are dropped (``decode(_:)`` returns `nil`). After `response.completed` (or another
+/// terminal event) the response is over: any further event is an error.
 ///
 /// ```swift
 /// var decoder = ResponsesEventDecoder()
@@ -16,6 +21,8 @@ public struct ResponsesEventDecoder: Sendable {
     private var highestSequenceNumber = -1
     private var parser = JSONReader.Parser(options: .init(maximumDepth: 128))
     private var lastItemID: (bytes: [UInt8], text: String) = ([], "")
+    /// The terminal event already decoded, if any.
+    private var ended: String?
     /// How many duplicate events were dropped.
     public private(set) var droppedDuplicates = 0
     private let wallClock: any AgentWallClock
@@ -27,8 +34,15 @@ public struct ResponsesEventDecoder: Sendable {
 
     /// Decodes one event; `nil` for a duplicate.
     ///
-    /// - Throws: ``AgentRuntimeError`` with code `responses_event_malformed` when the data is not a JSON object.
+    /// - Throws: ``CodexCore/AgentRuntimeError`` with code `responses_event_malformed` and the event's
+    ///   ``SSEEvent/byteOffset``: the data is not a JSON object, a field is missing, of the wrong type or
+    ///   out of range, or the event follows the end of the response.
     public mutating func decode(_ event: SSEEvent) throws(AgentRuntimeError) -> ResponsesStreamEvent? {
+        if let ended {
+            throw AgentRuntimeError(
+                code: .responsesEventMalformed, message: "an event arrived after \(ended), which ends the response", byteOffset: event.byteOffset
+            )
+        }
         let wallClock = wallClock
         var result: ResponsesStreamEvent?
         // Take the parser out while decoding (the closure also mutates `self`); swapping keeps its
@@ -40,16 +54,21 @@ public struct ResponsesEventDecoder: Sendable {
             try parser.parse(event.dataBytes) { reader in
                 result = try self.decode(reader.root, sseType: event.type, wallClock: wallClock)
             }
-        } catch let error as AgentRuntimeError {
+        } catch let error as MalformedEventField {
+            throw AgentRuntimeError(code: .responsesEventMalformed, message: error.message, byteOffset: event.byteOffset)
+        } catch var error as AgentRuntimeError {
+            error.byteOffset = error.byteOffset ?? event.byteOffset
             throw error
         } catch {
             throw AgentRuntimeError(
                 code: .responsesEventMalformed,
                 message: "a stream event's data is not valid JSON",
+                byteOffset: event.byteOffset,
                 underlying: error as? CodexSchemaError
             )
         }
         guard let decoded = result else { return nil }
+        if decoded.isTerminal { ended = decoded.typeName }
         if let sequence = decoded.sequenceNumber {
             if sequence <= highestSequenceNumber {
                 droppedDuplicates += 1
@@ -108,153 +127,142 @@ public struct ResponsesEventDecoder: Sendable {
             throw AgentRuntimeError(code: .responsesEventMalformed, message: "a stream event's data is not a JSON object")
         }
         let fields = Fields(root)
-        let sequence = fields.sequenceNumber?.int
-        let outputIndex = fields.outputIndex?.int ?? 0
         // The hottest event by far: handled before the type string is even created.
         if fields.type?.isString("response.output_text.delta") == true {
-            return ResponsesStreamEvent(sequenceNumber: sequence, kind: .outputTextDelta(
-                itemID: itemID(fields.itemID), outputIndex: outputIndex, contentIndex: fields.contentIndex?.int ?? 0, delta: fields.delta?.string ?? ""
+            let event = "response.output_text.delta"
+            return ResponsesStreamEvent(sequenceNumber: try Self.sequenceNumber(fields, event), kind: .outputTextDelta(
+                itemID: try itemID(fields.itemID, event), outputIndex: try EventField.index(fields.outputIndex, event, "output_index"),
+                contentIndex: try EventField.index(fields.contentIndex, event, "content_index"), delta: try EventField.string(fields.delta, event, "delta")
             ))
         }
-        let type = fields.type?.string ?? sseType
-        let itemID = itemID(fields.itemID)
-        let kind: ResponsesStreamEvent.Kind
-        switch type {
-        case "response.output_text.done":
-            kind = .outputTextDone(itemID: itemID, outputIndex: outputIndex, contentIndex: fields.contentIndex?.int ?? 0, text: fields.text?.string ?? "")
-        case "response.created": kind = .created(Self.responseInfo(root["response"]))
-        case "response.in_progress": kind = .inProgress(Self.responseInfo(root["response"]))
-        case "response.queued": kind = .queued(Self.responseInfo(root["response"]))
-        case "response.completed": kind = .completed(Self.responseInfo(root["response"]))
-        case "response.failed": kind = .failed(Self.responseInfo(root["response"]))
-        case "response.incomplete": kind = .incomplete(Self.responseInfo(root["response"]))
-        case "response.output_item.added":
-            kind = .outputItemAdded(outputIndex: outputIndex, item: Self.outputItem(root["item"]))
-        case "response.output_item.done":
-            kind = .outputItemDone(outputIndex: outputIndex, item: Self.outputItem(root["item"]))
-        case "response.content_part.added":
-            kind = .contentPartAdded(itemID: itemID, outputIndex: outputIndex, contentIndex: fields.contentIndex?.int ?? 0)
-        case "response.content_part.done":
-            kind = .contentPartDone(itemID: itemID, outputIndex: outputIndex, contentIndex: fields.contentIndex?.int ?? 0)
-        case "response.refusal.delta":
-            kind = .refusalDelta(itemID: itemID, outputIndex: outputIndex, delta: fields.delta?.string ?? "")
-        case "response.reasoning_summary_part.added":
-            kind = .reasoningSummaryPartAdded(itemID: itemID, outputIndex: outputIndex, summaryIndex: fields.summaryIndex?.int ?? 0)
-        case "response.reasoning_summary_part.done":
-            kind = .reasoningSummaryPartDone(itemID: itemID, outputIndex: outputIndex, summaryIndex: fields.summaryIndex?.int ?? 0)
-        case "response.reasoning_summary_text.delta":
-            kind = .reasoningSummaryTextDelta(
-                itemID: itemID, outputIndex: outputIndex, summaryIndex: fields.summaryIndex?.int ?? 0, delta: fields.delta?.string ?? ""
-            )
-        case "response.reasoning_summary_text.done":
-            kind = .reasoningSummaryTextDone(
-                itemID: itemID, outputIndex: outputIndex, summaryIndex: fields.summaryIndex?.int ?? 0, text: fields.text?.string ?? ""
-            )
-        case "response.reasoning_text.delta":
-            kind = .reasoningTextDelta(itemID: itemID, outputIndex: outputIndex, contentIndex: fields.contentIndex?.int ?? 0, delta: fields.delta?.string ?? "")
-        case "response.function_call_arguments.delta":
-            kind = .functionCallArgumentsDelta(itemID: itemID, outputIndex: outputIndex, delta: fields.delta?.string ?? "")
-        case "response.function_call_arguments.done":
-            kind = .functionCallArgumentsDone(itemID: itemID, outputIndex: outputIndex, arguments: fields.arguments?.string ?? "")
-        case "response.custom_tool_call_input.delta":
-            kind = .customToolCallInputDelta(itemID: itemID, callID: root["call_id"]?.string, delta: fields.delta?.string ?? "")
-        case "error":
-            let error = root["error"]
-            kind = .error(
-                code: error?["code"]?.string ?? root["code"]?.string,
-                type: error?["type"]?.string ?? root["error"]?.string,
-                message: error?["message"]?.string ?? root["message"]?.string,
-                param: error?["param"]?.string ?? root["param"]?.string
-            )
-        case "codex.rate_limits":
-            kind = .rateLimits(RateLimitParser.snapshots(fromEvent: root, now: wallClock.now()))
-        default:
-            if type.hasPrefix("response.web_search_call."), let status = type.split(separator: ".").last {
-                kind = .webSearchCall(itemID: itemID, outputIndex: outputIndex, status: String(status))
-            } else if type.hasPrefix("response.image_generation_call."), let status = type.split(separator: ".").last {
-                kind = .imageGenerationCall(
-                    itemID: itemID, outputIndex: outputIndex, status: String(status), partialImageBase64: root["partial_image_b64"]?.string
-                )
-            } else {
-                kind = .unknown(type: type, raw: root.value)
-            }
+        let type: String
+        if let node = fields.type {
+            guard let text = node.string else { throw MalformedEventField(message: "a stream event's `type` must be a string") }
+            type = text
+        } else {
+            type = sseType
         }
+        let sequence = try Self.sequenceNumber(fields, type)
+        let kind = try kind(of: type, root, fields, wallClock: wallClock)
         return ResponsesStreamEvent(sequenceNumber: sequence, kind: kind)
     }
 
-    /// The item ID as a String, reusing the previous one when the bytes repeat (deltas of one item do).
-    private mutating func itemID(_ node: JSONReader.Node?) -> String {
-        guard let bytes = node?.stringBytes else { return "" }
+    private static func sequenceNumber(_ fields: Fields, _ event: String) throws(MalformedEventField) -> Int? {
+        try EventField.optionalCount(fields.sequenceNumber, event, "sequence_number")
+    }
+
+    private mutating func kind(
+        of type: String, _ root: JSONReader.Node, _ fields: Fields, wallClock: any AgentWallClock
+    ) throws(MalformedEventField) -> ResponsesStreamEvent.Kind {
+        let event = type
+        func index(_ node: JSONReader.Node?, _ name: StaticString) throws(MalformedEventField) -> Int { try EventField.index(node, event, name) }
+        func text(_ node: JSONReader.Node?, _ name: StaticString) throws(MalformedEventField) -> String { try EventField.string(node, event, name) }
+        switch type {
+        case "response.output_text.done":
+            return .outputTextDone(
+                itemID: try itemID(fields.itemID, event), outputIndex: try index(fields.outputIndex, "output_index"),
+                contentIndex: try index(fields.contentIndex, "content_index"), text: try text(fields.text, "text")
+            )
+        case "response.created": return .created(try EventField.responseInfo(root["response"], event))
+        case "response.in_progress": return .inProgress(try EventField.responseInfo(root["response"], event))
+        case "response.queued": return .queued(try EventField.responseInfo(root["response"], event))
+        case "response.completed": return .completed(try EventField.responseInfo(root["response"], event))
+        case "response.failed": return .failed(try EventField.responseInfo(root["response"], event))
+        case "response.incomplete": return .incomplete(try EventField.responseInfo(root["response"], event))
+        case "response.output_item.added":
+            return .outputItemAdded(outputIndex: try index(fields.outputIndex, "output_index"), item: try EventField.outputItem(root["item"], event))
+        case "response.output_item.done":
+            return .outputItemDone(outputIndex: try index(fields.outputIndex, "output_index"), item: try EventField.outputItem(root["item"], event))
+        case "response.content_part.added":
+            return .contentPartAdded(
+                itemID: try itemID(fields.itemID, event), outputIndex: try index(fields.outputIndex, "output_index"),
+                contentIndex: try index(fields.contentIndex, "content_index")
+            )
+        case "response.content_part.done":
+            return .contentPartDone(
+                itemID: try itemID(fields.itemID, event), outputIndex: try index(fields.outputIndex, "output_index"),
+                contentIndex: try index(fields.contentIndex, "content_index")
+            )
+        case "response.refusal.delta":
+            return .refusalDelta(itemID: try itemID(fields.itemID, event), outputIndex: try index(fields.outputIndex, "output_index"), delta: try text(fields.delta, "delta"))
+        case "response.reasoning_summary_part.added":
+            return .reasoningSummaryPartAdded(
+                itemID: try itemID(fields.itemID, event), outputIndex: try index(fields.outputIndex, "output_index"),
+                summaryIndex: try index(fields.summaryIndex, "summary_index")
+            )
+        case "response.reasoning_summary_part.done":
+            return .reasoningSummaryPartDone(
+                itemID: try itemID(fields.itemID, event), outputIndex: try index(fields.outputIndex, "output_index"),
+                summaryIndex: try index(fields.summaryIndex, "summary_index")
+            )
+        case "response.reasoning_summary_text.delta":
+            return .reasoningSummaryTextDelta(
+                itemID: try itemID(fields.itemID, event), outputIndex: try index(fields.outputIndex, "output_index"),
+                summaryIndex: try index(fields.summaryIndex, "summary_index"), delta: try text(fields.delta, "delta")
+            )
+        case "response.reasoning_summary_text.done":
+            return .reasoningSummaryTextDone(
+                itemID: try itemID(fields.itemID, event), outputIndex: try index(fields.outputIndex, "output_index"),
+                summaryIndex: try index(fields.summaryIndex, "summary_index"), text: try text(fields.text, "text")
+            )
+        case "response.reasoning_text.delta":
+            return .reasoningTextDelta(
+                itemID: try itemID(fields.itemID, event), outputIndex: try index(fields.outputIndex, "output_index"),
+                contentIndex: try index(fields.contentIndex, "content_index"), delta: try text(fields.delta, "delta")
+            )
+        case "response.function_call_arguments.delta":
+            return .functionCallArgumentsDelta(
+                itemID: try itemID(fields.itemID, event), outputIndex: try index(fields.outputIndex, "output_index"), delta: try text(fields.delta, "delta")
+            )
+        case "response.function_call_arguments.done":
+            return .functionCallArgumentsDone(
+                itemID: try itemID(fields.itemID, event), outputIndex: try index(fields.outputIndex, "output_index"),
+                arguments: try text(fields.arguments, "arguments")
+            )
+        case "response.custom_tool_call_input.delta":
+            return .customToolCallInputDelta(
+                itemID: try itemID(fields.itemID, event), callID: try EventField.optionalString(root["call_id"], event, "call_id"),
+                delta: try text(fields.delta, "delta")
+            )
+        case "error":
+            // The fields sit inside `error` (Responses) or at the top level (older servers, where `error`
+            // may be the error type as a string).
+            let errorName = root["error"]?.string
+            let error = errorName == nil ? try EventField.optionalObject(root["error"], event, "error") : nil
+            func field(_ name: StaticString) throws(MalformedEventField) -> String? {
+                if let nested = try EventField.optionalString(error?.member(name.description), event, name) { return nested }
+                return try EventField.optionalString(root.member(name.description), event, name)
+            }
+            return .error(
+                code: try field("code"), type: try EventField.optionalString(error?["type"], event, "type") ?? errorName,
+                message: try field("message"), param: try field("param")
+            )
+        case "codex.rate_limits":
+            return .rateLimits(RateLimitParser.snapshots(fromEvent: root, now: wallClock.now()))
+        default:
+            if type.hasPrefix("response.web_search_call."), let status = type.split(separator: ".").last {
+                return .webSearchCall(itemID: try itemID(fields.itemID, event), outputIndex: try index(fields.outputIndex, "output_index"), status: String(status))
+            }
+            if type.hasPrefix("response.image_generation_call."), let status = type.split(separator: ".").last {
+                return .imageGenerationCall(
+                    itemID: try itemID(fields.itemID, event), outputIndex: try index(fields.outputIndex, "output_index"), status: String(status),
+                    partialImageBase64: try EventField.optionalString(root["partial_image_b64"], event, "partial_image_b64")
+                )
+            }
+            return .unknown(type: type, raw: root.value)
+        }
+    }
+
+    /// The item ID as a String (empty when absent), reusing the previous one when the bytes repeat
+    /// (deltas of one item do).
+    private mutating func itemID(_ node: JSONReader.Node?, _ event: String) throws(MalformedEventField) -> String {
+        guard let node, !node.isNull else { return "" }
+        guard let bytes = node.stringBytes else { throw MalformedEventField(message: "\(event): `item_id` must be a string") }
         if bytes.count == lastItemID.bytes.count, lastItemID.bytes.withUnsafeBufferPointer({ Fields.sameBytes($0, bytes) }) {
             return lastItemID.text
         }
         let text = String(decoding: bytes, as: UTF8.self)
         lastItemID = (Array(bytes), text)
         return text
-    }
-
-    static func responseInfo(_ node: JSONReader.Node?) -> ResponsesResponseInfo {
-        guard let node, node.kind == .object else { return ResponsesResponseInfo() }
-        let error = node["error"]
-        return ResponsesResponseInfo(
-            id: node["id"]?.string,
-            model: node["model"]?.string,
-            status: node["status"]?.string,
-            usage: usage(node["usage"]),
-            errorCode: error?["code"]?.string,
-            errorMessage: error?["message"]?.string,
-            incompleteReason: node["incomplete_details"]?["reason"]?.string
-        )
-    }
-
-    static func usage(_ node: JSONReader.Node?) -> AgentUsage? {
-        guard let node, node.kind == .object else { return nil }
-        return AgentUsage(
-            inputTokens: node["input_tokens"]?.int,
-            cachedInputTokens: node["input_tokens_details"]?["cached_tokens"]?.int,
-            cacheWriteInputTokens: node["input_tokens_details"]?["cache_write_tokens"]?.int,
-            outputTokens: node["output_tokens"]?.int,
-            reasoningOutputTokens: node["output_tokens_details"]?["reasoning_tokens"]?.int,
-            totalTokens: node["total_tokens"]?.int
-        )
-    }
-
-    static func outputItem(_ node: JSONReader.Node?) -> ResponsesOutputItem {
-        guard let node, node.kind == .object else { return .unknown(type: "", raw: .null) }
-        let id = node["id"]?.string ?? ""
-        let type = node["type"]?.string ?? ""
-        switch type {
-        case "message":
-            var texts: [String] = []
-            var refusal: String?
-            for part in node["content"]?.elements ?? [] {
-                if part["type"]?.isString("output_text") == true { texts.append(part["text"]?.string ?? "") }
-                if part["type"]?.isString("refusal") == true { refusal = part["refusal"]?.string }
-            }
-            return .message(.init(
-                id: id, role: node["role"]?.string ?? "assistant", phase: node["phase"]?.string.map(AgentMessagePhase.init(wireName:)),
-                status: node["status"]?.string, textParts: texts, refusal: refusal
-            ))
-        case "function_call":
-            return .functionCall(.init(
-                id: id, callID: node["call_id"]?.string ?? "", name: node["name"]?.string ?? "", arguments: node["arguments"]?.string ?? "",
-                namespace: node["namespace"]?.string, status: node["status"]?.string
-            ))
-        case "reasoning":
-            let summary = (node["summary"]?.elements ?? []).compactMap { $0["text"]?.string }
-            return .reasoning(.init(id: id, summary: summary, encryptedContent: node["encrypted_content"]?.string))
-        case "web_search_call":
-            return .webSearchCall(id: id, status: node["status"]?.string, action: node["action"]?.value)
-        case "image_generation_call":
-            return .imageGenerationCall(.init(
-                id: id, status: node["status"]?.string, resultBase64: node["result"]?.string, revisedPrompt: node["revised_prompt"]?.string,
-                outputFormat: node["output_format"]?.string, size: node["size"]?.string, quality: node["quality"]?.string,
-                background: node["background"]?.string
-            ))
-        case "custom_tool_call":
-            return .customToolCall(id: id, callID: node["call_id"]?.string ?? "", name: node["name"]?.string ?? "", input: node["input"]?.string ?? "")
-        default:
-            return .unknown(type: type, raw: node.value)
-        }
     }
 }

@@ -32,6 +32,9 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
         private var toolActivity = false
         private var finished = false
         private var errorEvent: AgentRuntimeError?
+        /// A framing or decoding failure found while reading a chunk, raised once the events decoded
+        /// before it have been delivered.
+        private var deferredFailure: (any Error)?
         private var responseID: String?
         private var lastSequenceNumber: Int?
         private var random = SystemRandomNumberGenerator()
@@ -62,6 +65,11 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
                 }
                 pending.removeAll(keepingCapacity: true)
                 pendingIndex = 0
+                if let failure = deferredFailure {
+                    deferredFailure = nil
+                    try await fail(failure)
+                    continue
+                }
                 if bodyIterator == nil {
                     try await connect()
                     continue
@@ -173,7 +181,7 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
-                try await fail(interrupted(error))
+                try await fail(bodyFailure(error))
                 return
             }
             guard let chunk else {
@@ -194,17 +202,41 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
                 finished = true
                 throw AgentRuntimeError.executionLimitExceeded(.responseBytes)
             }
+            // Events framed before a framing error, and decoded before a decoding error, are delivered
+            // first; the error follows them. Nothing after the response's terminal event is read.
             do {
                 try framer.feed(chunk, into: &sseEvents)
-                for sseEvent in sseEvents {
-                    if let event = try decoder.decode(sseEvent) { pending.append(event) }
-                }
-                sseEvents.removeAll(keepingCapacity: true)
             } catch {
-                bodyIterator = nil
-                sseEvents.removeAll()
-                try await fail(error)
+                deferredFailure = error
             }
+            for sseEvent in sseEvents {
+                do {
+                    guard let event = try decoder.decode(sseEvent) else { continue }
+                    pending.append(event)
+                    if event.isTerminal {
+                        deferredFailure = nil
+                        break
+                    }
+                } catch {
+                    deferredFailure = error
+                    break
+                }
+            }
+            sseEvents.removeAll(keepingCapacity: true)
+            if deferredFailure != nil { bodyIterator = nil }
+        }
+
+        /// A failure while reading the body: a lost connection is `responses_stream_disconnected` (the
+        /// spec's code for a stream that ends without `response.completed`), carrying the transport error
+        /// in `underlying` and its domain and code in the interruption details; timeouts and limits keep
+        /// their own codes.
+        private func bodyFailure(_ error: any Error) -> AgentRuntimeError {
+            if let failure = error as? AgentRuntimeError, failure.code != .transportFailure { return interrupted(failure) }
+            let transport = (error as? AgentRuntimeError)?.interruption
+            return AgentRuntimeError(
+                code: .responsesStreamDisconnected, message: "the connection was lost before response.completed",
+                interruption: interruptionDetails(transport: transport), underlying: error
+            )
         }
 
         // MARK: - Failure and retry

@@ -41,6 +41,8 @@ public struct SSEFramer: Sendable {
     private var lastEventID: String?
     private var reconnectionTime: Int?
     private var eventBytes = 0
+    /// Where the current event's first field line started.
+    private var eventStart: Int?
     private var skipLineFeed = false
     private var atStreamStart = true
     private var bomBytesSeen = 0
@@ -178,6 +180,7 @@ public struct SSEFramer: Sendable {
             return
         }
         if line[0] == UInt8(ascii: ":") { return }
+        if eventStart == nil { eventStart = offset - line.count }
         let colon = line.firstIndex(of: UInt8(ascii: ":")) ?? line.count
         let name = UnsafeBufferPointer(rebasing: line[0..<colon])
         var valueStart = min(colon + 1, line.count)
@@ -213,7 +216,7 @@ public struct SSEFramer: Sendable {
             type = String(decoding: eventType, as: UTF8.self)
             lastType = (eventType, type)
         }
-        events.append(SSEEvent(type: type, dataBytes: dataBuffer, lastEventID: lastEventID, retry: reconnectionTime))
+        events.append(SSEEvent(type: type, dataBytes: dataBuffer, lastEventID: lastEventID, retry: reconnectionTime, byteOffset: eventStart))
     }
 
     private mutating func resetEvent() {
@@ -221,6 +224,7 @@ public struct SSEFramer: Sendable {
         hasData = false
         eventType.removeAll(keepingCapacity: true)
         eventBytes = 0
+        eventStart = nil
     }
 
     @inline(__always)

@@ -159,7 +159,10 @@ import Testing
         let error = await #expect(throws: AgentRuntimeError.self) {
             for try await _ in try client(second).stream(ResponsesRequest(model: "m")) {}
         }
-        #expect(error?.code == .transportFailure)
+        // A connection lost after output is the spec's `responses_stream_disconnected`, with the transport
+        // failure kept as the cause.
+        #expect(error?.code == .responsesStreamDisconnected)
+        #expect((error?.underlying as? AgentRuntimeError)?.code == .transportFailure)
         #expect(error?.interruption?.transportCode == -1005)
         #expect(error?.interruption?.hadOutput == true)
         #expect(error?.retry?.safety == .outputAlreadyEmitted)
