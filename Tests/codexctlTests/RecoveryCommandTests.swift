@@ -11,7 +11,7 @@ import Testing
         name: "verdict", rawSchema: ["type": "object", "properties": ["ok": ["type": "boolean"]], "required": ["ok"]]
     )
 
-    private func prepared(_ count: Int, in directory: URL) async throws -> (binding: String, handles: [AgentStructuredRecoveryHandle]) {
+    static func prepared(_ count: Int, in directory: URL) async throws -> (binding: String, handles: [AgentStructuredRecoveryHandle]) {
         let auth = APIKeyAuthProvider(apiKey: "sk-cli-test")
         let store = try AgentStructuredRecoveryStore(directory: directory)
         let recovery = AgentStructuredRecovery(configuration: .init(endpoint: .publicAPI), httpClient: URLSessionHTTPClient(), authProvider: auth)
@@ -28,7 +28,7 @@ import Testing
     @Test func listStatusSuspendAbandonCleanupAndPurge() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-recovery-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (binding, handles) = try await prepared(3, in: directory)
+        let (binding, handles) = try await Self.prepared(3, in: directory)
         let common = ["--store", directory.path, "--binding", binding]
         let ids = handles.map { $0.operationID.uuidString.lowercased() }
 

@@ -1,4 +1,11 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Standard output and error for the CLI, and the exit statuses it uses.
 enum Console {
@@ -18,8 +25,12 @@ enum Console {
         out(text + "\n")
     }
 
+    /// Writes to standard error, with control characters in `text` made visible (error messages can
+    /// carry what a server or a file said); the final newline is kept.
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        let body = text.hasSuffix("\n") ? String(text.dropLast()) : text
+        let lines = body.split(separator: "\n", omittingEmptySubsequences: false).map { display(String($0)) }
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + (text.hasSuffix("\n") ? "\n" : "")).utf8))
     }
 
     /// Prints `Error: message` and the usage line to standard error; returns the usage status.
@@ -28,9 +39,99 @@ enum Console {
         return Status.usage
     }
 
-    /// Reads a file, or standard input for `-`.
-    static func readInput(_ path: String) throws -> Data {
-        if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
-        return try Data(contentsOf: URL(fileURLWithPath: path))
+    /// Text from stored or received data made safe for a terminal: C0 and C1 control characters, DEL
+    /// and the bidirectional-override characters become visible escapes (`\n`, `\t`, `\u{1B}`, …), so
+    /// a thread title or an error body cannot move the cursor, recolour, clear the screen or reorder
+    /// what is shown. JSON output is never passed through this (it stays exact).
+    static func display(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            guard isUnsafe(scalar) else {
+                shown.unicodeScalars.append(scalar)
+                continue
+            }
+            switch scalar {
+            case "\n": shown += "\\n"
+            case "\r": shown += "\\r"
+            case "\t": shown += "\\t"
+            default: shown += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            }
+        }
+        return shown
+    }
+
+    private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F: return true
+        // Bidirectional embeddings, overrides and isolates; line and paragraph separators.
+        case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C, 0x2028, 0x2029: return true
+        default: return false
+        }
+    }
+
+    /// Reads a file, or standard input for `-`, refusing more than `limit` bytes: a regular file larger
+    /// than the limit is refused before it is read, and a pipe is read only up to the limit, so memory
+    /// follows the limit, not the input.
+    /// - Throws: ``InputTooLarge`` past the limit, or the read error.
+    static func readInput(_ path: String, limit: Int) throws -> [UInt8] {
+        let handle = try InputFile(path)
+        defer { handle.close() }
+        if let size = handle.regularFileSize, size > limit { throw InputTooLarge(limit: limit) }
+        var bytes: [UInt8] = []
+        // Reserved, not touched: only the bytes read take memory, and growth never copies.
+        bytes.reserveCapacity(handle.regularFileSize ?? (limit + 1))
+        while true {
+            let chunk = try handle.read(maximum: min(1 << 20, limit + 1 - bytes.count))
+            if chunk.isEmpty { return bytes }
+            bytes += chunk
+            if bytes.count > limit { throw InputTooLarge(limit: limit) }
+        }
+    }
+
+    /// More input than a command accepts.
+    struct InputTooLarge: Error {
+        let limit: Int
     }
 }
+
+/// A file or standard input read in chunks with `read(2)` (Foundation's `FileHandle` reads a pipe to
+/// its end on some calls).
+final class InputFile {
+    private let descriptor: Int32
+    private let owned: Bool
+    /// The size, when the input is a regular file.
+    let regularFileSize: Int?
+
+    /// Opens `path`, or standard input for `-`.
+    init(_ path: String) throws {
+        if path == "-" {
+            descriptor = 0
+            owned = false
+        } else {
+            descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw CocoaError(.fileReadNoSuchFile) }
+            owned = true
+        }
+        var info = stat()
+        regularFileSize = fstat(descriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : nil
+    }
+
+    /// The next bytes, at most `maximum`; empty at the end.
+    func read(maximum: Int) throws -> [UInt8] {
+        guard maximum > 0 else { return [] }
+        var buffer = [UInt8](repeating: 0, count: maximum)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, maximum) }
+            if count >= 0 { return Array(buffer[0..<count]) }
+            if errno != EINTR { throw CocoaError(.fileReadUnknown) }
+        }
+    }
+
+    func close() {
+        if owned { systemClose(descriptor) }
+    }
+}
+
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(descriptor, buffer, count) }
+private func systemClose(_ descriptor: Int32) { _ = close(descriptor) }

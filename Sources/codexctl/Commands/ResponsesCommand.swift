@@ -41,13 +41,16 @@ enum ResponsesDecodeCommand: CLICommand {
         guard parsed.positionals.count == 1 else {
             return Console.usageFailure(parsed.positionals.isEmpty ? "Missing expected argument '<file>'" : "Too many arguments", help: help)
         }
-        let data: Data
+        // The input streams through the framer in 64 KiB reads: memory follows the event limit, not the
+        // input (a huge line fails at the limit, having held at most the limit).
+        let input: InputFile
         do {
-            data = try Console.readInput(parsed.positionals[0])
+            input = try InputFile(parsed.positionals[0])
         } catch {
             Console.error("Error: Cannot read '\(parsed.positionals[0])'\n")
             return Console.Status.unreadableInput
         }
+        defer { input.close() }
         var framer = SSEFramer()
         var decoder = ResponsesEventDecoder()
         var sseEvents: [SSEEvent] = []
@@ -55,12 +58,19 @@ enum ResponsesDecodeCommand: CLICommand {
         var terminal: String?
         var responseID: String?
         var textCharacters = 0
-        let bytes = [UInt8](data)
-        var offset = 0
-        while offset < bytes.count {
-            let end = min(bytes.count, offset + 16 * 1024)
+        var totalBytes = 0
+        while true {
+            let chunk: [UInt8]
             do {
-                try framer.feed(bytes[offset..<end], into: &sseEvents)
+                chunk = try input.read(maximum: 64 * 1024)
+            } catch {
+                Console.error("Error: Cannot read '\(parsed.positionals[0])' (at byte \(totalBytes))\n")
+                return Console.Status.unreadableInput
+            }
+            if chunk.isEmpty { break }
+            totalBytes += chunk.count
+            do {
+                try framer.feed(chunk, into: &sseEvents)
                 for sseEvent in sseEvents {
                     guard let event = try decoder.decode(sseEvent) else { continue }
                     count += 1
@@ -79,12 +89,11 @@ enum ResponsesDecodeCommand: CLICommand {
                 Console.error("Error: \(error.code.rawValue): \(error.message) (at byte \(error.byteOffset ?? framer.byteCount))\n")
                 return Console.Status.failure
             }
-            offset = end
         }
         let summary: JSONObject = [
             "type": "summary", "events": .number(JSONNumber(count)), "dropped_duplicates": .number(JSONNumber(decoder.droppedDuplicates)),
             "terminal": terminal.map(JSONValue.string) ?? .null, "response_id": responseID.map(JSONValue.string) ?? .null,
-            "output_text_characters": .number(JSONNumber(textCharacters)), "bytes": .number(JSONNumber(bytes.count)),
+            "output_text_characters": .number(JSONNumber(textCharacters)), "bytes": .number(JSONNumber(totalBytes)),
         ]
         Console.line(JSONValue.object(summary).compactString())
         if terminal == "response.completed" { return Console.Status.success }

@@ -17,18 +17,34 @@ enum SchemaCommand: CLICommand {
 
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
 
-    /// Reads and parses a JSON file (or `-` for standard input) for a schema command.
-    static func loadJSON(_ path: String, what: String) -> Result<JSONValue, LoadFailure> {
-        let data: Data
+    /// The largest schema or instance the schema commands read: 256 MiB.
+    static let maximumInputBytes = 256 * 1024 * 1024
+    /// How deep a schema or instance may nest.
+    static let maximumDepth = 512
+
+    /// Reads a JSON file (or `-` for standard input) for a schema command, up to
+    /// ``maximumInputBytes`` (a larger input is refused at the limit, never read whole).
+    static func loadBytes(_ path: String, what: String) -> Result<[UInt8], LoadFailure> {
         do {
-            data = try Console.readInput(path)
+            return .success(try Console.readInput(path, limit: maximumInputBytes))
+        } catch let error as Console.InputTooLarge {
+            return .failure(LoadFailure(
+                message: "\(what.capitalized) '\(path)' is not valid JSON: json_size_limit_exceeded: input is larger than the limit of \(error.limit) bytes",
+                status: Console.Status.unreadableInput
+            ))
         } catch {
             return .failure(LoadFailure(message: "Cannot read \(what) '\(path)'", status: Console.Status.unreadableInput))
         }
-        do {
-            return .success(try JSONValue(parsing: data, options: .init(maximumDepth: 512, maximumBytes: 256 * 1024 * 1024)))
-        } catch {
-            return .failure(LoadFailure(message: "\(what.capitalized) '\(path)' is not valid JSON: \(error)", status: Console.Status.unreadableInput))
+    }
+
+    /// Reads and parses a JSON file (or `-` for standard input) for a schema command.
+    static func loadJSON(_ path: String, what: String) -> Result<JSONValue, LoadFailure> {
+        loadBytes(path, what: what).flatMap { bytes in
+            do {
+                return .success(try JSONValue(parsing: bytes, options: .init(maximumDepth: maximumDepth, maximumBytes: maximumInputBytes)))
+            } catch {
+                return .failure(LoadFailure(message: "\(what.capitalized) '\(path)' is not valid JSON: \(error)", status: Console.Status.unreadableInput))
+            }
         }
     }
 

@@ -30,7 +30,6 @@ enum SchemaValidateCommand: CLICommand {
         }
         let json = parsed.has("--json")
         let schema: JSONValue
-        let instance: JSONValue
         switch SchemaCommand.loadJSON(schemaPath, what: "schema") {
         case .success(let value): schema = value
         case .failure(let failure):
@@ -47,15 +46,23 @@ enum SchemaValidateCommand: CLICommand {
             Console.error("Error: Schema '\(schemaPath)' does not compile: \(error)\n")
             return Console.Status.unreadableInput
         }
-        switch SchemaCommand.loadJSON(parsed.positionals[0], what: "instance") {
-        case .success(let value): instance = value
+        // Validated straight from the parse tape: no JSONValue tree is built for the instance.
+        let instance: [UInt8]
+        switch SchemaCommand.loadBytes(parsed.positionals[0], what: "instance") {
+        case .success(let bytes): instance = bytes
         case .failure(let failure):
             Console.error("Error: \(failure.message)\n")
             return failure.status
         }
         let result: JSONValidationResult
         do {
-            result = try validator.validate(instance, mode: parsed.has("--partial") ? .partial : .full)
+            result = try validator.validate(
+                jsonBytes: instance, options: .init(maximumDepth: SchemaCommand.maximumDepth, maximumBytes: SchemaCommand.maximumInputBytes),
+                mode: parsed.has("--partial") ? .partial : .full
+            )
+        } catch where error.code.rawValue.hasPrefix("json_") {
+            Console.error("Error: Instance '\(parsed.positionals[0])' is not valid JSON: \(error)\n")
+            return Console.Status.unreadableInput
         } catch {
             Console.error("Error: \(error)\n")
             return Console.Status.failure
