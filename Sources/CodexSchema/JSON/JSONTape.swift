@@ -32,6 +32,20 @@ struct JSONTape: Sendable {
     var arena: [UInt8] = []
     var numbers: [JSONNumber] = []
 
+    /// Where the tape ends: counts of entries, arena bytes and numbers.
+    struct Mark: Sendable, Equatable {
+        var entries: Int
+        var arena: Int
+        var numbers: Int
+    }
+
+    /// Drops everything after `mark` (the storage is kept for reuse).
+    mutating func truncate(to mark: Mark) {
+        if entries.count > mark.entries { entries.removeLast(entries.count - mark.entries) }
+        if arena.count > mark.arena { arena.removeLast(arena.count - mark.arena) }
+        if numbers.count > mark.numbers { numbers.removeLast(numbers.count - mark.numbers) }
+    }
+
     /// Runs `body` with raw access to the tape; `source` must be the text the tape was parsed from, or
     /// empty for a tape whose strings are all in the arena.
     func withView<Output, Failure: Error>(

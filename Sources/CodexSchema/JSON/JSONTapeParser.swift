@@ -45,10 +45,20 @@ struct JSONTapeParser {
     // MARK: - Document
 
     mutating func parseDocument() throws(CodexSchemaError) -> JSONTape {
-        if tape.entries.capacity < 16 + count / 4 { tape.entries.reserveCapacity(16 + count / 4) }
+        var observer = NoParseObserver()
+        return try parseDocument(observing: &observer)
+    }
+
+    /// Parses the document, telling `observer` as values start and complete, containers open and close
+    /// and keys are read; the observer may cut finished values off the tape (a streaming validator
+    /// keeps only what it still needs). With ``NoParseObserver`` this is the plain parse.
+    mutating func parseDocument<Observer: JSONTapeParseObserver>(observing observer: inout Observer) throws(CodexSchemaError) -> JSONTape {
+        if !Observer.isActive, tape.entries.capacity < 16 + count / 4 { tape.entries.reserveCapacity(16 + count / 4) }
         skipWhitespace()
         while true {
             guard index < count else { throw error(.jsonUnexpectedEnd, "input ends where a value was expected") }
+            if Observer.isActive { observer.valueWillStart(mark) }
+            var completed = tape.entries.count
             switch bytes[index] {
             case UInt8(ascii: "{"):
                 try checkDepth()
@@ -56,11 +66,13 @@ struct JSONTapeParser {
                 skipWhitespace()
                 let entryIndex = tape.entries.count
                 tape.entries.append(JSONTape.Entry(kind: .object, flags: 0, count: 0, payload: Int64(entryIndex + 1)))
+                if Observer.isActive { try observer.containerDidOpen(isObject: true, entry: entryIndex, depth: frames.count) }
                 if index < count, bytes[index] == UInt8(ascii: "}") {
                     index += 1
+                    if Observer.isActive { _ = try observer.containerWillClose(entry: entryIndex, count: 0, tape: &tape) }
                 } else {
                     frames.append(Frame(isObject: true, entryIndex: entryIndex))
-                    try parseKey()
+                    try parseKey(observing: &observer)
                     continue
                 }
             case UInt8(ascii: "["):
@@ -69,8 +81,10 @@ struct JSONTapeParser {
                 skipWhitespace()
                 let entryIndex = tape.entries.count
                 tape.entries.append(JSONTape.Entry(kind: .array, flags: 0, count: 0, payload: Int64(entryIndex + 1)))
+                if Observer.isActive { try observer.containerDidOpen(isObject: false, entry: entryIndex, depth: frames.count) }
                 if index < count, bytes[index] == UInt8(ascii: "]") {
                     index += 1
+                    if Observer.isActive { _ = try observer.containerWillClose(entry: entryIndex, count: 0, tape: &tape) }
                 } else {
                     frames.append(Frame(isObject: false, entryIndex: entryIndex))
                     continue
@@ -102,6 +116,7 @@ struct JSONTapeParser {
 
             // A value is complete: count it in its container, closing the containers that end here.
             attaching: while true {
+                if Observer.isActive, let cut = try observer.valueDidComplete(entry: completed, depth: frames.count, tape: &tape) { truncate(to: cut) }
                 guard !frames.isEmpty else {
                     skipWhitespace()
                     if index < count { throw error(.jsonTrailingData, "unexpected data after the JSON value") }
@@ -119,13 +134,15 @@ struct JSONTapeParser {
                     if index < count, bytes[index] == (frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                         throw CodexSchemaError(code: .jsonTrailingComma, message: "trailing comma", byteOffset: commaOffset)
                     }
-                    if frame.isObject { try parseKey() }
+                    if frame.isObject { try parseKey(observing: &observer) }
                     break attaching
                 }
                 if next == (frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                     index += 1
                     frames.removeLast()
-                    try close(frame)
+                    let checksDuplicates = Observer.isActive ? try observer.containerWillClose(entry: frame.entryIndex, count: frame.count, tape: &tape) : false
+                    try close(frame, checkingDuplicates: !checksDuplicates)
+                    completed = frame.entryIndex
                     continue attaching
                 }
                 throw error(
@@ -136,20 +153,33 @@ struct JSONTapeParser {
         }
     }
 
+    /// Where the tape ends now.
+    private var mark: JSONTape.Mark {
+        JSONTape.Mark(entries: tape.entries.count, arena: tape.arena.count, numbers: tape.numbers.count)
+    }
+
+    /// Cuts the tape back to `mark` (values an observer no longer needs).
+    private mutating func truncate(to mark: JSONTape.Mark) {
+        tape.truncate(to: mark)
+        if !escapedKeyOffsets.isEmpty { escapedKeyOffsets = escapedKeyOffsets.filter { $0.key < mark.entries } }
+    }
+
     private mutating func checkDepth() throws(CodexSchemaError) {
         if frames.count >= maximumDepth {
             throw error(.jsonDepthLimitExceeded, "nesting is deeper than the limit of \(maximumDepth)")
         }
     }
 
-    private mutating func parseKey() throws(CodexSchemaError) {
+    private mutating func parseKey<Observer: JSONTapeParseObserver>(observing observer: inout Observer) throws(CodexSchemaError) {
         guard index < count else { throw error(.jsonUnexpectedEnd, "input ends where an object key was expected") }
         guard bytes[index] == UInt8(ascii: "\"") else {
             throw error(.jsonUnexpectedCharacter, "expected a string key")
         }
         let keyOffset = index
         try parseString()
-        if tape.entries[tape.entries.count - 1].flags & JSONTape.Flags.inArena != 0 {
+        if Observer.isActive, let cut = try observer.keyDidParse(entry: tape.entries.count - 1, offset: keyOffset, tape: &tape) {
+            truncate(to: cut)
+        } else if tape.entries[tape.entries.count - 1].flags & JSONTape.Flags.inArena != 0 {
             escapedKeyOffsets[tape.entries.count - 1] = keyOffset
         }
         skipWhitespace()
@@ -159,10 +189,10 @@ struct JSONTapeParser {
         skipWhitespace()
     }
 
-    private mutating func close(_ frame: Frame) throws(CodexSchemaError) {
+    private mutating func close(_ frame: Frame, checkingDuplicates: Bool) throws(CodexSchemaError) {
         tape.entries[frame.entryIndex].count = frame.count
         tape.entries[frame.entryIndex].payload = Int64(tape.entries.count)
-        guard frame.isObject, frame.count > 1 else { return }
+        guard checkingDuplicates, frame.isObject, frame.count > 1 else { return }
         if let duplicate = firstDuplicateKey(object: frame.entryIndex) {
             let entry = tape.entries[duplicate]
             let offset = escapedKeyOffsets[duplicate] ?? Int(entry.payload) - 1
@@ -461,4 +491,34 @@ struct JSONTapeParser {
         }
         return length
     }
+}
+
+/// What ``JSONTapeParser/parseDocument(observing:)`` tells as it goes. Every method is called only
+/// when ``isActive`` is true, so the plain parse (``NoParseObserver``) compiles to no calls at all.
+protocol JSONTapeParseObserver {
+    /// Whether the parser should call the observer.
+    static var isActive: Bool { get }
+    /// A value (scalar or container) starts; `mark` is where the tape ends before its first entry.
+    mutating func valueWillStart(_ mark: JSONTape.Mark)
+    /// A container's entry was appended at `entry`; `depth` containers enclose it.
+    mutating func containerDidOpen(isObject: Bool, entry: Int, depth: Int) throws(CodexSchemaError)
+    /// An object key was parsed onto the tape at `entry` (its opening quote at `offset`).
+    /// - Returns: A mark to cut the tape back to (the key is no longer needed), or `nil`.
+    mutating func keyDidParse(entry: Int, offset: Int, tape: inout JSONTape) throws(CodexSchemaError) -> JSONTape.Mark?
+    /// The container at `entry` closes with `count` elements or members.
+    /// - Returns: Whether the observer checked duplicate keys itself (then the parser does not).
+    mutating func containerWillClose(entry: Int, count: UInt32, tape: inout JSONTape) throws(CodexSchemaError) -> Bool
+    /// The value at `entry` is complete; `depth` containers enclose it (0 for the document's root).
+    /// - Returns: A mark to cut the tape back to, or `nil`.
+    mutating func valueDidComplete(entry: Int, depth: Int, tape: inout JSONTape) throws(CodexSchemaError) -> JSONTape.Mark?
+}
+
+/// The observer of a plain parse: never called.
+struct NoParseObserver: JSONTapeParseObserver {
+    static var isActive: Bool { false }
+    func valueWillStart(_ mark: JSONTape.Mark) {}
+    func containerDidOpen(isObject: Bool, entry: Int, depth: Int) throws(CodexSchemaError) {}
+    func keyDidParse(entry: Int, offset: Int, tape: inout JSONTape) throws(CodexSchemaError) -> JSONTape.Mark? { nil }
+    func containerWillClose(entry: Int, count: UInt32, tape: inout JSONTape) throws(CodexSchemaError) -> Bool { false }
+    func valueDidComplete(entry: Int, depth: Int, tape: inout JSONTape) throws(CodexSchemaError) -> JSONTape.Mark? { nil }
 }

@@ -82,6 +82,12 @@ public struct JSONSchemaValidator: Sendable {
     /// Parses JSON text and validates it without building a ``JSONValue``: the fastest path from model
     /// output to a verdict.
     ///
+    /// Text over 8 MiB is validated while it is parsed: members and elements whose keywords can be checked
+    /// one at a time are validated as they complete and dropped, so memory follows the largest value a
+    /// keyword needs whole (for `enum`, `const`, `uniqueItems` or an applicator), not the document. The
+    /// result is the same either way; smaller text takes the faster whole-tape path, whose memory (about
+    /// 16 bytes per JSON value) stays bounded by the threshold.
+    ///
     /// - Parameters:
     ///   - jsonBytes: UTF-8 JSON text.
     ///   - options: Parsing limits.
@@ -92,7 +98,12 @@ public struct JSONSchemaValidator: Sendable {
     public func validate(
         jsonBytes: some Collection<UInt8>, options: JSONParsingOptions = .init(), mode: JSONValidationMode = .full
     ) throws(CodexSchemaError) -> JSONValidationResult {
-        try withTape(jsonBytes, options: options) { view throws(CodexSchemaError) in try run(view, mode: mode, collect: true) }
+        try withBytes(jsonBytes) { buffer throws(CodexSchemaError) in
+            guard buffer.count > Self.streamingThreshold else {
+                return try Self.parseAndRun(buffer, options) { view throws(CodexSchemaError) in try run(view, mode: mode, collect: true) }.get()
+            }
+            return try validateStreaming(buffer, options: options, mode: mode, collect: true)
+        }
     }
 
     /// Parses JSON text and returns whether it is valid, stopping at the first failure.
@@ -102,7 +113,36 @@ public struct JSONSchemaValidator: Sendable {
     public func isValid(
         jsonBytes: some Collection<UInt8>, options: JSONParsingOptions = .init(), mode: JSONValidationMode = .full
     ) throws(CodexSchemaError) -> Bool {
-        try withTape(jsonBytes, options: options) { view throws(CodexSchemaError) in try run(view, mode: mode, collect: false) }.isValid
+        try withBytes(jsonBytes) { buffer throws(CodexSchemaError) in
+            guard buffer.count > Self.streamingThreshold else {
+                return try Self.parseAndRun(buffer, options) { view throws(CodexSchemaError) in try run(view, mode: mode, collect: false) }.get()
+            }
+            return try validateStreaming(buffer, options: options, mode: mode, collect: false)
+        }.isValid
+    }
+
+    /// Inputs larger than this are validated while parsed (``validateStreaming(_:options:mode:collect:)``).
+    static let streamingThreshold = 8 << 20
+
+    /// Parses `buffer` and validates it as it goes (see ``validate(jsonBytes:options:mode:)``): the same
+    /// result as parsing first and evaluating the whole tape.
+    func validateStreaming(
+        _ buffer: UnsafeBufferPointer<UInt8>, options: JSONParsingOptions, mode: JSONValidationMode, collect: Bool
+    ) throws(CodexSchemaError) -> JSONValidationResult {
+        guard buffer.count <= options.maximumBytes else {
+            throw CodexSchemaError(
+                code: .jsonSizeLimitExceeded, message: "input is larger than the limit of \(options.maximumBytes) bytes", byteOffset: options.maximumBytes
+            )
+        }
+        var parser = JSONTapeParser(bytes: buffer, maximumDepth: options.maximumDepth)
+        if collect {
+            let observer = try SchemaStreamingValidator<ReportMode>.run(program, buffer, relaxed: mode == .partial, parser: &parser)
+            if let failure = observer.workFailure { throw failure }
+            return JSONValidationResult(errors: observer.errors, errorCount: observer.errorCount)
+        }
+        let observer = try SchemaStreamingValidator<VerdictMode>.run(program, buffer, relaxed: mode == .partial, parser: &parser)
+        if let failure = observer.workFailure { throw failure }
+        return observer.failedVerdict ? JSONValidationResult.invalidVerdict : JSONValidationResult(errors: [])
     }
 
     /// The number of compiled subschema positions.
@@ -112,23 +152,33 @@ public struct JSONSchemaValidator: Sendable {
         try SchemaEvaluator.with(program, view) { evaluator throws(CodexSchemaError) in
             if collect {
                 _ = try evaluator.evaluate(0, 0, ReportMode.self, relaxed: mode == .partial)
-                return JSONValidationResult(errors: evaluator.errors)
+                return JSONValidationResult(errors: evaluator.errors, errorCount: evaluator.errorCount)
             }
             let valid = try evaluator.evaluate(0, 0, VerdictMode.self, relaxed: mode == .partial)
             return valid ? JSONValidationResult(errors: []) : JSONValidationResult.invalidVerdict
         }
     }
 
-    private func withTape(
-        _ bytes: some Collection<UInt8>, options: JSONParsingOptions,
-        _ body: (JSONTapeView) throws(CodexSchemaError) -> JSONValidationResult
+    private func withBytes(
+        _ bytes: some Collection<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws(CodexSchemaError) -> JSONValidationResult
     ) throws(CodexSchemaError) -> JSONValidationResult {
         let outcome: Result<JSONValidationResult, CodexSchemaError>? = bytes.withContiguousStorageIfAvailable { buffer in
-            Self.parseAndRun(buffer, options, body)
+            do throws(CodexSchemaError) {
+                return .success(try body(buffer))
+            } catch {
+                return .failure(error)
+            }
         }
         if let outcome { return try outcome.get() }
         let copy = Array(bytes)
-        return try copy.withUnsafeBufferPointer { Self.parseAndRun($0, options, body) }.get()
+        let copied: Result<JSONValidationResult, CodexSchemaError> = copy.withUnsafeBufferPointer { buffer in
+            do throws(CodexSchemaError) {
+                return .success(try body(buffer))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try copied.get()
     }
 
     private static func parseAndRun(

@@ -35,17 +35,27 @@ public struct JSONValidationError: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The outcome of a validation: valid, or every failure found.
+/// The outcome of a validation: valid, or the failures found.
 public struct JSONValidationResult: Sendable, Hashable {
-    /// Every failure, in a stable order (schema property order, then array order). Empty when valid.
+    /// The failures, in a stable order (schema property order, then array order); at most
+    /// ``JSONSchemaLimits/maximumReportedErrors`` of them. Empty when valid.
     public let errors: [JSONValidationError]
+    /// How many failures there were, reported or not.
+    public let errorCount: Int
 
     /// Whether the instance is valid.
     public var isValid: Bool { errors.isEmpty }
 
+    /// Whether more failures were found than ``errors`` reports.
+    public var isTruncated: Bool { errorCount > errors.count }
+
     /// Creates a result.
-    public init(errors: [JSONValidationError]) {
+    /// - Parameters:
+    ///   - errors: The reported failures.
+    ///   - errorCount: How many there were in all (at least `errors.count`; default `errors.count`).
+    public init(errors: [JSONValidationError], errorCount: Int? = nil) {
         self.errors = errors
+        self.errorCount = max(errors.count, errorCount ?? errors.count)
     }
 
     /// A verdict-only "invalid" (the fast path records no details).

@@ -64,6 +64,8 @@ extension SchemaEvaluator {
     }
 
     mutating func record(_ nodeIndex: Int32, _ keyword: String, _ message: String) {
+        errorCount += 1
+        guard errors.count < errorLimit else { return }
         var pointer = ""
         for component in path {
             pointer += "/"

@@ -37,11 +37,20 @@ struct SchemaEvaluator {
     let keyBytes: UnsafeBufferPointer<UInt8>
     let stringRanges: UnsafeBufferPointer<SchemaProgram.Span>
     let numbers: UnsafeBufferPointer<JSONNumber>
-    let tape: JSONTapeView
-    private var work = 0
-    private var depth = 0
+    /// The instance; a streaming validation points it at the tape as it is now before each evaluation.
+    var tape: JSONTapeView
+    /// Subschema evaluations so far (checked against ``JSONSchemaLimits/maximumValidationWork``); a
+    /// streaming validation carries it from one value to the next.
+    var work = 0
+    /// The current chain of nested evaluations (checked against the evaluation depth limit).
+    var depth = 0
     var path: [PathComponent] = []
+    /// The reported failures (at most ``errorLimit``).
     var errors: [JSONValidationError] = []
+    /// Every failure found, reported or not.
+    var errorCount = 0
+    /// How many failures may still be reported.
+    var errorLimit = Int.max
 
     /// Runs `body` with an evaluator over `program` and `tape`.
     static func with<Output>(
@@ -60,6 +69,7 @@ struct SchemaEvaluator {
                                     program: program, nodes: nodes, rules: rules, children: children, keyBytes: bytes,
                                     stringRanges: ranges, numbers: numbers, tape: tape
                                 )
+                                evaluator.errorLimit = program.limits.maximumReportedErrors
                                 do throws(CodexSchemaError) {
                                     return .success(try body(&evaluator))
                                 } catch {
