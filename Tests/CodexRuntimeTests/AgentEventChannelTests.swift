@@ -10,7 +10,7 @@ import Testing
             channel.finish()
         }
         // The consumer is paused: the producer fills the queue, then must wait.
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while channel.peakBufferedCount < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         try await Task.sleep(for: .milliseconds(20))
         #expect(channel.peakBufferedCount == 2)
@@ -113,7 +113,7 @@ import Testing
         let first = Task { try await channel.send("b") }
         let second = Task { try await channel.send("c") }
         // Both producers wait for room.
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while channel.waitingProducerCount < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(channel.waitingProducerCount == 2)
         var received: [String] = []

@@ -21,7 +21,7 @@ import Testing
 
         let outcome = try await ChildProcess.run(Self.fixture, ["--db", path, "--thread", thread.rawValue, "--text", "before the crash"]) { pid in
             // Kill it once the turn is accepted and streaming (the store shows it running).
-            let deadline = ContinuousClock.now + .seconds(30)
+            let deadline = ContinuousClock.now + .seconds(60)
             while ContinuousClock.now < deadline {
                 if let store = try? SQLiteRuntimeStateStore(path: path), (try? await store.latestTurn(of: thread))??.status == .running { break }
                 try? await Task.sleep(for: .milliseconds(20))

@@ -101,7 +101,7 @@ extension CodexResponsesBackendTests {
     }
 
     private func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
     }
 
@@ -113,11 +113,10 @@ extension CodexResponsesBackendTests {
         let task = consume(stream, into: seen)
         try await waitUntil { seen.all.count == 2 }
         #expect(seen.all == ["turnStarted(turn-1)", "delta(first)"])
-        let cancelledAt = ContinuousClock.now
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(20)))
-        #expect(ContinuousClock.now - cancelledAt < .seconds(3))
+        // The stream idle timeout is 300 s: a close within the wait was made by the cancellation.
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
         #expect(server.requests.count == 1)
     }
 
@@ -129,11 +128,10 @@ extension CodexResponsesBackendTests {
         let seen = Seen()
         let task = consume(stream, into: seen)
         try await waitUntil { seen.all.count == 2 }
-        let interruptedAt = ContinuousClock.now
         await stream.interrupt?()
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(20)))
-        #expect(ContinuousClock.now - interruptedAt < .seconds(3))
+        // As above: closed by the interruption, long before any timeout.
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
         let late = await #expect(throws: AgentRuntimeError.self) {
             try await stream.submitToolResult(ToolResultEnvelope(invocationID: "call_x", toolName: "t", status: .success, content: []))
         }
@@ -150,7 +148,7 @@ extension CodexResponsesBackendTests {
             let first = try await iterator.next()
             #expect(first.map(H.describe) == "turnStarted(turn-1)")
         }()
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(20)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
     }
 
     @Test func aQueueOfOneDeliversEveryEventInOrder() async throws {

@@ -21,7 +21,7 @@ import Testing
         let viaFlag = try await CommandRunner.codexctl(["schema", "validate", "--help"])
         #expect(viaHelp.status == 0)
         #expect(viaHelp.stdout == viaFlag.stdout)
-        #expect(viaHelp.stdout.contains("USAGE: codexctl schema validate --schema <schema> [--partial] [--json] <instance>"))
+        #expect(viaHelp.stdout.contains("USAGE: codexctl schema validate --schema <schema> [--partial] [--max-bytes <n>] [--json] <instance>"))
         #expect(viaHelp.stdout.contains("ARGUMENTS:\n  <instance>"))
     }
 
@@ -81,6 +81,22 @@ import Testing
         let badSchema = try await CommandRunner.codexctl(["schema", "validate", "--schema", try CommandRunner.temporaryFile(#"{"pattern":"x"}"#), "-"], stdin: "1")
         #expect(badSchema.status == 2)
         #expect(badSchema.stderr.contains("does not compile: unsupported_schema_keyword"))
+    }
+
+    @Test func anInstanceOverTheLimitIsRefusedAtTheLimitFromAFileOrAPipe() async throws {
+        let schemaPath = try CommandRunner.temporaryFile("true")
+        let big = "[" + String(repeating: "1,", count: 2_000) + "1]"
+        let expected = "Error: Instance '-' is not valid JSON: json_size_limit_exceeded: input is larger than the limit of 1024 bytes\n"
+        let piped = try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "--max-bytes", "1024", "-"], stdin: big)
+        #expect(piped.status == 2)
+        #expect(piped.stderr == expected)
+        let file = try CommandRunner.temporaryFile(big)
+        let fromFile = try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "--max-bytes", "1024", file])
+        #expect(fromFile.status == 2)
+        #expect(fromFile.stderr == expected.replacingOccurrences(of: "'-'", with: "'\(file)'"))
+        let within = try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "--max-bytes", "\(big.utf8.count)", file])
+        #expect(within.stdout == "valid\n")
+        #expect(try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "--max-bytes", "0", file]).status == 64)
     }
 
     @Test func checkListsEveryUnsupportedKeyword() async throws {

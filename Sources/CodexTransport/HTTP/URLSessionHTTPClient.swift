@@ -64,9 +64,10 @@ public final class URLSessionHTTPClient: HTTPClient {
         urlRequest.httpMethod = request.method
         for field in request.headers.fields { urlRequest.addValue(field.value, forHTTPHeaderField: field.name) }
         if let body = request.body { urlRequest.httpBody = Data(body) }
-        // FoundationNetworking truncates this to whole seconds (0.5 s would time out at once), so it is
-        // rounded up and kept as a backstop; the watchdog enforces the exact idle timeout.
-        let idleBackstop = max(1, Self.seconds(request.timeouts.idle).rounded(.up))
+        // The watchdog enforces the exact timeouts on the injected clock. FoundationNetworking's own
+        // timeout (whole seconds only) is only a backstop for a watchdog that never ran, so it is set
+        // well past the idle timeout: it must never fire first, however late the watchdog is scheduled.
+        let idleBackstop = Self.seconds(request.timeouts.idle).rounded(.up) + 60
         urlRequest.timeoutInterval = idleBackstop
 
         let sessionConfiguration = URLSessionConfiguration.ephemeral

@@ -17,16 +17,16 @@ enum SchemaCommand: CLICommand {
 
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
 
-    /// The largest schema or instance the schema commands read: 256 MiB.
+    /// The largest schema or instance the schema commands read by default: 256 MiB.
     static let maximumInputBytes = 256 * 1024 * 1024
     /// How deep a schema or instance may nest.
     static let maximumDepth = 512
 
     /// Reads a JSON file (or `-` for standard input) for a schema command, up to
     /// ``maximumInputBytes`` (a larger input is refused at the limit, never read whole).
-    static func loadBytes(_ path: String, what: String) -> Result<[UInt8], LoadFailure> {
+    static func loadBytes(_ path: String, what: String, limit: Int = maximumInputBytes) -> Result<[UInt8], LoadFailure> {
         do {
-            return .success(try Console.readInput(path, limit: maximumInputBytes))
+            return .success(try Console.readInput(path, limit: limit))
         } catch let error as Console.InputTooLarge {
             return .failure(LoadFailure(
                 message: "\(what.capitalized) '\(path)' is not valid JSON: json_size_limit_exceeded: input is larger than the limit of \(error.limit) bytes",

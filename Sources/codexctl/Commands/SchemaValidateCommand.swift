@@ -5,11 +5,12 @@ enum SchemaValidateCommand: CLICommand {
     static let name = "validate"
     static let help = CommandHelp(
         overview: "Validate a JSON instance against a schema. Exit status: 0 valid, 1 invalid, 2 unreadable input, 64 usage error.",
-        usage: "codexctl schema validate --schema <schema> [--partial] [--json] <instance>",
+        usage: "codexctl schema validate --schema <schema> [--partial] [--max-bytes <n>] [--json] <instance>",
         arguments: [("<instance>", "The instance file, or - for standard input.")],
         options: [
             ("--schema <schema>", "The schema file (required)."),
             ("--partial", "Validate as a streamed snapshot: skip required and minimum-size checks."),
+            ("--max-bytes <n>", "The largest instance read (default 268435456); more is refused at the limit."),
             ("--json", "Print one JSON object instead of text."),
         ]
     )
@@ -18,7 +19,7 @@ enum SchemaValidateCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--json", "--partial"], valueOptions: ["--schema"])
+            parsed = try ParsedArguments(arguments, flags: ["--json", "--partial"], valueOptions: ["--schema", "--max-bytes"])
         } catch {
             return Console.usageFailure(error.message, help: help)
         }
@@ -27,6 +28,11 @@ enum SchemaValidateCommand: CLICommand {
         }
         guard parsed.positionals.count == 1 else {
             return Console.usageFailure(parsed.positionals.isEmpty ? "Missing expected argument '<instance>'" : "Too many arguments", help: help)
+        }
+        var limit = SchemaCommand.maximumInputBytes
+        if let text = parsed.options["--max-bytes"] {
+            guard let value = Int(text), value > 0 else { return Console.usageFailure("--max-bytes needs a positive number of bytes", help: help) }
+            limit = value
         }
         let json = parsed.has("--json")
         let schema: JSONValue
@@ -48,7 +54,7 @@ enum SchemaValidateCommand: CLICommand {
         }
         // Validated straight from the parse tape: no JSONValue tree is built for the instance.
         let instance: [UInt8]
-        switch SchemaCommand.loadBytes(parsed.positionals[0], what: "instance") {
+        switch SchemaCommand.loadBytes(parsed.positionals[0], what: "instance", limit: limit) {
         case .success(let bytes): instance = bytes
         case .failure(let failure):
             Console.error("Error: \(failure.message)\n")
@@ -57,7 +63,7 @@ enum SchemaValidateCommand: CLICommand {
         let result: JSONValidationResult
         do {
             result = try validator.validate(
-                jsonBytes: instance, options: .init(maximumDepth: SchemaCommand.maximumDepth, maximumBytes: SchemaCommand.maximumInputBytes),
+                jsonBytes: instance, options: .init(maximumDepth: SchemaCommand.maximumDepth, maximumBytes: limit),
                 mode: parsed.has("--partial") ? .partial : .full
             )
         } catch where error.code.rawValue.hasPrefix("json_") {

@@ -173,7 +173,7 @@ import Testing
         let harness = try RecoveryHarness(replies: [held], fallback: Streams.complete())
         let handle = try await harness.prepare()
         let task = Task { try await harness.send(handle) }
-        #expect(await harness.server.waitForRequests(count: 1, timeout: .seconds(20)))
+        #expect(await harness.server.waitForRequests(count: 1, timeout: .seconds(60)))
         let busy = #expect(throws: AgentRecoveryError.self) { try harness.recovery.abandon(handle, store: harness.store) }
         #expect(busy?.code == .operationBusy)
         #expect(try harness.record(handle) != nil)
