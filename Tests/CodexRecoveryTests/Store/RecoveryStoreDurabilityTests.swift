@@ -1,6 +1,7 @@
 @testable import CodexRecovery
 import Foundation
 import Glibc
+import CodexTestSupport
 import Testing
 
 /// The store's directory rules and its durable write protocol, on a real directory, with failures
@@ -154,5 +155,27 @@ import Testing
         #expect(tooBig?.message.contains("per-record limit") == true)
         // The first record and the control record: the refused write left nothing behind.
         #expect(RecoveryTestRecords.tree(store.recordURL(first.operationID).deletingLastPathComponent()).count == 2)
+    }
+}
+
+/// Every file and directory the store creates is private whatever the process's umask lets through.
+@Suite struct RecoveryStorePermissionTests {
+    @Test func everyEntryTheStoreCreatesIs0600Or0700UnderUmask022() throws {
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        let scratch = try ScratchDirectory()
+        let store = try AgentStructuredRecoveryStore(directory: scratch.storeURL)
+        let record = RecoveryTestRecords.operation()
+        let partition = try store.testPartition()
+        try partition.save(record)
+        let lease = try partition.lease(record.operationID)
+        try partition.withControlLock(record.operationID) {}
+        withExtendedLifetime(lease) {}
+        let entries = DirectorySnapshot(scratch.storeURL.path).entries
+        #expect(entries.contains { $0.path.hasSuffix(".lock") && !$0.path.hasSuffix("quota.lock") })
+        #expect(entries.contains { $0.path.hasSuffix(".control.lock") })
+        for entry in entries {
+            #expect(entry.mode == (entry.kind == "directory" ? 0o700 : 0o600), "\(entry.path.isEmpty ? "(store)" : entry.path) is \(String(entry.mode, radix: 8))")
+        }
     }
 }

@@ -1,6 +1,8 @@
 import CodexCore
+import CodexTestSupport
 import CodexTransport
 import Foundation
+import Glibc
 import Testing
 
 @Suite struct FileSecureStoreTests {
@@ -21,6 +23,35 @@ import Testing
         try store.delete("token")
         try store.delete("token")
         #expect(try store.load("token") == nil)
+    }
+
+    @Test func everyEntryItCreatesIsPrivateUnderUmask022() throws {
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        let root = try temporaryDirectory()
+        let store = try FileSecureStore(directory: root.appendingPathComponent("secrets"))
+        try store.save(Array("a".utf8), for: "one")
+        try store.save(Array("b".utf8), for: "two")
+        let entries = DirectorySnapshot(store.directory.path).entries
+        #expect(entries.map(\.path) == ["", "one", "two"])
+        for entry in entries { #expect(entry.mode == (entry.kind == "directory" ? 0o700 : 0o600), "\(entry.path)") }
+    }
+
+    @Test func aReadOnlyOpenCreatesAndChangesNothing() throws {
+        let root = try temporaryDirectory()
+        let missing = root.appendingPathComponent("absent")
+        let reader = try FileSecureStore(readingAt: missing)
+        #expect(try reader.load("token") == nil)
+        #expect(!FileManager.default.fileExists(atPath: missing.path))
+        let directory = root.appendingPathComponent("secrets")
+        try FileSecureStore(directory: directory).save(Array("s".utf8), for: "token")
+        chmod(directory.path, 0o750)
+        let before = DirectorySnapshot(directory.path)
+        let existing = try FileSecureStore(readingAt: directory)
+        #expect(try existing.load("token") == Array("s".utf8))
+        #expect(throws: AgentRuntimeError.self) { try existing.save(Array("x".utf8), for: "token") }
+        #expect(throws: AgentRuntimeError.self) { try existing.delete("token") }
+        #expect(DirectorySnapshot(directory.path).differences(from: before) == [])
     }
 
     @Test func loosePermissionsOnTheDirectoryAreTightened() throws {
