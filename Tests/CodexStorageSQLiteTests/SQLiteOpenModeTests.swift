@@ -261,6 +261,14 @@ import Testing
         }
     }
 
+    @Test func aSymlinkInPlaceOfTheAttachmentDirectoryIsRefusedForWriting() throws {
+        let scratch = try Scratch()
+        let path = scratch.path("state.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: path + ".attachments", withDestinationPath: "/tmp")
+        let error = #expect(throws: SQLiteStoreError.self) { try SQLiteRuntimeStateStore(path: path) }
+        #expect(error?.message == "\(path).attachments is not a directory (a symbolic link or a file is in the way)")
+    }
+
     @Test func anExistingStoreReadableByOthersIsTightenedWhenOpenedForWriting() async throws {
         let scratch = try Scratch()
         let path = scratch.path("state.sqlite")

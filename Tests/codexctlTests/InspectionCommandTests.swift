@@ -22,9 +22,11 @@ import Testing
     }
 
     /// Runs `arguments` and checks that nothing under `directory` changed.
-    private func look(_ arguments: [String], at directory: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> CommandResult {
+    private func look(
+        _ arguments: [String], at directory: String, environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> CommandResult {
         let before = DirectorySnapshot(directory)
-        let result = try await CommandRunner.codexctl(arguments)
+        let result = try await CommandRunner.codexctl(arguments, environment: environment)
         #expect(DirectorySnapshot(directory).differences(from: before) == [], "\(arguments.joined(separator: " "))", sourceLocation: sourceLocation)
         return result
     }
@@ -121,6 +123,18 @@ import Testing
         let problems = listed["problems"]?.arrayValue ?? []
         #expect(problems.map { $0["path"]?.stringValue } == ["\(account)/\(scope)/\(fifoID).json", "\(account)/\(linkedScope)"].sorted().map(Optional.some))
         #expect(problems.allSatisfy { $0["code"] == "insecure_store" })
+    }
+
+    @Test func authStatusLooksAtTheSecretStoreWithoutTighteningOrCreatingIt() async throws {
+        let scratch = try Scratch()
+        let secrets = scratch.path("secrets")
+        try FileManager.default.createDirectory(atPath: secrets, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        let noKey = ["OPENAI_API_KEY": ""]
+        let status = try await look(["auth", "status", "--store", secrets, "--codex-home", scratch.path("codex")], at: scratch.path, environment: noKey)
+        #expect(status.status == 1)
+        #expect(status.stdout.hasPrefix("not signed in"))
+        let missing = try await look(["auth", "status", "--store", scratch.path("none"), "--codex-home", scratch.path("codex")], at: scratch.path, environment: noKey)
+        #expect(missing.status == 1)
     }
 
     @Test func titlesAndErrorBodiesCannotDriveTheTerminalWhileJSONStaysExact() async throws {

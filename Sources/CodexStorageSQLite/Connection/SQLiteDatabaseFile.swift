@@ -94,6 +94,22 @@ struct SQLiteDatabaseFile {
         guard code == EEXIST else { throw failure("cannot create", code) }
     }
 
+    /// Refuses, for writing, a store directory next to the database (`<path>.attachments`,
+    /// `<path>.owners`) that is a symbolic link, not a directory, or owned by another user; a missing one
+    /// is fine (it is created when first needed).
+    func checkCompanionDirectories() throws(SQLiteStoreError) {
+        for directory in [path + ".attachments", path + ".owners"] {
+            var info = stat()
+            guard lstat(directory, &info) == 0 else { continue }
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw SQLiteStoreError(code: .openFailed, message: "\(directory) is not a directory (a symbolic link or a file is in the way)")
+            }
+            guard info.st_uid == geteuid() else {
+                throw SQLiteStoreError(code: .openFailed, message: "\(directory) is owned by another user")
+            }
+        }
+    }
+
     /// Removes group and other access from the file and its `-wal` and `-shm` companions when they have
     /// any (a store written by an older version, or created by hand).
     func tightenPermissions() {
