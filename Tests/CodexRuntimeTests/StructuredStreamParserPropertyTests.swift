@@ -5,17 +5,6 @@ import CodexTestSupport
 import Foundation
 import Testing
 
-/// A small deterministic generator (SplitMix64) so failures reproduce from the printed seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Random model output rich in marker fragments and JSON tokens, fed in random splits: the parser never
 /// crashes or hangs, fails only with its typed codes, gives the same result for every split, never shows
@@ -27,7 +16,7 @@ struct SeededGenerator: RandomNumberGenerator {
         "\"low\"", "\"reply\"", "é", "😀", "prose ", "\u{0}",
     ]
 
-    static func randomText(_ random: inout SeededGenerator) -> String {
+    static func randomText(_ random: inout SplitMix64) -> String {
         var text = ""
         for _ in 0..<Int.random(in: 0...60, using: &random) { text += pieces[Int.random(in: 0..<pieces.count, using: &random)] }
         // Often wrap a plausible payload in a frame, so commits and partials happen too.
@@ -37,7 +26,7 @@ struct SeededGenerator: RandomNumberGenerator {
         return text
     }
 
-    static func split(_ text: String, _ random: inout SeededGenerator) -> [String] {
+    static func split(_ text: String, _ random: inout SplitMix64) -> [String] {
         var deltas: [String] = []
         var rest = Substring(text)
         while !rest.isEmpty {
@@ -80,7 +69,7 @@ struct SeededGenerator: RandomNumberGenerator {
         let seed: UInt64 = 0xC0DE_C17
         // CPU-bound: run on its own thread so the cooperative pool stays free for other tests.
         let cases = try await runOffCooperativePool {
-            var random = SeededGenerator(state: seed)
+            var random = SplitMix64(seed: seed)
             return try (0..<1_500).map { iteration in
                 let text = Self.randomText(&random)
                 let (whole, parsedBytes) = try Self.outcome([text])

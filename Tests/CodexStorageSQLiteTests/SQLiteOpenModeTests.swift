@@ -32,6 +32,16 @@ import Testing
         if journal == "WAL" { try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 
+    /// A store at schema version 1, as the first build wrote it (rollback journal), then `sql`.
+    static func schemaOneStore(at path: String, then sql: String) throws {
+        try SQLiteDatabaseFile(path: path).createPrivate()
+        let connection = try SQLiteConnection(path: path, mode: .readWrite)
+        try connection.execute("CREATE TABLE codex_migrations (position INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL UNIQUE, applied_at REAL NOT NULL)")
+        try connection.execute(SQLiteMigrations.all[0].sql)
+        try connection.execute("INSERT INTO codex_migrations VALUES (1, '\(SQLiteMigrations.all[0].name)', 0)")
+        try connection.execute(sql)
+    }
+
     /// A store of ours with one thread, its history and an image, closed cleanly (no `-wal` left).
     static func populatedStore(at path: String) async throws -> AgentThread {
         let thread = AgentThread(title: "Orders")
@@ -69,14 +79,7 @@ import Testing
         let path = scratch.path("v1.sqlite")
         // A store at schema 1 (as an older build wrote it, in rollback-journal mode so the migration would
         // write the main file itself) that also has a table in the way of migration 2.
-        try SQLiteDatabaseFile(path: path).createPrivate()
-        do {
-            let connection = try SQLiteConnection(path: path, mode: .readWrite)
-            try connection.execute("CREATE TABLE codex_migrations (position INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL UNIQUE, applied_at REAL NOT NULL)")
-            try connection.execute(SQLiteMigrations.all[0].sql)
-            try connection.execute("INSERT INTO codex_migrations VALUES (1, '\(SQLiteMigrations.all[0].name)', 0)")
-            try connection.execute("CREATE TABLE history_images (unrelated TEXT)")
-        }
+        try Self.schemaOneStore(at: path, then: "CREATE TABLE history_images (unrelated TEXT)")
         let before = DirectorySnapshot(scratch.directory)
         let error = #expect(throws: SQLiteStoreError.self) { try SQLiteRuntimeStateStore(path: path) }
         #expect(error?.code == .failure)
@@ -168,14 +171,8 @@ import Testing
     @Test func anOutdatedSchemaIsRefusedForReadingAndMigratedForWriting() async throws {
         let scratch = try Scratch()
         let path = scratch.path("v1.sqlite")
-        try SQLiteDatabaseFile(path: path).createPrivate()
-        do {
-            let connection = try SQLiteConnection(path: path, mode: .readWrite)
-            try connection.execute("CREATE TABLE codex_migrations (position INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL UNIQUE, applied_at REAL NOT NULL)")
-            try connection.execute(SQLiteMigrations.all[0].sql)
-            try connection.execute("INSERT INTO codex_migrations VALUES (1, '\(SQLiteMigrations.all[0].name)', 0)")
-            try connection.execute("INSERT INTO threads VALUES ('t-1', 0, '\(String(decoding: try JSONEncoder().encode(AgentThread(id: AgentThreadID(rawValue: "t-1"))), as: UTF8.self))')")
-        }
+        let thread = String(decoding: try JSONEncoder().encode(AgentThread(id: AgentThreadID(rawValue: "t-1"))), as: UTF8.self)
+        try Self.schemaOneStore(at: path, then: "INSERT INTO threads VALUES ('t-1', 0, '\(thread)')")
         let before = DirectorySnapshot(scratch.directory)
         let reading = #expect(throws: SQLiteStoreError.self) { try SQLiteRuntimeStateStore(readingAt: path) }
         #expect(reading?.code == .schemaOutdated)

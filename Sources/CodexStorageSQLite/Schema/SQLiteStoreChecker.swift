@@ -117,10 +117,6 @@ struct SQLiteStoreChecker {
         if problems.count < Self.maximumReported { problems.append(.init(table: table, rowKey: key, message: message)) }
     }
 
-    private mutating func note(_ error: SQLiteStoreError, table: String, key: String) {
-        note(error.table ?? table, error.rowKey ?? key, error.message)
-    }
-
     /// Whether the table exists with exactly the expected columns (a problem is noted otherwise).
     private mutating func checkColumns(_ table: String, _ expected: [String]) throws(SQLiteStoreError) -> Bool {
         var found: [String] = []
@@ -138,89 +134,71 @@ struct SQLiteStoreChecker {
         return true
     }
 
-    private mutating func checkThreads() throws(SQLiteStoreError) {
-        var bad: [(String, SQLiteStoreError)] = []
+    /// Runs `sql` and asks `verdict` about each row: its key, and what is wrong with it or `nil`. Rows
+    /// are read one at a time; every row counts as checked and every problem is noted.
+    private mutating func checkRows(
+        _ table: String, _ sql: String, _ verdict: @escaping (SQLiteRow) -> (key: String, problem: String?)
+    ) throws(SQLiteStoreError) {
+        var bad: [(String, String)] = []
         var count = 0
-        try connection.run("SELECT id, body FROM threads ORDER BY id") { row throws(SQLiteStoreError) in
+        try connection.run(sql) { row throws(SQLiteStoreError) in
             count += 1
+            let (key, problem) = verdict(row)
+            if let problem { bad.append((key, problem)) }
+        }
+        rowsChecked += count
+        for (key, message) in bad { note(table, key, message) }
+    }
+
+    private mutating func checkThreads() throws(SQLiteStoreError) {
+        try checkRows("threads", "SELECT id, body FROM threads ORDER BY id") { row in
             let key = row.text(0) ?? ""
             do throws(SQLiteStoreError) {
                 _ = try SQLiteRuntimeStateStore.decodeThread(key: key, row.blob(1))
+                return (key, nil)
             } catch {
-                bad.append((key, error))
+                return (key, error.message)
             }
         }
-        rowsChecked += count
-        for (key, error) in bad { note(error, table: "threads", key: key) }
     }
 
     private mutating func checkHistory() throws(SQLiteStoreError) {
-        var bad: [(String, String)] = []
-        var count = 0
-        try connection.run("SELECT thread_id, position, kind, body FROM history_items ORDER BY thread_id, position") { row throws(SQLiteStoreError) in
-            count += 1
+        try checkRows("history_items", "SELECT thread_id, position, kind, body FROM history_items ORDER BY thread_id, position") { row in
             let thread = row.text(0) ?? ""
             let key = "\(thread)/\(row.integer(1))"
-            guard let item = try? AgentHistoryItem(storageRow: row.blob(3)) else {
-                bad.append((key, "a stored history item could not be decoded"))
-                return
-            }
-            if SQLiteRuntimeStateStore.kind(of: item) != row.text(2) {
-                bad.append((key, "the row's kind disagrees with its body"))
-            } else if case .message(let message) = item, message.threadID.rawValue != thread {
-                bad.append((key, "a message row's body names another thread"))
-            }
+            guard let item = try? AgentHistoryItem(storageRow: row.blob(3)) else { return (key, "a stored history item could not be decoded") }
+            if SQLiteRuntimeStateStore.kind(of: item) != row.text(2) { return (key, "the row's kind disagrees with its body") }
+            if case .message(let message) = item, message.threadID.rawValue != thread { return (key, "a message row's body names another thread") }
+            return (key, nil)
         }
-        rowsChecked += count
-        for (key, message) in bad { note("history_items", key, message) }
     }
 
     private mutating func checkTurns() throws(SQLiteStoreError) {
-        var bad: [(String, String)] = []
-        var count = 0
-        try connection.run("SELECT id, thread_id, body FROM turns ORDER BY id") { row throws(SQLiteStoreError) in
-            count += 1
+        try checkRows("turns", "SELECT id, thread_id, body FROM turns ORDER BY id") { row in
             let key = row.text(0) ?? ""
-            guard let turn = try? JSONDecoder().decode(AgentTurn.self, from: Data(row.blob(2))) else {
-                bad.append((key, "a stored AgentTurn could not be decoded"))
-                return
-            }
-            if turn.id.rawValue != key {
-                bad.append((key, "a turn row's body names another turn"))
-            } else if turn.threadID.rawValue != row.text(1) {
-                bad.append((key, "a turn row's body names another thread than its thread_id"))
-            }
+            guard let turn = try? JSONDecoder().decode(AgentTurn.self, from: Data(row.blob(2))) else { return (key, "a stored AgentTurn could not be decoded") }
+            if turn.id.rawValue != key { return (key, "a turn row's body names another turn") }
+            if turn.threadID.rawValue != row.text(1) { return (key, "a turn row's body names another thread than its thread_id") }
+            return (key, nil)
         }
-        rowsChecked += count
-        for (key, message) in bad { note("turns", key, message) }
     }
 
     private mutating func checkImages() throws(SQLiteStoreError) {
-        var bad: [(String, String)] = []
-        var count = 0
         let attachments = self.attachments
-        try connection.run(
-            "SELECT thread_id, position, ordinal, storage_key, metadata FROM history_images ORDER BY thread_id, position, ordinal"
-        ) { row throws(SQLiteStoreError) in
-            count += 1
+        try checkRows(
+            "history_images", "SELECT thread_id, position, ordinal, storage_key, metadata FROM history_images ORDER BY thread_id, position, ordinal"
+        ) { row in
             let key = "\(row.text(0) ?? "")/\(row.integer(1))/\(row.integer(2))"
             if !row.isNull(4), (try? JSONDecoder().decode(AgentImageAttachment.GenerationMetadata.self, from: Data(row.blob(4)))) == nil {
-                bad.append((key, "the image's generation metadata could not be decoded"))
-                return
+                return (key, "the image's generation metadata could not be decoded")
             }
             // In-memory stores keep images inside the rows; file stores keep content-addressed blobs.
-            guard let attachments else { return }
+            guard let attachments else { return (key, nil) }
             let storageKey = row.text(3) ?? ""
-            guard let data = try? attachments.load(storageKey) else {
-                bad.append((key, "the image's blob file is missing or unreadable"))
-                return
-            }
-            if SQLiteAttachmentFiles.key(of: data) != storageKey {
-                bad.append((key, "the image's blob file does not hold the bytes its key names"))
-            }
+            guard let data = try? attachments.load(storageKey) else { return (key, "the image's blob file is missing or unreadable") }
+            if SQLiteAttachmentFiles.key(of: data) != storageKey { return (key, "the image's blob file does not hold the bytes its key names") }
+            return (key, nil)
         }
-        rowsChecked += count
-        for (key, message) in bad { note("history_images", key, message) }
     }
 
     private mutating func checkForeignKeys() throws(SQLiteStoreError) {

@@ -1,4 +1,5 @@
 @testable import CodexSchema
+import CodexTestSupport
 import Foundation
 import Testing
 
@@ -72,7 +73,7 @@ import Testing
     }
 
     @Test func seededRandomSchemasAndDocumentsGiveTheSameResultBothWays() throws {
-        var random = SplitMix(seed: 0xC0DE_C0DE)
+        var random = SplitMix64(seed: 0xC0DE_C0DE)
         var compared = 0
         for round in 0..<1_000 {
             let schema = RandomSchema.make(&random, depth: 0)
@@ -123,24 +124,12 @@ import Testing
     }
 }
 
-/// A small seeded generator (SplitMix64).
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Random schemas over the supported keywords and random documents that sometimes match them.
 enum RandomSchema {
     static let keys = ["a", "b", "c", "k", "a~b/c"]
 
-    static func make(_ random: inout SplitMix, depth: Int) -> JSONValue {
+    static func make(_ random: inout SplitMix64, depth: Int) -> JSONValue {
         let roll = random.next() % (depth > 3 ? 6 : 16)
         switch roll {
         case 0: return true
@@ -177,7 +166,7 @@ enum RandomSchema {
         }
     }
 
-    static func document(_ random: inout SplitMix, depth: Int) -> JSONValue {
+    static func document(_ random: inout SplitMix64, depth: Int) -> JSONValue {
         switch random.next() % (depth > 3 ? 5 : 9) {
         case 0: return .null
         case 1: return .bool(random.next() % 2 == 0)
