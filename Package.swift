@@ -31,7 +31,9 @@ let package = Package(
             linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
         ),
         .target(name: "CodexCore", dependencies: ["CodexSchema"], swiftSettings: swiftSettings),
-        .target(name: "CodexTransport", dependencies: ["CodexCore", "CodexSchema"], swiftSettings: swiftSettings),
+        // The system libcurl through a module map: the Linux HTTP engine, imported privately by CodexTransport.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "CodexTransport", dependencies: ["CodexCore", "CodexSchema", "CCurl"], swiftSettings: swiftSettings),
         .target(name: "CodexRecovery", dependencies: ["CodexTransport", "CodexCore", "CodexSchema"], swiftSettings: swiftSettings),
         // The system SQLite through a module map (DESIGN §2: system libraries only this way).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -56,9 +58,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CodexCoreTests", dependencies: ["CodexCore", "CodexSchema", "CodexTestSupport"], swiftSettings: swiftSettings),
+        // Transport scenarios measured in a process of their own (memory, descriptors).
+        .executableTarget(
+            name: "TransportFixture",
+            dependencies: ["CodexTransport", "CodexCore", "CodexTestSupport"],
+            path: "Tests/TransportFixture",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CodexTransportTests",
-            dependencies: ["CodexTransport", "CodexCore", "CodexSchema", "CodexTestSupport"],
+            dependencies: ["CodexTransport", "CodexCore", "CodexSchema", "CodexTestSupport", "TransportFixture"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

@@ -14,12 +14,13 @@ allowed_for() {
   case "$1" in
     CodexSchema)        echo "Foundation FoundationEssentials" ;;
     CodexCore)          echo "CodexSchema $toolchain" ;;
-    CodexTransport)     echo "CodexCore CodexSchema FoundationNetworking $toolchain" ;;
+    CodexTransport)     echo "CodexCore CodexSchema CCurl FoundationNetworking $toolchain" ;;
     CodexRecovery)      echo "CodexCore CodexSchema CodexTransport $toolchain" ;;
     CodexStorageSQLite) echo "CodexCore CSQLite $toolchain" ;;
     CodexRuntime)       echo "CodexCore CodexSchema CodexTransport CodexRecovery $toolchain" ;;
     codexctl)           echo "CodexSchema CodexCore CodexTransport CodexRecovery CodexStorageSQLite CodexRuntime FoundationNetworking $toolchain" ;;
     CSQLite)            echo "" ;;
+    CCurl)              echo "" ;;
     *)                  return 1 ;;
   esac
 }

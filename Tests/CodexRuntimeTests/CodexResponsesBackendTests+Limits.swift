@@ -181,7 +181,7 @@ extension CodexResponsesBackendTests {
         var configuration = CodexResponsesBackendConfiguration(maximumBufferedEvents: 1)
         configuration.endpoint = try ResponsesEndpoint(baseURL: server.baseURL, profile: .publicAPI)
         let client = ResponsesClient(
-            configuration: configuration.clientConfiguration, httpClient: URLSessionHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "k")
+            configuration: configuration.clientConfiguration, httpClient: DefaultHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "k")
         )
         let channel = AgentEventChannel<AgentBackendEvent>(capacity: configuration.effectiveBufferedEvents)
         let runner = ResponsesTurnRunner(client: client, turn: H.turn(), configuration: configuration, channel: channel, logSink: NoOpAgentLogSink())

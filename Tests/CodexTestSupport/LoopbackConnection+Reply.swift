@@ -17,14 +17,24 @@ extension LoopbackConnection {
             case .bytes(let bytes):
                 var out = pendingHead ?? []
                 pendingHead = nil
-                if !omitBody {
-                    switch reply.framing {
-                    case .chunked: if !bytes.isEmpty { out += ScriptedReply.chunk(bytes) }
-                    case .contentLength, .closeDelimited: out += bytes
-                    }
-                }
+                if !omitBody { out += Self.framed(bytes, reply.framing) }
                 if !out.isEmpty, !socket.sendAll(out, shouldStop: shouldStop) { return lostWriteEnding() }
                 if !omitBody { core.recordSentBody(bytes.count) }
+            case .repeating(let bytes, let times):
+                if let head = pendingHead, !head.isEmpty, !socket.sendAll(head, shouldStop: shouldStop) { return lostWriteEnding() }
+                pendingHead = nil
+                guard !omitBody else { continue }
+                let framed = Self.framed(bytes, reply.framing)
+                var sent = 0
+                while times.map({ sent < $0 }) ?? true {
+                    if !socket.sendAll(framed, shouldStop: shouldStop) { return lostWriteEnding() }
+                    core.recordSentBody(bytes.count)
+                    sent += 1
+                }
+            case .halfClose:
+                if let head = pendingHead, !head.isEmpty, !socket.sendAll(head, shouldStop: shouldStop) { return lostWriteEnding() }
+                socket.closeGracefully(drainLimit: .seconds(600)) { self.core.isStopping }
+                return .alreadyClosed
             case .delay(let duration):
                 if let ending = pause(until: .now + duration, releasedAfter: nil) { return ending }
             case .hold:
@@ -38,6 +48,14 @@ extension LoopbackConnection {
         if reply.framing == .chunked, !omitBody { out += ScriptedReply.lastChunk }
         if !out.isEmpty, !socket.sendAll(out, shouldStop: shouldStop) { return lostWriteEnding() }
         return nil
+    }
+
+    /// `bytes` as they go on the wire in `framing`.
+    private static func framed(_ bytes: [UInt8], _ framing: ScriptedReply.Framing) -> [UInt8] {
+        switch framing {
+        case .chunked: return bytes.isEmpty ? [] : ScriptedReply.chunk(bytes)
+        case .contentLength, .closeDelimited, .raw: return bytes
+        }
     }
 
     /// Why a send failed: shutdown or a vanished client.

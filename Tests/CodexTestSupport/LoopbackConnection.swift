@@ -11,6 +11,8 @@ final class LoopbackConnection {
         case serverClose
         /// A `.closeAbruptly` part: reset the connection.
         case abort
+        /// A `.halfClose` part already closed the socket.
+        case alreadyClosed
     }
 
     /// The largest accepted request head, including the request line and the blank line.
@@ -37,6 +39,7 @@ final class LoopbackConnection {
         case .peerClosed, .stopped: socket.close()
         case .serverClose: socket.closeGracefully { core.isStopping }
         case .abort: socket.closeAbortively()
+        case .alreadyClosed: break
         }
         core.connectionClosed()
     }

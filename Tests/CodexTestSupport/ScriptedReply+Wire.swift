@@ -5,19 +5,23 @@ extension ScriptedReply {
     /// The total size of all `.bytes` parts: the `Content-Length` of a `.contentLength` reply.
     var scriptedBodyLength: Int {
         parts.reduce(0) { total, part in
-            if case .bytes(let bytes) = part { return total + bytes.count }
-            return total
+            switch part {
+            case .bytes(let bytes): return total + bytes.count
+            case .repeating(let bytes, let times?): return total + bytes.count * times
+            default: return total
+            }
         }
     }
 
     /// Whether the scripted headers ask the client to close the connection after this reply.
     var requestsClose: Bool {
-        framing == .closeDelimited || headers.containsToken("close", inHeader: "Connection")
+        framing == .closeDelimited || framing == .raw || headers.containsToken("close", inHeader: "Connection")
     }
 
     /// The status line, the scripted headers (minus any framing headers) and the server's framing header,
     /// ending with the blank line.
     var headBytes: [UInt8] {
+        guard framing != .raw else { return [] }
         var head = "HTTP/1.1 \(status) \(reason ?? Self.standardReason(for: status))\r\n"
         for field in headers where !field.hasName("Content-Length") && !field.hasName("Transfer-Encoding") {
             head += "\(field.name): \(field.value)\r\n"
@@ -29,6 +33,8 @@ extension ScriptedReply {
             head += "Transfer-Encoding: chunked\r\n"
         case .closeDelimited:
             if headers.firstValue(named: "Connection") == nil { head += "Connection: close\r\n" }
+        case .raw:
+            break
         }
         head += "\r\n"
         return Array(head.utf8)

@@ -15,6 +15,11 @@ public struct ScriptedReply: Sendable {
         case chunked
         /// No length: `Connection: close` is sent and the server closes the connection after the body.
         case closeDelimited
+        /// Nothing of the server's own: no status line, no headers, no framing. `.bytes` parts are written
+        /// exactly as they are, so a test can send any malformed reply (a status line alone, headers
+        /// without their blank line, interim 1xx responses, 10 MB of headers); the connection is closed
+        /// after the last part.
+        case raw
     }
 
     /// One step of the reply body.
@@ -30,6 +35,12 @@ public struct ScriptedReply: Sendable {
         /// Closes the socket at once with `SO_LINGER` 0, so the client sees a reset; later parts and the
         /// chunked terminator are never sent.
         case closeAbruptly
+        /// Sends `bytes` (one chunk each in `.chunked` framing) over and over as fast as the client takes
+        /// them, `times` times, or until the client closes when `times` is nil (an endless stream).
+        case repeating([UInt8], times: Int?)
+        /// Half-closes: sends a FIN (the client sees the end of the stream) and keeps reading until the
+        /// client closes; later parts are never sent.
+        case halfClose
     }
 
     /// The status code, for example 200.

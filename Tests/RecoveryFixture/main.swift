@@ -161,7 +161,7 @@ func run() async throws -> Int32 {
     let store = try AgentStructuredRecoveryStore(directory: URL(fileURLWithPath: storePath), fileSystem: KillingFileSystem(target: killTarget))
     let recovery = AgentStructuredRecovery(
         configuration: .init(endpoint: try ResponsesEndpoint(baseURL: baseURL, profile: .publicAPI)),
-        httpClient: URLSessionHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "sk-fixture-key")
+        httpClient: DefaultHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "sk-fixture-key")
     )
     let host = HostStore(url: URL(fileURLWithPath: hostPath))
     var state = try host.load(job: job, revision: revision)

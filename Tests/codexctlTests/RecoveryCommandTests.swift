@@ -14,7 +14,7 @@ import Testing
     static func prepared(_ count: Int, in directory: URL) async throws -> (binding: String, handles: [AgentStructuredRecoveryHandle]) {
         let auth = APIKeyAuthProvider(apiKey: "sk-cli-test")
         let store = try AgentStructuredRecoveryStore(directory: directory)
-        let recovery = AgentStructuredRecovery(configuration: .init(endpoint: .publicAPI), httpClient: URLSessionHTTPClient(), authProvider: auth)
+        let recovery = AgentStructuredRecovery(configuration: .init(endpoint: .publicAPI), httpClient: DefaultHTTPClient(), authProvider: auth)
         var handles: [AgentStructuredRecoveryHandle] = []
         for index in 0..<count {
             handles.append(try await recovery.prepare(

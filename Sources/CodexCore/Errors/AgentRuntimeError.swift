@@ -243,6 +243,27 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         AgentRuntimeError(code: .executionLimitExceeded, message: "the turn exhausted its \(limit.rawValue) budget", executionLimit: limit)
     }
 
+    /// The error with every occurrence of `secrets` (tokens, API keys: values of at least 8 characters)
+    /// replaced by `<redacted>` in its message, provider code and type, request ID and response ID, and
+    /// in the errors it wraps — whatever a server echoed back. The transport applies it with the
+    /// credentials in use before an error leaves it.
+    public func redacting(_ secrets: [String]) -> AgentRuntimeError {
+        let secrets = secrets.filter { $0.utf8.count >= 8 }
+        guard !secrets.isEmpty else { return self }
+        func clean(_ text: String?) -> String? { text.map { clean($0) } }
+        func clean(_ text: String) -> String {
+            secrets.reduce(text) { $0.contains($1) ? $0.replacingOccurrences(of: $1, with: "<redacted>") : $0 }
+        }
+        var copy = self
+        copy.message = clean(message)
+        copy.http?.providerCode = clean(http?.providerCode)
+        copy.http?.providerType = clean(http?.providerType)
+        copy.http?.requestID = clean(http?.requestID)
+        copy.interruption?.responseID = clean(interruption?.responseID)
+        if let wrapped = underlying as? AgentRuntimeError { copy.underlying = wrapped.redacting(secrets) }
+        return copy
+    }
+
     /// `code: message` with the HTTP status, provider code and request ID when present. Log-safe.
     public var description: String {
         var text = "\(code.rawValue): \(message)"

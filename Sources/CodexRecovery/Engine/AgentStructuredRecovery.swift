@@ -8,7 +8,7 @@ public import Foundation
 /// the host acknowledges it.
 ///
 /// ```swift
-/// let recovery = AgentStructuredRecovery(configuration: .init(endpoint: .chatGPT), httpClient: URLSessionHTTPClient(), authProvider: auth)
+/// let recovery = AgentStructuredRecovery(configuration: .init(endpoint: .chatGPT), httpClient: DefaultHTTPClient(), authProvider: auth)
 /// let handle = try await recovery.prepare(request, format: Verdict.responseFormat, model: .init(model: "gpt-6-astra"), store: store)
 /// try host.saveHandle(handle, forJob: job)                       // before sending
 /// let verdict = try await recovery.sendRecovering(handle, response: Verdict.self, store: store) { attempt in
@@ -59,7 +59,7 @@ public final class AgentStructuredRecovery: Sendable {
     /// Creates the recovery service.
     /// - Parameters:
     ///   - configuration: Endpoint, timeouts and scheduling.
-    ///   - httpClient: The HTTP seam (``CodexTransport/URLSessionHTTPClient`` in production).
+    ///   - httpClient: The HTTP seam (``CodexTransport/DefaultHTTPClient`` in production: libcurl on Linux).
     ///   - authProvider: Credentials; an operation only ever runs for the account binding it was prepared for.
     ///   - clock: Waits (cooldowns, lifecycle polling).
     ///   - wallClock: Dates saved in records (expiry, `nextAttemptAt`).

@@ -55,14 +55,14 @@ public final class CodexResponsesBackend: AgentBackend, Sendable {
     ///
     /// - Parameters:
     ///   - configuration: Endpoint, hosted features, budgets and queue size.
-    ///   - httpClient: The HTTP seam. Default ``CodexTransport/URLSessionHTTPClient``.
+    ///   - httpClient: The HTTP seam. Default ``CodexTransport/DefaultHTTPClient`` (libcurl on Linux, URLSession on Apple platforms).
     ///   - authProvider: Supplies credentials (ChatGPT session or API key).
     ///   - clock: The clock retry waits use.
     ///   - wallClock: The date source for rate-limit resets and `Retry-After` dates.
     ///   - logSink: Receives log-safe events (never prompts, model output or credentials).
     public init(
         configuration: CodexResponsesBackendConfiguration = .init(),
-        httpClient: any HTTPClient = URLSessionHTTPClient(),
+        httpClient: any HTTPClient = DefaultHTTPClient(),
         authProvider: any AuthProvider,
         clock: any Clock<Duration> = ContinuousClock(),
         wallClock: any AgentWallClock = SystemWallClock(),

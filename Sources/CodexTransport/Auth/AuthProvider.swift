@@ -11,13 +11,19 @@ public struct AuthCredentials: Sendable, Hashable, CustomStringConvertible {
     public var binding: String
     /// Whether the workspace needs `X-OpenAI-Fedramp: true`.
     public var isFedRAMP: Bool
+    /// Every secret behind these credentials (the bearer token, and for a ChatGPT session its refresh
+    /// and ID tokens): errors are scrubbed of them before they leave the transport, whatever a server
+    /// echoes back.
+    public var secrets: [String]
 
     /// Creates credentials.
-    public init(bearerToken: String, accountID: String? = nil, binding: String, isFedRAMP: Bool = false) {
+    /// - Parameter secrets: Secrets besides the bearer token to keep out of errors (a refresh token).
+    public init(bearerToken: String, accountID: String? = nil, binding: String, isFedRAMP: Bool = false, secrets: [String] = []) {
         self.bearerToken = bearerToken
         self.accountID = accountID
         self.binding = binding
         self.isFedRAMP = isFedRAMP
+        self.secrets = [bearerToken] + secrets
     }
 
     /// Log-safe: the binding only.

@@ -66,7 +66,7 @@ public struct ChatGPTSession: Sendable, Hashable, Codable, CustomStringConvertib
 
     /// The request credentials.
     public var credentials: AuthCredentials {
-        AuthCredentials(bearerToken: accessToken, accountID: accountID, binding: accountID, isFedRAMP: isFedRAMP)
+        AuthCredentials(bearerToken: accessToken, accountID: accountID, binding: accountID, isFedRAMP: isFedRAMP, secrets: [refreshToken, idToken])
     }
 
     /// Log-safe: account and plan only.

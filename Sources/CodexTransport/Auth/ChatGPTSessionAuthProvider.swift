@@ -87,6 +87,15 @@ public actor ChatGPTSessionAuthProvider: AuthProvider {
     }
 
     static func refreshed(_ session: ChatGPTSession, issuer: AuthIssuer, httpClient: any HTTPClient, now: Date) async throws -> ChatGPTSession {
+        do {
+            return try await refreshedUnredacted(session, issuer: issuer, httpClient: httpClient, now: now)
+        } catch let error as AgentRuntimeError {
+            // The issuer may echo a token back in its error: none leaves here.
+            throw error.redacting(session.credentials.secrets)
+        }
+    }
+
+    private static func refreshedUnredacted(_ session: ChatGPTSession, issuer: AuthIssuer, httpClient: any HTTPClient, now: Date) async throws -> ChatGPTSession {
         let (status, body) = try await issuer.post(
             "oauth/token",
             json: ["client_id": .string(issuer.clientID), "grant_type": "refresh_token", "refresh_token": .string(session.refreshToken)],

@@ -6,7 +6,7 @@ public import Foundation
 /// then exchange the result for a session.
 ///
 /// ```swift
-/// let signIn = DeviceCodeSignIn(issuer: .openAI, httpClient: URLSessionHTTPClient())
+/// let signIn = DeviceCodeSignIn(issuer: .openAI, httpClient: DefaultHTTPClient())
 /// let code = try await signIn.requestCode()
 /// print("Open \(code.verificationURL) and enter \(code.userCode)")
 /// let session = try await signIn.waitForApproval(code)

@@ -73,6 +73,9 @@ public final class BoundedByteBuffer: HTTPBodySource {
     /// The highest number of bytes held on disk at once so far.
     public var peakSpilledBytes: Int { state.withLock { $0.peakSpilledBytes } }
 
+    /// The spill file's size on disk now (0 without one): never more than ``spillLimit``.
+    public var spillFileSize: Int { state.withLock { $0.spill?.fileSize ?? 0 } }
+
     /// Adds a chunk without blocking. Returns `false` when the chunk was not taken: the consumer
     /// cancelled, the stream already ended, or it failed just now (see the type's description).
     @discardableResult
@@ -129,7 +132,7 @@ public final class BoundedByteBuffer: HTTPBodySource {
         if let existing = state.spill {
             file = existing
         } else {
-            file = try SpillFile(directory: spillDirectory)
+            file = try SpillFile(directory: spillDirectory, capacity: spillLimit)
             state.spill = file
         }
         try file.write(chunk)
@@ -137,11 +140,22 @@ public final class BoundedByteBuffer: HTTPBodySource {
     }
 
     /// Ends the stream, with an error or normally. Later ``append(_:)`` calls are ignored.
-    public func finish(throwing error: (any Error)? = nil) {
+    ///
+    /// - Parameters:
+    ///   - error: The failure, or `nil` for the normal end.
+    ///   - discardingHeld: Drops the bytes still held (in memory and on disk) so the error is the next
+    ///     thing the consumer gets — for a deadline that has passed.
+    public func finish(throwing error: (any Error)? = nil, discardingHeld: Bool = false) {
         let consumer = state.withLock { state -> CheckedContinuation<[UInt8]?, any Error>? in
             guard !state.finished else { return nil }
             state.finished = true
             state.failure = error
+            if discardingHeld {
+                state.chunks.removeAll()
+                state.head = 0
+                state.bufferedBytes = 0
+                state.spill = nil
+            }
             defer { state.consumer = nil }
             return state.chunks.count > state.head || state.spilledBytes > 0 ? nil : state.consumer
         }

@@ -8,12 +8,17 @@ import Darwin
 #endif
 
 /// An anonymous first-in-first-out byte store on disk: bytes are written at the tail and read from the
-/// head. The file is unlinked as soon as it is created (mode 0600, close-on-exec), so its space returns
-/// to the system when the descriptor closes, even after a crash.
+/// head, in a ring of `capacity` bytes, so the file never grows past the capacity however long a reader
+/// stays slightly behind (the caller never holds more than `capacity` bytes pending). The file is
+/// unlinked as soon as it is created (mode 0600, close-on-exec), so its space returns to the system
+/// when the descriptor closes, even after a crash.
 ///
 /// Used only under ``BoundedByteBuffer``'s lock, hence `@unchecked Sendable`.
 final class SpillFile: @unchecked Sendable {
     private let descriptor: Int32
+    /// The ring's size in bytes: the most ever pending, and the largest the file gets.
+    let capacity: Int64
+    /// Bytes read and written since creation; positions in the file are these modulo `capacity`.
     private var readOffset: Int64 = 0
     private var writeOffset: Int64 = 0
 
@@ -23,7 +28,8 @@ final class SpillFile: @unchecked Sendable {
     /// Creates the file in `directory`.
     ///
     /// - Throws: ``AgentRuntimeError`` with code `storage_failure` when it cannot be created.
-    init(directory: String) throws(AgentRuntimeError) {
+    init(directory: String, capacity: Int) throws(AgentRuntimeError) {
+        self.capacity = Int64(max(1, capacity))
         let prefix = directory.hasSuffix("/") ? directory : directory + "/"
         // A random name, created exclusively (never through a symlink), then unlinked at once.
         for _ in 0..<16 {
@@ -43,14 +49,19 @@ final class SpillFile: @unchecked Sendable {
         close(descriptor)
     }
 
-    /// Appends `bytes`.
+    /// Appends `bytes` (at most `capacity - pendingBytes` of them).
     ///
     /// - Throws: ``AgentRuntimeError`` with code `storage_failure` (for example when the disk is full).
     func write(_ bytes: [UInt8]) throws(AgentRuntimeError) {
+        guard Int64(pendingBytes + bytes.count) <= capacity else {
+            throw Self.failure("a stream body's spill file is full", ENOSPC)
+        }
         var written = 0
         while written < bytes.count {
+            let position = (writeOffset + Int64(written)) % capacity
+            let run = min(bytes.count - written, Int(capacity - position))
             let count = bytes.withUnsafeBytes { raw in
-                pwrite(descriptor, raw.baseAddress.map { $0 + written }, raw.count - written, off_t(writeOffset) + off_t(written))
+                pwrite(descriptor, raw.baseAddress.map { $0 + written }, run, off_t(position))
             }
             if count > 0 {
                 written += count
@@ -63,8 +74,7 @@ final class SpillFile: @unchecked Sendable {
         writeOffset += Int64(written)
     }
 
-    /// Removes and returns up to `maximum` bytes from the head. When everything has been read, the file
-    /// is truncated so its space is released.
+    /// Removes and returns up to `maximum` bytes from the head.
     ///
     /// - Throws: ``AgentRuntimeError`` with code `storage_failure`.
     func read(maximum: Int) throws(AgentRuntimeError) -> [UInt8] {
@@ -72,8 +82,10 @@ final class SpillFile: @unchecked Sendable {
         var bytes = [UInt8](repeating: 0, count: wanted)
         var filled = 0
         while filled < wanted {
+            let position = (readOffset + Int64(filled)) % capacity
+            let run = min(wanted - filled, Int(capacity - position))
             let count = bytes.withUnsafeMutableBytes { raw in
-                pread(descriptor, raw.baseAddress.map { $0 + filled }, wanted - filled, off_t(readOffset) + off_t(filled))
+                pread(descriptor, raw.baseAddress.map { $0 + filled }, run, off_t(position))
             }
             if count > 0 {
                 filled += count
@@ -84,12 +96,13 @@ final class SpillFile: @unchecked Sendable {
             }
         }
         readOffset += Int64(filled)
-        if readOffset == writeOffset {
-            readOffset = 0
-            writeOffset = 0
-            _ = ftruncate(descriptor, 0)
-        }
         return bytes
+    }
+
+    /// The file's size on disk (at most `capacity`).
+    var fileSize: Int {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
     }
 
     private static func failure(_ message: String, _ code: Int32) -> AgentRuntimeError {

@@ -5,19 +5,13 @@ import FoundationNetworking
 #endif
 import Synchronization
 
-/// The per-request URLSession delegate behind ``URLSessionHTTPClient``: resumes the caller when the
-/// headers arrive, pushes body chunks into the bounded buffer, enforces the timeouts.
+/// The per-request handler behind ``URLSessionHTTPClient`` (its session's ``SessionDelegateRouter``
+/// forwards each task's callbacks to its own handler): resumes the caller when the headers arrive,
+/// pushes body chunks into the bounded buffer, and tells the ``TransferWatchdog`` (which enforces the
+/// timeouts) how the exchange progresses.
 final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked: every mutable field lives in `state` (a Mutex); `onFinish` is set once before the
-    // task starts and only read afterwards.
-
-    enum Phase { case sending, awaitingHeaders, streaming, finished }
-
-    enum TimeoutKind: String {
-        case connect, firstByte = "first byte", idle, total
-
-        var limitDescription: String { rawValue }
-    }
+    // @unchecked: every mutable field lives in `state` (a Mutex) or in the watchdog's deadlines;
+    // `onFinish` is set once before the task starts and only read afterwards.
 
     /// Holds the task so the buffer's cancel callback can reach it before `self` exists.
     private final class TaskHandle: Sendable {
@@ -26,27 +20,20 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
     }
 
     private struct State {
-        var phase: Phase
-        var lastActivity: Duration = .zero
         var continuation: CheckedContinuation<HTTPResponse, any Error>?
         var cancelledBeforeStart = false
-        var timedOut: TimeoutKind?
+        var timedOut: AgentRuntimeError?
         var responseHeadersSeen = false
     }
 
     let buffer: BoundedByteBuffer
-    private let state: Mutex<State>
+    let watchdog: TransferWatchdog
+    private let state = Mutex(State())
     private let taskHandle = TaskHandle()
-    private let timeouts: HTTPTimeouts
-    private let elapsed: @Sendable () -> Duration
     var onFinish: @Sendable () -> Void = {}
 
-    init(
-        limit: Int, spillLimit: Int, spillDirectory: String?, hasBody: Bool, timeouts: HTTPTimeouts, elapsed: @escaping @Sendable () -> Duration
-    ) {
-        self.timeouts = timeouts
-        self.elapsed = elapsed
-        state = Mutex(State(phase: hasBody ? .sending : .awaitingHeaders))
+    init(limit: Int, spillLimit: Int, spillDirectory: String?, hasBody: Bool, timeouts: HTTPTimeouts, timer: ElapsedTimer) {
+        watchdog = TransferWatchdog(timeouts: timeouts, hasBody: hasBody, timer: timer)
         let handle = taskHandle
         buffer = BoundedByteBuffer(limit: limit, spillLimit: spillLimit, spillDirectory: spillDirectory, onCancel: { handle.cancel() })
         super.init()
@@ -75,46 +62,19 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
         if !headersSeen { taskHandle.cancel() }
     }
 
-    // MARK: - Watchdog
+    // MARK: - Timeouts
 
-    /// Sleeps until the nearest deadline (waking at least every quarter of the shortest timeout, so a
-    /// phase change is noticed) and fires the timeout that passed; returns when the exchange ends.
-    func watch(sleep: (Duration) async throws -> Void) async {
-        let shortest = [timeouts.connect, timeouts.firstByte, timeouts.idle, timeouts.total ?? timeouts.idle].min() ?? timeouts.idle
-        let quantum = min(max(shortest / 4, .milliseconds(10)), .seconds(1))
-        while !Task.isCancelled {
-            let (phase, lastActivity) = state.withLock { ($0.phase, $0.lastActivity) }
-            if phase == .finished { return }
-            var deadlines: [(Duration, TimeoutKind)] = []
-            if phase == .sending { deadlines.append((timeouts.connect, .connect)) }
-            if phase == .sending || phase == .awaitingHeaders { deadlines.append((timeouts.firstByte, .firstByte)) }
-            if phase == .streaming { deadlines.append((lastActivity + timeouts.idle, .idle)) }
-            if let total = timeouts.total { deadlines.append((total, .total)) }
-            let now = elapsed()
-            if let nearest = deadlines.min(by: { $0.0 < $1.0 }), now >= nearest.0 {
-                fire(nearest.1)
-                return
-            }
-            let wake = min(deadlines.map(\.0).min() ?? (now + quantum), now + quantum)
-            do { try await sleep(wake) } catch { return }
-        }
-    }
-
-    private func fire(_ kind: TimeoutKind) {
-        let fired = state.withLock { state -> Bool in
-            guard state.phase != .finished, state.timedOut == nil else { return false }
-            state.timedOut = kind
+    /// A timeout fired: the task is cancelled and the consumer gets the error — at once for the total
+    /// timeout (a deadline for the whole exchange), after the bytes already held for the others.
+    func expire(_ kind: TransferDeadlines.Kind, _ error: AgentRuntimeError) {
+        let first = state.withLock { state -> Bool in
+            guard state.timedOut == nil else { return false }
+            state.timedOut = error
             return true
         }
-        if fired {
-            taskHandle.cancel()
-            buffer.finish(throwing: timeoutError(kind))
-        }
-    }
-
-    private func markActivity() {
-        let now = elapsed()
-        state.withLock { $0.lastActivity = now }
+        guard first else { return }
+        taskHandle.cancel()
+        buffer.finish(throwing: error, discardingHeld: kind == .total)
     }
 
     // MARK: - URLSessionDataDelegate
@@ -122,19 +82,14 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
     func urlSession(
         _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64
     ) {
-        let now = elapsed()
         let complete = totalBytesExpectedToSend <= 0 || totalBytesSent >= totalBytesExpectedToSend
-        state.withLock { state in
-            if state.phase == .sending, complete { state.phase = .awaitingHeaders }
-            state.lastActivity = now
-        }
+        watchdog.update { deadlines, now in complete ? deadlines.bodySent(at: now) : deadlines.activity(at: now) }
     }
 
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
-        let now = elapsed()
         var fields: [HTTPHeaders.Field] = []
         var status = 0
         if let http = response as? HTTPURLResponse {
@@ -144,19 +99,28 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
             }
             fields.sort { $0.name.lowercased() < $1.name.lowercased() }
         }
+        watchdog.update { deadlines, now in deadlines.headersReceived(at: now) }
         let continuation = state.withLock { state -> CheckedContinuation<HTTPResponse, any Error>? in
-            state.phase = .streaming
             state.responseHeadersSeen = true
-            state.lastActivity = now
             defer { state.continuation = nil }
             return state.continuation
+        }
+        guard !(100..<200).contains(status) else {
+            // FoundationNetworking reports the first head it reads, so an interim 1xx response hides the
+            // final status: fail clearly rather than pass a 1xx off as the answer.
+            completionHandler(.cancel)
+            continuation?.resume(throwing: AgentRuntimeError(
+                code: .transportFailure, message: "the server sent an interim \(status) response, which URLSession reports instead of the final one",
+                interruption: .init(transportDomain: "URLSession", transportCode: status)
+            ))
+            return
         }
         completionHandler(.allow)
         continuation?.resume(returning: HTTPResponse(statusCode: status, headers: HTTPHeaders(fields), body: HTTPResponseBody(source: buffer)))
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        markActivity()
+        watchdog.update { deadlines, now in deadlines.activity(at: now) }
         buffer.append([UInt8](data))
     }
 
@@ -168,29 +132,18 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let (continuation, timedOut) = state.withLock { state -> (CheckedContinuation<HTTPResponse, any Error>?, TimeoutKind?) in
-            state.phase = .finished
+        watchdog.update { deadlines, _ in deadlines.finish() }
+        let (continuation, timedOut) = state.withLock { state -> (CheckedContinuation<HTTPResponse, any Error>?, AgentRuntimeError?) in
             defer { state.continuation = nil }
             return (state.continuation, state.timedOut)
         }
-        let failure: (any Error)? = timedOut.map { timeoutError($0) } ?? error.map(Self.mapError)
+        let failure: (any Error)? = timedOut ?? error.map(Self.mapError)
         if let continuation {
             continuation.resume(throwing: failure ?? AgentRuntimeError(code: .transportFailure, message: "the request ended without a response"))
         } else {
             buffer.finish(throwing: failure)
         }
         onFinish()
-    }
-
-    private func timeoutError(_ kind: TimeoutKind) -> AgentRuntimeError {
-        let limit: Duration
-        switch kind {
-        case .connect: limit = timeouts.connect
-        case .firstByte: limit = timeouts.firstByte
-        case .idle: limit = timeouts.idle
-        case .total: limit = timeouts.total ?? .zero
-        }
-        return AgentRuntimeError(code: .timedOut, message: "the \(kind.limitDescription) timeout of \(limit) passed")
     }
 
     static func mapError(_ error: any Error) -> any Error {

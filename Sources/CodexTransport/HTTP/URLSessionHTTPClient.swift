@@ -8,7 +8,9 @@ import Synchronization
 /// The production ``HTTPClient``: Foundation's `URLSession`, streaming through
 /// `URLSessionDataDelegate` (FoundationNetworking has no `bytes(for:)`) into a ``BoundedByteBuffer``.
 ///
-/// Each request gets its own session and serial delegate queue. The body is held in memory up to
+/// One long-lived session per client (its connection cache reuses keep-alive connections), whose
+/// delegate routes each task's callbacks to that request's own buffer, limits and timeouts. The body is
+/// held in memory up to
 /// ``Configuration/maximumBufferedBytes``; a consumer further behind has the rest spilled to an unlinked
 /// temporary file (FoundationNetworking cannot pause a transfer, see ``BoundedByteBuffer``). Redirects are not followed. Timeouts are enforced by a watchdog on the injected clock, and
 /// the idle timeout is also set as the request's `timeoutInterval`.
@@ -46,8 +48,10 @@ public final class URLSessionHTTPClient: HTTPClient {
 
     private let configuration: Configuration
     private let clock: any Clock<Duration>
+    private let router = SessionDelegateRouter()
+    private let session: URLSession
 
-    /// Creates a client.
+    /// Creates a client with one long-lived session (its connections are reused by later requests).
     ///
     /// - Parameters:
     ///   - configuration: Buffering options.
@@ -55,6 +59,22 @@ public final class URLSessionHTTPClient: HTTPClient {
     public init(configuration: Configuration = .init(), clock: any Clock<Duration> = ContinuousClock()) {
         self.configuration = configuration
         self.clock = clock
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        // Each request sets its own (backstop) timeout; this one must never be shorter.
+        sessionConfiguration.timeoutIntervalForRequest = 7 * 24 * 3600
+        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        sessionConfiguration.urlCache = nil
+        sessionConfiguration.httpCookieStorage = nil
+        // Streams stay open for minutes: the default of six per host would queue a seventh turn.
+        sessionConfiguration.httpMaximumConnectionsPerHost = 256
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        session = URLSession(configuration: sessionConfiguration, delegate: router, delegateQueue: queue)
+    }
+
+    deinit {
+        // Cancels what is still running and releases the session (its connections and multi handle).
+        session.invalidateAndCancel()
     }
 
     /// Sends the request; returns when the response headers arrive.
@@ -70,27 +90,17 @@ public final class URLSessionHTTPClient: HTTPClient {
         let idleBackstop = Self.seconds(request.timeouts.idle).rounded(.up) + 60
         urlRequest.timeoutInterval = idleBackstop
 
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = idleBackstop
-        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        sessionConfiguration.urlCache = nil
-        sessionConfiguration.httpCookieStorage = nil
-
-        let timer = clock.makeElapsedTimer()
         let delegate = StreamingTaskDelegate(
             limit: configuration.maximumBufferedBytes, spillLimit: configuration.maximumSpilledBytes, spillDirectory: configuration.spillDirectory,
-            hasBody: request.body != nil, timeouts: request.timeouts, elapsed: timer.elapsed
+            hasBody: request.body != nil, timeouts: request.timeouts, timer: clock.makeElapsedTimer()
         )
         configuration.bufferObserver?(delegate.buffer)
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
-        let session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: queue)
         let task = session.dataTask(with: urlRequest)
+        router.register(delegate, for: task)
         delegate.attach(task: task)
-        session.finishTasksAndInvalidate()
 
         let watchdog = Task {
-            await delegate.watch(sleep: timer.sleepUntil)
+            await delegate.watchdog.run { kind, error in delegate.expire(kind, error) }
         }
         delegate.onFinish = { watchdog.cancel() }
         return try await withTaskCancellationHandler {

@@ -169,7 +169,7 @@ public final class ModelCatalogClient: Sendable {
         }
         guard response.isSuccess else {
             let body = (try? await response.body.prefix(upTo: ResponsesErrorMapper.maximumErrorBodyBytes)) ?? []
-            throw ResponsesErrorMapper.error(status: response.statusCode, headers: response.headers, body: body, now: now)
+            throw ResponsesErrorMapper.error(status: response.statusCode, headers: response.headers, body: body, now: now).redacting(credentials.secrets)
         }
         let body = try await response.body.collect(upTo: Self.maximumBodyBytes)
         return CacheEntry(catalog: try Self.parse(body), etag: response.headers["etag"], fetchedAt: now, markedStale: false)

@@ -6,7 +6,7 @@ import Synchronization
 /// typed errors and rate-limit tracking.
 ///
 /// ```swift
-/// let client = ResponsesClient(configuration: .init(endpoint: .chatGPT), httpClient: URLSessionHTTPClient(), authProvider: auth)
+/// let client = ResponsesClient(configuration: .init(endpoint: .chatGPT), httpClient: DefaultHTTPClient(), authProvider: auth)
 /// for try await event in client.stream(request) {
 ///     if case .outputTextDelta(_, _, _, let delta) = event.kind { print(delta, terminator: "") }
 /// }
@@ -70,7 +70,7 @@ public final class ResponsesClient: Sendable {
     ///
     /// - Parameters:
     ///   - configuration: Endpoint, timeouts, retry policy.
-    ///   - httpClient: The HTTP seam (``URLSessionHTTPClient`` in production).
+    ///   - httpClient: The HTTP seam (``DefaultHTTPClient`` in production: libcurl on Linux).
     ///   - authProvider: Supplies credentials.
     ///   - clock: The clock retry waits use.
     ///   - wallClock: The date source for `Retry-After` dates and rate-limit resets.

@@ -38,6 +38,8 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
         private var responseID: String?
         private var lastSequenceNumber: Int?
         private var random = SystemRandomNumberGenerator()
+        /// The secrets of every credential used so far: errors are scrubbed of them before they leave.
+        private var secrets: [String] = []
         /// The response body bytes received so far (SSE framing included), summed over every attempt:
         /// bytes of an attempt that was retried still count. Error bodies of non-2xx responses do not.
         public private(set) var receivedBytes = 0
@@ -56,6 +58,15 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
         /// - Throws: ``CodexCore/AgentRuntimeError`` (`responses_stream_disconnected`, HTTP and provider
         ///   errors, timeouts) or `CancellationError`.
         public mutating func next() async throws -> ResponsesStreamEvent? {
+            do {
+                return try await nextUnredacted()
+            } catch let error as AgentRuntimeError {
+                // A server may echo the credential back in a message, code or request ID.
+                throw error.redacting(secrets)
+            }
+        }
+
+        private mutating func nextUnredacted() async throws -> ResponsesStreamEvent? {
             while !finished {
                 if pendingIndex < pending.count {
                     let event = pending[pendingIndex]
@@ -135,6 +146,7 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
 
         private mutating func connect(with credentials: AuthCredentials) async throws {
             let client = stream.client
+            secrets += credentials.secrets
             let request = HTTPRequest(
                 method: "POST",
                 url: client.configuration.endpoint.url("responses"),

@@ -127,7 +127,7 @@ struct RecoveryBenchmark {
     private func service(_ server: LoopbackReplayServer) throws -> AgentStructuredRecovery {
         AgentStructuredRecovery(
             configuration: .init(endpoint: try ResponsesEndpoint(baseURL: server.baseURL, profile: .publicAPI)),
-            httpClient: URLSessionHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "sk-bench")
+            httpClient: DefaultHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "sk-bench")
         )
     }
 
@@ -189,7 +189,7 @@ struct RecoveryBenchmark {
     private func measureInventory(into report: inout BenchReport) async throws {
         let storeURL = directory.appendingPathComponent("inventory")
         let populate = try AgentStructuredRecoveryStore(directory: storeURL, fileSystem: CountingRecoveryFileSystem(skipsSync: true))
-        let recovery = AgentStructuredRecovery(configuration: .init(endpoint: .publicAPI), httpClient: URLSessionHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "sk-bench"))
+        let recovery = AgentStructuredRecovery(configuration: .init(endpoint: .publicAPI), httpClient: DefaultHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "sk-bench"))
         var last: AgentStructuredRecoveryHandle?
         for index in 0..<operations {
             last = try await recovery.prepare(

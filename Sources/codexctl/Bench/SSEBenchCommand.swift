@@ -231,7 +231,7 @@ enum SSEClientBenchCommand: CLICommand {
         do {
             let client = ResponsesClient(
                 configuration: .init(endpoint: try ResponsesEndpoint(baseURL: base, profile: .publicAPI), retryPolicy: .disabled),
-                httpClient: URLSessionHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "bench")
+                httpClient: DefaultHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "bench")
             )
             var times: [Double] = []
             let before = ProcessMemory.residentBytes()

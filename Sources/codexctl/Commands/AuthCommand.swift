@@ -117,7 +117,7 @@ enum AuthLoginCommand: CLICommand {
         do {
             let issuer = try parsed.options["--issuer"].map { try AuthIssuer(baseURL: URL(string: $0) ?? URL(fileURLWithPath: $0)) } ?? .openAI
             let store = ChatGPTSessionStore(store: try FileSecureStore(directory: CLIAuth.storeDirectory(parsed.options["--store"])))
-            let signIn = DeviceCodeSignIn(issuer: issuer, httpClient: URLSessionHTTPClient())
+            let signIn = DeviceCodeSignIn(issuer: issuer, httpClient: DefaultHTTPClient())
             let code = try await signIn.requestCode()
             Console.line("Open \(code.verificationURL.absoluteString) and enter the code \(code.userCode)")
             Console.error("Waiting for approval (up to 15 minutes)…\n")

@@ -51,7 +51,7 @@ enum ModelsListCommand: CLICommand {
         do {
             let endpoint = try parsed.options["--base-url"].map { try ResponsesEndpoint(baseURL: URL(string: $0) ?? URL(fileURLWithPath: $0), profile: .chatGPT) }
                 ?? .chatGPT
-            let http = URLSessionHTTPClient()
+            let http = DefaultHTTPClient()
             let provider = try CLIAuth.provider(
                 store: CLIAuth.storeDirectory(parsed.options["--store"]), codexHome: parsed.options["--codex-home"], issuer: .openAI, http: http
             )

@@ -58,7 +58,7 @@ enum RecoveryCommand: CLICommand {
             provider = BindingOnlyAuthProvider(binding: binding)
         } else if let signedIn = try CLIAuth.provider(
             store: CLIAuth.storeDirectory(parsed.options["--secrets"]), codexHome: parsed.options["--codex-home"], issuer: .openAI,
-            http: URLSessionHTTPClient(), readOnly: readOnly
+            http: DefaultHTTPClient(), readOnly: readOnly
         ) {
             provider = signedIn
         } else {
@@ -70,7 +70,7 @@ enum RecoveryCommand: CLICommand {
         } else {
             binding = try await provider.credentials().binding
         }
-        let recovery = AgentStructuredRecovery(configuration: .init(endpoint: .chatGPT), httpClient: URLSessionHTTPClient(), authProvider: provider)
+        let recovery = AgentStructuredRecovery(configuration: .init(endpoint: .chatGPT), httpClient: DefaultHTTPClient(), authProvider: provider)
         return Context(store: store, recovery: recovery, binding: binding, json: parsed.has("--json"))
     }
 

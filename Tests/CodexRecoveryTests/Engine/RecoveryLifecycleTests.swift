@@ -37,7 +37,7 @@ import Testing
         let handle = try await harness.prepare()
         let task = Task { try await harness.send(handle) }
         #expect(await harness.server.waitForRequests(count: 1, timeout: .seconds(60)))
-        let other = AgentStructuredRecovery(configuration: .init(endpoint: .chatGPT), httpClient: URLSessionHTTPClient(), authProvider: harness.auth)
+        let other = AgentStructuredRecovery(configuration: .init(endpoint: .chatGPT), httpClient: DefaultHTTPClient(), authProvider: harness.auth)
         let otherStore = try AgentStructuredRecoveryStore(directory: harness.store.directory)
         try other.suspend(handle, store: otherStore)
         await #expect(throws: CancellationError.self) { try await task.value }

@@ -97,7 +97,7 @@ import Testing
 
         // Reopening (a new service instance, as after a relaunch) reads the receipt: no POST, no callback.
         let reopened = AgentStructuredRecovery(
-            configuration: .init(endpoint: .chatGPT), httpClient: URLSessionHTTPClient(), authProvider: harness.auth
+            configuration: .init(endpoint: .chatGPT), httpClient: DefaultHTTPClient(), authProvider: harness.auth
         )
         let secondLog = AuthorizationLog()
         let again = try await reopened.sendRecovering(handle, response: Verdict.self, store: harness.store, authorizeAttempt: secondLog.callback)

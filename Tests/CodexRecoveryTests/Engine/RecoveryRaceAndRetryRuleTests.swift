@@ -205,7 +205,7 @@ import Testing
         let endpoint = try ResponsesEndpoint(baseURL: try #require(URL(string: "http://127.0.0.1:9/api")), profile: .publicAPI)
         let wallClock = ManualWallClock(Date(timeIntervalSinceNow: 7200))
         let offline = AgentStructuredRecovery(
-            configuration: .init(endpoint: endpoint), httpClient: URLSessionHTTPClient(), authProvider: harness.auth, wallClock: wallClock
+            configuration: .init(endpoint: endpoint), httpClient: DefaultHTTPClient(), authProvider: harness.auth, wallClock: wallClock
         )
         let receipt = try await offline.receipt(handle, store: harness.store)
         #expect(receipt.payload == Array(Streams.payload.utf8))

@@ -98,7 +98,7 @@ final class RecoveryHarness: Sendable {
         let endpoint = try ResponsesEndpoint(baseURL: server.baseURL, profile: .chatGPT)
         recovery = AgentStructuredRecovery(
             configuration: .init(endpoint: endpoint, timeouts: timeouts),
-            httpClient: URLSessionHTTPClient(), authProvider: auth, logSink: sink
+            httpClient: DefaultHTTPClient(), authProvider: auth, logSink: sink
         )
     }
 

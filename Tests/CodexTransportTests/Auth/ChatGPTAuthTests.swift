@@ -44,7 +44,7 @@ import Testing
         let store = ChatGPTSessionStore(store: try FileSecureStore(directory: try temporaryDirectory().appendingPathComponent("s")))
         let log = InMemoryAgentLogSink()
         let provider = ChatGPTSessionAuthProvider(
-            session: try session(expiresAt: 1_100), issuer: try AuthIssuer(baseURL: server.baseURL), httpClient: URLSessionHTTPClient(),
+            session: try session(expiresAt: 1_100), issuer: try AuthIssuer(baseURL: server.baseURL), httpClient: DefaultHTTPClient(),
             store: store, wallClock: now, logSink: log
         )
         let credentials = try await provider.credentials()
@@ -70,7 +70,7 @@ import Testing
         ])
         defer { server.shutdown() }
         let provider = ChatGPTSessionAuthProvider(
-            session: try session(expiresAt: 900), issuer: try AuthIssuer(baseURL: server.baseURL), httpClient: URLSessionHTTPClient(), wallClock: now
+            session: try session(expiresAt: 900), issuer: try AuthIssuer(baseURL: server.baseURL), httpClient: DefaultHTTPClient(), wallClock: now
         )
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<10 { group.addTask { try await provider.credentials().bearerToken } }
@@ -87,7 +87,7 @@ import Testing
         defer { server.shutdown() }
         let original = try session(expiresAt: 900)
         let provider = ChatGPTSessionAuthProvider(
-            session: original, issuer: try AuthIssuer(baseURL: server.baseURL), httpClient: URLSessionHTTPClient(), wallClock: now
+            session: original, issuer: try AuthIssuer(baseURL: server.baseURL), httpClient: DefaultHTTPClient(), wallClock: now
         )
         let error = await #expect(throws: AgentRuntimeError.self) { try await provider.credentials() }
         #expect(error?.code == .accountMismatch)
@@ -98,7 +98,7 @@ import Testing
         let server = try LoopbackHTTPServer(replies: [.json(#"{"error":{"code":"refresh_token_reused"}}"#, status: 401)])
         defer { server.shutdown() }
         let provider = ChatGPTSessionAuthProvider(
-            session: try session(expiresAt: 900), issuer: try AuthIssuer(baseURL: server.baseURL), httpClient: URLSessionHTTPClient(), wallClock: now
+            session: try session(expiresAt: 900), issuer: try AuthIssuer(baseURL: server.baseURL), httpClient: DefaultHTTPClient(), wallClock: now
         )
         let error = await #expect(throws: AgentRuntimeError.self) { try await provider.credentials() }
         #expect(error?.code == .refreshFailed)
@@ -110,7 +110,7 @@ import Testing
         let server = try LoopbackHTTPServer(replies: [tokenReply()])
         defer { server.shutdown() }
         let provider = ChatGPTSessionAuthProvider(
-            session: try session(expiresAt: 9_000), issuer: try AuthIssuer(baseURL: server.baseURL), httpClient: URLSessionHTTPClient(), wallClock: now
+            session: try session(expiresAt: 9_000), issuer: try AuthIssuer(baseURL: server.baseURL), httpClient: DefaultHTTPClient(), wallClock: now
         )
         let rejected = try await provider.credentials()
         #expect(server.requests.isEmpty)
@@ -168,7 +168,7 @@ import Testing
         ])
         defer { server.shutdown() }
         let clock = ImmediateClock()
-        let signIn = DeviceCodeSignIn(issuer: try AuthIssuer(baseURL: server.baseURL), httpClient: URLSessionHTTPClient(), clock: clock,
+        let signIn = DeviceCodeSignIn(issuer: try AuthIssuer(baseURL: server.baseURL), httpClient: DefaultHTTPClient(), clock: clock,
                                       wallClock: ManualWallClock(Date(timeIntervalSince1970: 42)))
         let code = try await signIn.requestCode()
         #expect(code.userCode == "ABCD-1234")
@@ -193,7 +193,7 @@ import Testing
         let missing = try LoopbackHTTPServer(replies: [.json("{}", status: 404)])
         defer { missing.shutdown() }
         let unavailable = await #expect(throws: AgentRuntimeError.self) {
-            _ = try await DeviceCodeSignIn(issuer: try AuthIssuer(baseURL: missing.baseURL), httpClient: URLSessionHTTPClient()).requestCode()
+            _ = try await DeviceCodeSignIn(issuer: try AuthIssuer(baseURL: missing.baseURL), httpClient: DefaultHTTPClient()).requestCode()
         }
         #expect(unavailable?.code == .deviceCodeUnavailable)
 
@@ -202,7 +202,7 @@ import Testing
         }
         defer { pending.shutdown() }
         let clock = ImmediateClock()
-        let signIn = DeviceCodeSignIn(issuer: try AuthIssuer(baseURL: pending.baseURL), httpClient: URLSessionHTTPClient(), clock: clock)
+        let signIn = DeviceCodeSignIn(issuer: try AuthIssuer(baseURL: pending.baseURL), httpClient: DefaultHTTPClient(), clock: clock)
         let code = try await signIn.requestCode()
         let expired = await #expect(throws: AgentRuntimeError.self) { _ = try await signIn.waitForApproval(code) }
         #expect(expired?.code == .deviceCodeExpired)

@@ -17,6 +17,34 @@ import Testing
         return bytes
     }
 
+    @Test func theSpillFileNeverGrowsPastTheSpillLimitWhileTheReaderStaysBehind() async throws {
+        // The reader stays 128 KiB behind, so the spill never drains to empty: a file truncated only when
+        // it empties would grow by every byte written (64 MiB here) instead of staying within the limit.
+        let spillLimit = 256 * 1024
+        let buffer = BoundedByteBuffer(limit: 16 * 1024, spillLimit: spillLimit)
+        let piece = [UInt8](repeating: 7, count: 16 * 1024)
+        for _ in 0..<9 { #expect(buffer.append(piece)) }
+        var written = 9 * piece.count
+        var received = 0
+        var largestFile = 0
+        var fewestPending = Int.max
+        for _ in 0..<1_024 {
+            received += try #require(try await buffer.next()).count
+            while written - received < 9 * piece.count {
+                #expect(buffer.append(piece))
+                written += piece.count
+            }
+            fewestPending = min(fewestPending, buffer.spilledBytes)
+            largestFile = max(largestFile, buffer.spillFileSize)
+        }
+        #expect(fewestPending > 0, "the spill never emptied")
+        #expect(written > 16 * 1024 * 1024)
+        #expect(largestFile <= spillLimit)
+        buffer.finish()
+        received += try await Self.drain(buffer).count
+        #expect(received == written)
+    }
+
     @Test func bytesPastTheLimitGoToDiskAndComeBackInOrder() async throws {
         let buffer = BoundedByteBuffer(limit: 1_000)
         var expected: [UInt8] = []

@@ -11,7 +11,7 @@ import Testing
     private func client(_ server: LoopbackHTTPServer, clock: ManualWallClock, auth: any AuthProvider = CountingAuthProvider()) throws -> ModelCatalogClient {
         ModelCatalogClient(
             endpoint: try ResponsesEndpoint(baseURL: server.baseURL.appendingPathComponent("api/codex"), profile: .chatGPT),
-            httpClient: URLSessionHTTPClient(), authProvider: auth, wallClock: clock
+            httpClient: DefaultHTTPClient(), authProvider: auth, wallClock: clock
         )
     }
 

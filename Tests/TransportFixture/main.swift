@@ -1,0 +1,132 @@
+// TransportFixture: transport scenarios whose memory and descriptors are measured in a process of their
+// own (a test process runs other suites in parallel, so its RSS says nothing about one client).
+//   paused-endless --client curl|urlsession     an endless fast stream, the consumer stops after one chunk
+//   alternating --client curl|urlsession --turns N   N exchanges, good replies and resets alternating
+//   cancelled-fast --client curl|urlsession --turns N  N endless fast streams, each cancelled after one chunk
+// Prints one JSON object of figures; exits 1 with the error on any failure.
+import CodexCore
+import CodexTestSupport
+import CodexTransport
+import Foundation
+
+func option(_ name: String) -> String? {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+func client() -> any HTTPClient {
+    option("--client") == "urlsession" ? URLSessionHTTPClient() : CurlHTTPClient()
+}
+
+/// Waits until `value` stops growing (the same for `stable` polls 50 ms apart), at most 60 s.
+func plateau(_ value: () -> Int, stable: Int = 8) async -> Int {
+    var last = value()
+    var unchanged = 0
+    let deadline = ContinuousClock.now + .seconds(60)
+    while unchanged < stable, ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(50))
+        let now = value()
+        unchanged = now == last ? unchanged + 1 : 0
+        last = now
+    }
+    return last
+}
+
+func pausedEndless() async throws -> [String: Int] {
+    let chunk = [UInt8](repeating: 0x61, count: 64 * 1024)
+    let server = try LoopbackHTTPServer(replies: [.text("warm-up"), .init(parts: [.repeating(chunk, times: nil)], framing: .chunked)])
+    defer { server.shutdown() }
+    let http = client()
+    _ = try await http.send(HTTPRequest(method: "GET", url: server.baseURL)).body.collect(upTo: 1024)
+    let baseline = ProcessResources.residentBytes ?? 0
+    let response = try await http.send(HTTPRequest(method: "GET", url: server.baseURL))
+    var iterator = response.body.makeAsyncIterator()
+    let first = try await iterator.next()?.count ?? 0
+    // The consumer stops reading: with back-pressure the sender blocks once the buffers are full.
+    let sent = await plateau { server.sentBodyByteCount }
+    let paused = ProcessResources.residentBytes ?? 0
+    let connections = Set(server.requests.map(\.connectionID)).count
+    response.body.cancel()
+    let closed = await server.waitForClosedConnections(count: connections, timeout: .seconds(60))
+    return ["baseline": baseline, "paused": paused, "sent": sent, "first": first, "closed": closed ? 1 : 0, "connections": connections]
+}
+
+func alternating() async throws -> [String: Int] {
+    // An even number, so the last exchange is a reset like the one measured at 50.
+    let turns = (Int(option("--turns") ?? "") ?? 500) / 2 * 2
+    let good = ScriptedReply.sse(["event: a\ndata: {}\n\n", "event: b\ndata: {}\n\n"])
+    let reset = ScriptedReply(parts: [.bytes(Array("data: partial\n".utf8)), .closeAbruptly], framing: .chunked)
+    let server = try LoopbackHTTPServer { request in Int(request.path.dropFirst()).map { $0 % 2 == 0 ? good : reset } ?? good }
+    defer { server.shutdown() }
+    if CommandLine.arguments.contains("--serve") {
+        FileHandle.standardOutput.write(Data("\(server.baseURL)\n".utf8))
+        try await Task.sleep(for: .seconds(3600))
+    }
+    let base = option("--base").flatMap(URL.init(string:)) ?? server.baseURL
+    let http = client()
+    var figures: [String: Int] = [:]
+    var failures = 0
+    for turn in 0..<turns {
+        do {
+            _ = try await http.send(HTTPRequest(method: "GET", url: base.appendingPathComponent(String(turn)))).body.collect(upTo: 1 << 20)
+        } catch {
+            failures += 1
+        }
+        // Measured after a reset (odd turns), once the server has seen every connection so far closed:
+        // then no idle keep-alive connection is cached and the counts compare like for like.
+        if turn == 49 {
+            _ = await server.waitForClosedConnections(count: Set(server.requests.map(\.connectionID)).count, timeout: .seconds(60))
+            figures["descriptorsAt50"] = ProcessResources.openDescriptorCount
+            figures["rssAt50"] = ProcessResources.residentBytes ?? 0
+        }
+    }
+    _ = await server.waitForClosedConnections(count: Set(server.requests.map(\.connectionID)).count, timeout: .seconds(60))
+    figures["descriptorsAtEnd"] = ProcessResources.openDescriptorCount
+    figures["rssAtEnd"] = ProcessResources.residentBytes ?? 0
+    figures["unlinkedFiles"] = ProcessResources.unlinkedFileCount
+    figures["failures"] = failures
+    return figures
+}
+
+func cancelledFast() async throws -> [String: Int] {
+    let turns = Int(option("--turns") ?? "") ?? 200
+    let chunk = [UInt8](repeating: 0x62, count: 64 * 1024)
+    let server = try LoopbackHTTPServer(replies: Array(repeating: ScriptedReply(parts: [.repeating(chunk, times: nil)], framing: .chunked), count: turns))
+    defer { server.shutdown() }
+    let http = client()
+    var figures: [String: Int] = [:]
+    for turn in 0..<turns {
+        let response = try await http.send(HTTPRequest(method: "GET", url: server.baseURL))
+        var iterator = response.body.makeAsyncIterator()
+        _ = try await iterator.next()
+        response.body.cancel()
+        if turn == 19 {
+            _ = await server.waitForClosedConnections(count: Set(server.requests.map(\.connectionID)).count, timeout: .seconds(60))
+            figures["descriptorsAt20"] = ProcessResources.openDescriptorCount
+        }
+    }
+    let closed = await server.waitForClosedConnections(count: Set(server.requests.map(\.connectionID)).count, timeout: .seconds(60))
+    // Sessions finish invalidating on their own queues: give them the same wait the server got.
+    _ = await plateau { -ProcessResources.openDescriptorCount }
+    figures["descriptorsAtEnd"] = ProcessResources.openDescriptorCount
+    figures["unlinkedFiles"] = ProcessResources.unlinkedFileCount
+    figures["closed"] = closed ? 1 : 0
+    return figures
+}
+
+do {
+    let figures: [String: Int]
+    switch CommandLine.arguments.dropFirst().first {
+    case "paused-endless": figures = try await pausedEndless()
+    case "alternating": figures = try await alternating()
+    case "cancelled-fast": figures = try await cancelledFast()
+    default: throw AgentRuntimeError(code: .invalidRequest, message: "usage: paused-endless|alternating --client curl|urlsession")
+    }
+    let data = try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys])
+    FileHandle.standardOutput.write(data)
+    exit(0)
+} catch {
+    FileHandle.standardError.write(Data("transport fixture: \(error)\n".utf8))
+    exit(1)
+}
