@@ -39,16 +39,20 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CodexStorageSQLite", dependencies: ["CodexCore", "CSQLite"], swiftSettings: swiftSettings),
         .target(name: "CodexRuntime", dependencies: ["CodexCore", "CodexSchema", "CodexTransport", "CodexRecovery"], swiftSettings: swiftSettings),
-        // Test support shared by several test targets: the loopback HTTP server, fixture loaders.
+        // The loopback HTTP/1.1 server: scripted replies over real sockets, for tests, benchmarks and the
+        // offline demo (one server for all of them).
+        .target(name: "CodexLoopback", path: "Tests/CodexLoopback", swiftSettings: swiftSettings),
+        // Test support shared by several test targets: fixture loaders, process and file helpers, the
+        // store conformance suite; it re-exports the loopback server.
         .target(
             name: "CodexTestSupport",
-            dependencies: ["CodexCore", "CodexSchema"],
+            dependencies: ["CodexCore", "CodexSchema", "CodexLoopback"],
             path: "Tests/CodexTestSupport",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "codexctl",
-            dependencies: ["CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery", "CodexStorageSQLite", "CodexRuntime"],
+            dependencies: ["CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery", "CodexStorageSQLite", "CodexRuntime", "CodexLoopback"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

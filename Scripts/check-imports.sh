@@ -18,7 +18,7 @@ allowed_for() {
     CodexRecovery)      echo "CodexCore CodexSchema CodexTransport $toolchain" ;;
     CodexStorageSQLite) echo "CodexCore CSQLite $toolchain" ;;
     CodexRuntime)       echo "CodexCore CodexSchema CodexTransport CodexRecovery $toolchain" ;;
-    codexctl)           echo "CodexSchema CodexCore CodexTransport CodexRecovery CodexStorageSQLite CodexRuntime FoundationNetworking $toolchain" ;;
+    codexctl)           echo "CodexSchema CodexCore CodexTransport CodexRecovery CodexStorageSQLite CodexRuntime CodexLoopback FoundationNetworking $toolchain" ;;
     CSQLite)            echo "" ;;
     CCurl)              echo "" ;;
     *)                  return 1 ;;

@@ -1,7 +1,7 @@
 public import Foundation
 
 /// Runs a built executable (a test fixture next to the test bundle) as a real child process, awaiting
-/// its end without holding a thread of Swift's cooperative pool.
+/// its end without holding a thread of Swift's cooperative pool (see `SpawnedProcess`).
 public enum ChildProcess {
     /// How a child ended.
     public struct Outcome: Sendable {
@@ -39,35 +39,23 @@ public enum ChildProcess {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let out = scratch.appendingPathComponent("out")
         let err = scratch.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        if let directory { process.currentDirectoryURL = directory }
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        }
+        let input: String?
         if let stdin {
-            let input = scratch.appendingPathComponent("in")
-            try Data(stdin.utf8).write(to: input)
-            process.standardInput = try FileHandle(forReadingFrom: input)
+            let file = scratch.appendingPathComponent("in")
+            try Data(stdin.utf8).write(to: file)
+            input = file.path
         } else {
-            process.standardInput = FileHandle.nullDevice
+            input = nil
         }
-        let ended = AsyncStream<Void> { continuation in
-            process.terminationHandler = { _ in
-                continuation.yield()
-                continuation.finish()
-            }
-        }
-        try process.run()
-        await started(process.processIdentifier)
-        for await _ in ended {}
+        let child = try SpawnedProcess(
+            executable.path, arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+            directory: directory?.path, stdin: input.map { .file($0) } ?? .null, stdout: .file(out.path), stderr: .file(err.path)
+        )
+        await started(child.pid)
+        let ended = await child.exit()
         return Outcome(
-            status: process.terminationStatus, killed: process.terminationReason == .uncaughtSignal,
+            status: ended.status, killed: ended.killed,
             stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self), stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self)
         )
     }

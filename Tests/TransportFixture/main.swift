@@ -44,7 +44,7 @@ func pausedEndless() async throws -> [String: Int] {
     var iterator = response.body.makeAsyncIterator()
     let first = try await iterator.next()?.count ?? 0
     // The consumer stops reading: with back-pressure the sender blocks once the buffers are full.
-    let sent = await plateau { server.sentBodyByteCount }
+    let sent = await server.waitForSenderToStall()
     let paused = ProcessResources.residentBytes ?? 0
     let connections = Set(server.requests.map(\.connectionID)).count
     response.body.cancel()

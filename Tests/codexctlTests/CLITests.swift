@@ -149,6 +149,25 @@ import Testing
         #expect((combined["baseline"] as? [String: Any])?["name"] as? String == "JSONSerialization parse")
         #expect(combined["ratio"] is Double || combined["ratio"] is Int)
     }
+
+    @Test func transportBenchMeasuresTheClientNextToABareSocket() async throws {
+        let result = try await CommandRunner.codexctl([
+            "bench", "transport", "--json", "--only", "curl", "--runs", "1", "--requests", "20", "--stream-mib", "4",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        #expect(object?["suite"] as? String == "transport")
+        let results = object?["results"] as? [[String: Any]] ?? []
+        #expect(results.map { "\($0["name"] ?? "")/\($0["mode"] ?? "")" } == [
+            "stream-4MiB/CurlHTTPClient", "small-requests/CurlHTTPClient", "small-requests-p99/CurlHTTPClient",
+            "paused-consumer-rss-growth/CurlHTTPClient", "paused-consumer-sent-until-stalled/CurlHTTPClient",
+            "small-requests/bare socket, a new connection each",
+        ])
+        #expect(results.first?["bytes"] as? Int == 4 * 1_048_576)
+        #expect((results.first?["baseline"] as? [String: Any])?["name"] as? String == "bare socket")
+        // The paused consumer holds the sender back: far less than the 512 MiB cap is sent.
+        #expect((results[4]["value"] as? Double ?? 512) < 64)
+    }
 }
 
 @Suite struct ImportCheckTests {

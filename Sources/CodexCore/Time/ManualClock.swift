@@ -96,8 +96,9 @@ public final class ManualClock: Clock {
         for sleeper in due { sleeper.continuation.resume() }
     }
 
-    /// Waits (yielding) until at least `count` tasks are sleeping on this clock.
+    /// Waits (yielding) until at least `count` tasks are sleeping on this clock, or the waiting task is
+    /// cancelled (a test's time limit ends the wait instead of spinning forever).
     public func waitForSleepers(count: Int) async {
-        while sleeperCount < count { await Task.yield() }
+        while sleeperCount < count, !Task.isCancelled { await Task.yield() }
     }
 }

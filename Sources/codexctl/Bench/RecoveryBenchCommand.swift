@@ -1,4 +1,5 @@
 import CodexCore
+import CodexLoopback
 import CodexRecovery
 import CodexSchema
 import CodexTransport
@@ -124,7 +125,7 @@ struct RecoveryBenchmark {
         return report
     }
 
-    private func service(_ server: LoopbackReplayServer) throws -> AgentStructuredRecovery {
+    private func service(_ server: LoopbackHTTPServer) throws -> AgentStructuredRecovery {
         AgentStructuredRecovery(
             configuration: .init(endpoint: try ResponsesEndpoint(baseURL: server.baseURL, profile: .publicAPI)),
             httpClient: DefaultHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "sk-bench")
@@ -140,8 +141,9 @@ struct RecoveryBenchmark {
     }
 
     private func measureLifecycles(into report: inout BenchReport) async throws {
-        let server = try LoopbackReplayServer(body: Self.completedStream, contentType: "text/event-stream", chunkSize: 16 * 1024)
-        defer { server.stop() }
+        let reply = ScriptedReply.body(Self.completedStream, contentType: "text/event-stream", writeSize: 16 * 1024)
+        let server = try LoopbackHTTPServer(keepsRequests: false) { _ in reply }
+        defer { server.shutdown() }
         let recovery = try service(server)
         let fileSystem = CountingRecoveryFileSystem()
         let store = try AgentStructuredRecoveryStore(directory: directory.appendingPathComponent("lifecycles"), fileSystem: fileSystem)
@@ -150,7 +152,7 @@ struct RecoveryBenchmark {
         let clock = ContinuousClock()
         let started = clock.now
         for index in 0..<lifecycles { try await lifecycle(recovery, store, index) }
-        let elapsed = Self.seconds(clock.now - started)
+        let elapsed = BenchTimer.seconds(clock.now - started)
         let syncs = fileSystem.syncCount - before
         let bare = try bareSyncedWrites(syncs)
         let perLifecycle = elapsed / Double(lifecycles) * 1000
@@ -183,7 +185,7 @@ struct RecoveryBenchmark {
             let written = block.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
             guard written == block.count, fsync(fd) == 0 else { throw Failure(description: "a bare write or fsync failed") }
         }
-        return Self.seconds(clock.now - started)
+        return BenchTimer.seconds(clock.now - started)
     }
 
     private func measureInventory(into report: inout BenchReport) async throws {
@@ -204,7 +206,7 @@ struct RecoveryBenchmark {
         for _ in 0..<3 {
             let started = clock.now
             listed = try store.inventory(binding: binding).operationIDs.count
-            times.append(Self.seconds(clock.now - started))
+            times.append(BenchTimer.seconds(clock.now - started))
         }
         guard listed == operations else { throw Failure(description: "inventory listed \(listed) of \(operations)") }
         report.results.append(BenchResult(
@@ -215,7 +217,7 @@ struct RecoveryBenchmark {
             for _ in 0..<50 {
                 let started = clock.now
                 _ = try await recovery.status(last, store: store)
-                statusTimes.append(Self.seconds(clock.now - started))
+                statusTimes.append(BenchTimer.seconds(clock.now - started))
             }
             report.results.append(BenchResult(
                 name: "status", mode: "one operation among \(operations)", metric: "latency", value: statusTimes.sorted()[25] * 1000, unit: "ms"
@@ -237,10 +239,6 @@ struct RecoveryBenchmark {
         let clock = ContinuousClock()
         let started = clock.now
         _ = try store.inventory(binding: binding)
-        return Self.seconds(clock.now - started)
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return BenchTimer.seconds(clock.now - started)
     }
 }

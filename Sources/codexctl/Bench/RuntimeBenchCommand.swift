@@ -96,7 +96,7 @@ struct RuntimeBenchmark {
             for try await event in try await runtime.stream(Request(text: "bench"), in: thread.id) {
                 if case .assistantMessageDelta = event { seen += 1 }
             }
-            runtimeTimes.append(Self.seconds(clock.now - started))
+            runtimeTimes.append(BenchTimer.seconds(clock.now - started))
             guard seen == deltas else { throw AgentRuntimeError(code: .invalidRequest, message: "saw \(seen) of \(deltas) deltas") }
 
             started = clock.now
@@ -108,7 +108,7 @@ struct RuntimeBenchmark {
             var bare = 0
             for await event in stream { if case .assistantMessageDelta = event { bare += 1 } }
             await producer.value
-            bareTimes.append(Self.seconds(clock.now - started))
+            bareTimes.append(BenchTimer.seconds(clock.now - started))
             guard bare == deltas else { throw AgentRuntimeError(code: .invalidRequest, message: "bare stream lost events") }
         }
         report.results.append(BenchResult(
@@ -166,22 +166,22 @@ struct RuntimeBenchmark {
                 default: break
                 }
             }
-            streamTimes.append(Self.seconds(clock.now - started))
+            streamTimes.append(BenchTimer.seconds(clock.now - started))
             guard committed else { throw AgentRuntimeError(code: .structuredOutputMissing, message: "no committed payload") }
             if run == 0 { rssAfterStream = Self.peakRSSMiB }
 
             started = clock.now
             let alone = try StructuredStreamBenchmark.parse(deltas, format: BenchCatalog.responseFormat)
-            parserTimes.append(Self.seconds(clock.now - started))
+            parserTimes.append(BenchTimer.seconds(clock.now - started))
             guard alone.committed else { throw AgentRuntimeError(code: .structuredOutputMissing, message: "the parser committed nothing") }
             parserPartials = alone.partials
             parsedBytes = alone.parsedBytes
             started = clock.now
             _ = try JSONValue(parsing: payload)
-            parseTimes.append(Self.seconds(clock.now - started))
+            parseTimes.append(BenchTimer.seconds(clock.now - started))
             started = clock.now
             _ = try JSONDecoder().decode(BenchCatalog.self, from: Data(payload))
-            decodeTimes.append(Self.seconds(clock.now - started))
+            decodeTimes.append(BenchTimer.seconds(clock.now - started))
         }
         report.results.append(BenchResult(
             name: "process", mode: "peak RSS before the structured runs (inputs built)", metric: "memory", value: rssBefore, unit: "MiB"
@@ -206,11 +206,6 @@ struct RuntimeBenchmark {
     }
 
     static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-
-    static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
 
     /// VmHWM from /proc/self/status, in MiB.
     static var peakRSSMiB: Double {

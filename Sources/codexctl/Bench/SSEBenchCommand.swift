@@ -1,4 +1,5 @@
 import CodexCore
+import CodexLoopback
 import CodexTransport
 import Foundation
 
@@ -9,7 +10,7 @@ enum SSEBenchCommand: CLICommand {
         overview: """
         Read Benchmarks/sse/text-stream.sse 16 times in a row in 16 KiB chunks (about 92 MB, 320,128 events) and report \
         MB/s and events/s for (a) framing only, (b) framing plus decoding into typed events, in memory, and (c) the same \
-        through a loopback HTTP server and the real URLSession transport (16 requests), each next to a plain newline \
+        through a loopback HTTP server and the default transport, libcurl (16 requests), each next to a plain newline \
         count over the same bytes. Also reports the peak resident memory while streaming.
         """,
         usage: "codexctl bench sse [--json] [--runs <n>] [--passes <n>] [--stream <file>] [--only <part>]",
@@ -87,19 +88,20 @@ struct SSEBenchmark {
 
         // The client half runs in its own process, so its resident memory is the streaming client's alone
         // (not the stream file or the server).
-        let server = try LoopbackReplayServer(body: stream, contentType: "text/event-stream", chunkSize: Self.chunkSize)
-        defer { server.stop() }
+        let reply = ScriptedReply.body(stream, contentType: "text/event-stream", writeSize: Self.chunkSize)
+        let server = try LoopbackHTTPServer(keepsRequests: false) { _ in reply }
+        defer { server.shutdown() }
         let measured = try SSEClientProcess.run(url: server.baseURL, passes: passes, runs: runs, expectedEvents: events)
-        report.results.append(rate("loopback+URLSession", bytes: totalBytes, seconds: measured.seconds, baseline: newlineRate))
-        report.results.append(eventRate("loopback+URLSession", events: events, seconds: measured.seconds))
+        report.results.append(rate("loopback+libcurl", bytes: totalBytes, seconds: measured.seconds, baseline: newlineRate))
+        report.results.append(eventRate("loopback+libcurl", events: events, seconds: measured.seconds))
         report.results.append(BenchResult(
-            name: "text-stream", mode: "loopback+URLSession", metric: "peak_resident_megabytes", value: Double(measured.peakResidentBytes) / 1_048_576,
+            name: "text-stream", mode: "loopback+libcurl", metric: "peak_resident_megabytes", value: Double(measured.peakResidentBytes) / 1_048_576,
             unit: "MiB", bytes: Int(totalBytes), baseline: ("resident before the first request", Double(measured.residentBeforeStreaming) / 1_048_576)
         ))
         // Resident memory counts the pages of shared libraries (Swift runtime, Foundation, libcurl, TLS)
         // that the process touched; the anonymous part is the memory the client itself allocated.
         report.results.append(BenchResult(
-            name: "text-stream", mode: "loopback+URLSession", metric: "peak_anonymous_resident_megabytes",
+            name: "text-stream", mode: "loopback+libcurl", metric: "peak_anonymous_resident_megabytes",
             value: Double(measured.peakAnonymousBytes) / 1_048_576, unit: "MiB", bytes: Int(totalBytes),
             baseline: ("anonymous before the first request", Double(measured.anonymousBeforeStreaming) / 1_048_576)
         ))
@@ -189,19 +191,12 @@ enum SSEClientProcess {
     }
 
     static func run(url: URL, passes: Int, runs: Int, expectedEvents: Int) throws -> Measurement {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["bench", "sse-client", "--url", url.absoluteString, "--passes", String(passes), "--runs", String(runs),
-                             "--expect-events", String(expectedEvents)]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let fields = String(decoding: data, as: UTF8.self).split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-        guard process.terminationStatus == 0, fields.count == 5 else {
-            throw SSEBenchmark.Failure(description: "the streaming client failed (status \(process.terminationStatus))")
-        }
+        let printed = try BenchChildProcess.run([
+            "bench", "sse-client", "--url", url.absoluteString, "--passes", String(passes), "--runs", String(runs),
+            "--expect-events", String(expectedEvents),
+        ])
+        let fields = printed.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        guard fields.count == 5 else { throw SSEBenchmark.Failure(description: "the streaming client printed no figures") }
         return Measurement(
             seconds: fields[0], peakResidentBytes: Int(fields[1]), residentBeforeStreaming: Int(fields[2]),
             peakAnonymousBytes: Int(fields[3]), anonymousBeforeStreaming: Int(fields[4])

@@ -5,12 +5,14 @@ enum BenchCommand: CLICommand {
         overview: "Run a benchmark suite in-process and print each figure next to a baseline measured in the same run. Build with 'swift run -c release'.",
         usage: "codexctl bench <suite> [--json]",
         subcommands: [("schema", "JSON parsing and schema validation throughput."), ("sse", "SSE framing, event decoding and streaming throughput."),
+                      ("transport", "The libcurl and URLSession clients side by side: streaming, small requests, a paused consumer."),
                       ("recovery", "Structured-recovery lifecycles, fsyncs per lifecycle, inventory at 10,000 operations."),
                       ("storage", "SQLite state store: appends, restore and paging next to raw SQLite loops."),
                       ("runtime", "Runtime events per second and streamed structured output next to bare baselines."),
-                      ("sse-client", "The client half of 'bench sse' (run by it).")]
+                      ("sse-client", "The client half of 'bench sse' (run by it)."),
+                      ("transport-client", "The measuring half of 'bench transport' (run by it).")]
     )
-    static var subcommands: [any CLICommand.Type] { [SchemaBenchCommand.self, SSEBenchCommand.self, RecoveryBenchCommand.self, StorageBenchCommand.self, RuntimeBenchCommand.self, SSEClientBenchCommand.self] }
+    static var subcommands: [any CLICommand.Type] { [SchemaBenchCommand.self, SSEBenchCommand.self, TransportBenchCommand.self, RecoveryBenchCommand.self, StorageBenchCommand.self, RuntimeBenchCommand.self, SSEClientBenchCommand.self, TransportBenchClientCommand.self] }
 
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
 }

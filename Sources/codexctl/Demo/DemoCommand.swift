@@ -1,9 +1,11 @@
 import CodexCore
+import CodexLoopback
 import CodexRuntime
 import CodexSchema
 import CodexStorageSQLite
 import CodexTransport
 import Foundation
+import Synchronization
 
 /// The demo's typed reply.
 struct DemoShippingReply: AgentStructuredOutput {
@@ -74,8 +76,17 @@ struct DemoRun {
     let databasePath: String
 
     func run() async throws {
-        let server = try LoopbackReplayServer(bodies: DemoScript.responses, contentType: "text/event-stream", chunkSize: 512)
-        defer { server.stop() }
+        let served = Mutex(0)
+        let responses = DemoScript.responses
+        let server = try LoopbackHTTPServer(keepsRequests: false) { _ in
+            // The n-th request gets the n-th scripted response; the last one repeats.
+            let index = served.withLock { count in
+                defer { count += 1 }
+                return min(count, responses.count - 1)
+            }
+            return .body(responses[index], contentType: "text/event-stream", writeSize: 512)
+        }
+        defer { server.shutdown() }
         var backendConfiguration = CodexResponsesBackendConfiguration(model: .gpt6Astra)
         backendConfiguration.endpoint = try ResponsesEndpoint(baseURL: server.baseURL, profile: .publicAPI)
         let backend = CodexResponsesBackend(configuration: backendConfiguration, authProvider: APIKeyAuthProvider(apiKey: "sk-demo-offline"))

@@ -36,6 +36,15 @@ import Testing
         #expect(clock.sleeperCount == 0)
     }
 
+    @Test func waitingForSleepersEndsWhenTheWaiterIsCancelled() async {
+        // Nobody ever sleeps: without cancellation the wait would spin until the process is killed.
+        let clock = ManualClock()
+        let waiter = Task { await clock.waitForSleepers(count: 1) }
+        waiter.cancel()
+        await waiter.value
+        #expect(clock.sleeperCount == 0)
+    }
+
     @Test func wallClocksCanGoBackwards() {
         let wall = ManualWallClock(Date(timeIntervalSince1970: 1_000))
         wall.advance(by: -500)

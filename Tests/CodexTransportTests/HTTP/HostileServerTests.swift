@@ -96,9 +96,14 @@ import Testing
 
     @Test(arguments: HTTPClientKind.allCases)
     func aTricklingHeadStillHitsTheFirstByteTimeoutOnTime(kind: HTTPClientKind) async throws {
-        // Slowloris: the head arrives one byte every 20 ms, so it is never complete within the limit.
-        let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Slow: yes\r\n\r\nok".utf8)
-        let server = try server(ScriptedReply(parts: head.flatMap { [.bytes([$0]), .delay(.milliseconds(20))] }, framing: .raw))
+        // Slowloris: the head arrives a byte at a time and never completes. Bytes keep coming while the
+        // injected clock passes 200 ms and then 101 ms more: the first-byte deadline (300 ms) is not moved
+        // by them, and the head never ends, so the deadline is the only way out.
+        let first = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n".utf8)
+        let second = Array("X-Slow: yes\r\n".utf8)
+        let trickle = { (bytes: [UInt8]) in bytes.flatMap { [ScriptedReply.Part.bytes([$0]), .delay(.milliseconds(2))] } }
+        let parts = trickle(first) + [.hold] + trickle(second) + [.hold, .bytes(Array("\r\nok".utf8))]
+        let server = try server(ScriptedReply(parts: parts, framing: .raw))
         defer { server.shutdown() }
         let clock = ManualClock()
         let http = kind.make(clock: clock)
@@ -112,8 +117,13 @@ import Testing
         }
         #expect(await server.waitForRequests(count: 1, timeout: .seconds(60)))
         await clock.waitForSleepers(count: 1)
-        clock.advance(by: .milliseconds(301))
-        let error = try await exchange.value
+        #expect(await server.waitForSenderToStall(limit: first.count) == first.count)
+        clock.advance(by: .milliseconds(200))
+        server.releaseHeld()
+        #expect(await server.waitForSenderToStall(limit: first.count + second.count) == first.count + second.count)
+        clock.advance(by: .milliseconds(101))
+        // A client whose deadline moved would wait forever: the suite's time limit cancels it.
+        let error = try await withTaskCancellationHandler { try await exchange.value } onCancel: { exchange.cancel() }
         #expect(error?.message == "the first byte timeout of 0.3 seconds passed")
     }
 

@@ -118,6 +118,21 @@ public struct ScriptedReply: Sendable {
         )
     }
 
+    /// A `Content-Length` reply carrying `body` as `contentType`, written in sends of at most `writeSize`
+    /// bytes (the shape of a recorded stream replayed at full speed).
+    /// - Parameters:
+    ///   - body: The body bytes.
+    ///   - contentType: The `Content-Type` value.
+    ///   - writeSize: The most bytes one send carries; values below 1 count as 1.
+    /// - Returns: The reply.
+    public static func body(_ body: [UInt8], contentType: String, writeSize: Int) -> ScriptedReply {
+        let size = max(1, writeSize)
+        let parts: [Part] = stride(from: 0, to: body.count, by: size).map { start in
+            .bytes(Array(body[start..<min(body.count, start + size)]))
+        }
+        return ScriptedReply(headers: [HTTPHeaderField(name: "Content-Type", value: contentType)], parts: parts)
+    }
+
     /// A `Content-Length` reply carrying `text` as `text/plain; charset=utf-8`.
     /// - Parameters:
     ///   - text: The body text, sent as UTF-8.

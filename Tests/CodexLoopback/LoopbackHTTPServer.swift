@@ -1,7 +1,7 @@
 public import Foundation
 
-/// An HTTP/1.1 server on 127.0.0.1 for tests, built on POSIX sockets so it exercises the real network
-/// stack of the client under test (URLSession/libcurl, a raw socket, a child process).
+/// An HTTP/1.1 server on 127.0.0.1 for tests, benchmarks and the offline demo, built on POSIX sockets
+/// so it exercises the real network stack of the client under test (URLSession/libcurl, a raw socket, a child process).
 ///
 /// It listens on an ephemeral port from `init` on, with one accept thread and one thread per connection.
 /// Every complete request is recorded (before the handler runs), then answered with the handler's
@@ -19,11 +19,14 @@ public final class LoopbackHTTPServer: Sendable {
     public let port: Int
 
     /// Starts listening on 127.0.0.1 and accepting connections.
-    /// - Parameter handler: Produces the reply for each request; runs on the connection's thread.
+    /// - Parameters:
+    ///   - keepsRequests: Whether `requests` keeps every request; a benchmark that sends many requests
+    ///     passes false so the server's memory stays flat (the handler still sees each one).
+    ///   - handler: Produces the reply for each request; runs on the connection's thread.
     /// - Throws: `LoopbackServerError` when the listening socket cannot be set up.
-    public init(handler: @escaping @Sendable (RecordedRequest) -> ScriptedReply) throws {
+    public init(keepsRequests: Bool = true, handler: @escaping @Sendable (RecordedRequest) -> ScriptedReply) throws {
         let (listener, port) = try LoopbackSocket.listenOnLoopback()
-        let core = LoopbackServerCore(handler: handler)
+        let core = LoopbackServerCore(keepsRequests: keepsRequests, handler: handler)
         self.core = core
         self.port = port
         let started = core.spawnThread(named: "LoopbackHTTPServer.accept:\(port)") {
@@ -55,7 +58,7 @@ public final class LoopbackHTTPServer: Sendable {
         return components.url ?? URL(fileURLWithPath: "/")
     }
 
-    /// Every complete request so far, in arrival order.
+    /// Every complete request so far, in arrival order (empty when the server does not keep requests).
     public var requests: [RecordedRequest] { core.requests }
 
     /// Connections accepted and not yet closed.
@@ -67,6 +70,9 @@ public final class LoopbackHTTPServer: Sendable {
     /// Body bytes of `.bytes` parts the server has finished handing to the kernel, over all connections.
     /// A client that stops reading makes this stop growing once the socket buffers are full.
     public var sentBodyByteCount: Int { core.sentBodyByteCount }
+
+    /// The number of complete requests received so far, kept or not.
+    public var requestCount: Int { core.requestCount }
 
     /// Waits until at least `count` requests have been recorded.
     /// - Parameters:
@@ -84,6 +90,26 @@ public final class LoopbackHTTPServer: Sendable {
     /// - Returns: Whether the count was reached in time.
     public func waitForClosedConnections(count: Int, timeout: Duration) async -> Bool {
         await Self.wait(timeout: timeout) { self.core.closedConnectionCount >= count }
+    }
+
+    /// Waits until `sentBodyByteCount` stops growing (unchanged over `stablePolls` polls 50 ms apart), reaches
+    /// `limit`, or `timeout` passes: how far a sender gets against a client that stopped reading.
+    /// - Parameters:
+    ///   - limit: Stop watching once this many body bytes were sent.
+    ///   - stablePolls: How many unchanged polls in a row count as stalled.
+    ///   - timeout: How long to watch at most.
+    /// - Returns: The body bytes sent when watching stopped.
+    public func waitForSenderToStall(limit: Int = .max, stablePolls: Int = 8, timeout: Duration = .seconds(60)) async -> Int {
+        let deadline = ContinuousClock.now + timeout
+        var last = sentBodyByteCount
+        var unchanged = 0
+        while unchanged < stablePolls, last < limit, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(50))
+            let now = sentBodyByteCount
+            unchanged = now == last ? unchanged + 1 : 0
+            last = now
+        }
+        return last
     }
 
     /// Lets every reply parked at a `.hold` part continue, including replies whose request is recorded

@@ -7,6 +7,7 @@ final class LoopbackServerCore: Sendable {
     /// Everything mutable, behind one lock.
     private struct State: Sendable {
         var requests: [RecordedRequest] = []
+        var receivedCount = 0
         var acceptedCount = 0
         var closedCount = 0
         /// Bumped by `releaseHeld()`; a `.hold` waits until it differs from the value it started with.
@@ -22,10 +23,14 @@ final class LoopbackServerCore: Sendable {
 
     /// Answers each recorded request; runs on the connection's thread.
     let handler: @Sendable (RecordedRequest) -> ScriptedReply
+    /// Whether `record(_:)` keeps requests (a benchmark sending many requests turns it off, so the
+    /// server's memory stays flat).
+    private let keepsRequests: Bool
     private let state = LockedState(State())
 
     /// Creates the shared state.
-    init(handler: @escaping @Sendable (RecordedRequest) -> ScriptedReply) {
+    init(keepsRequests: Bool, handler: @escaping @Sendable (RecordedRequest) -> ScriptedReply) {
+        self.keepsRequests = keepsRequests
         self.handler = handler
     }
 
@@ -35,8 +40,8 @@ final class LoopbackServerCore: Sendable {
     /// Every recorded request in arrival order.
     var requests: [RecordedRequest] { state.withLock { $0.requests } }
 
-    /// The number of recorded requests.
-    var requestCount: Int { state.withLock { $0.requests.count } }
+    /// The number of complete requests received (kept or not).
+    var requestCount: Int { state.withLock { $0.receivedCount } }
 
     /// Accepted minus closed connections.
     var openConnectionCount: Int { state.withLock { $0.acceptedCount - $0.closedCount } }
@@ -65,7 +70,8 @@ final class LoopbackServerCore: Sendable {
     ///   by a test after it saw the request always releases the request's reply.
     func record(_ request: RecordedRequest) -> Int {
         state.withLock { state in
-            state.requests.append(request)
+            state.receivedCount += 1
+            if keepsRequests { state.requests.append(request) }
             return state.holdGeneration
         }
     }

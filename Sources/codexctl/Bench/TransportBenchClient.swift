@@ -1,0 +1,196 @@
+import CodexCore
+import CodexLoopback
+import CodexTransport
+import Foundation
+
+/// `codexctl bench transport-client`: the measuring half of `bench transport`, run by it in a process of
+/// its own per client, so resident memory and descriptors are one client's alone.
+enum TransportBenchClientCommand: CLICommand {
+    static let name = "transport-client"
+    static let help = CommandHelp(
+        overview: """
+        The measuring half of 'bench transport' (run by it): start a loopback server in this process, run the \
+        named scenarios with one client and print one JSON object of figures.
+        """,
+        usage: """
+        codexctl bench transport-client --client <raw|curl|urlsession> --scenario <stream|requests|paused>[,…] [--runs <n>] \
+        [--requests <n>] [--stream-mib <n>]
+        """,
+        options: [
+            ("--client <name>", "raw (a bare socket, the baseline), curl (CurlHTTPClient) or urlsession (URLSessionHTTPClient)."),
+            ("--scenario <list>", "Comma-separated: stream, requests, paused (paused needs curl or urlsession)."),
+            ("--runs <n>", "Streamed runs; the median is reported (default 5)."),
+            ("--requests <n>", "Small requests per mode (default 2000)."),
+            ("--stream-mib <n>", "The size of the streamed response in MiB (default 256)."),
+        ]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        guard let parsed = try? ParsedArguments(arguments, flags: [], valueOptions: ["--client", "--scenario", "--runs", "--requests", "--stream-mib"]),
+              let kind = parsed.options["--client"].flatMap(TransportBenchClient.Kind.init(rawValue:)),
+              let runs = Int(parsed.options["--runs"] ?? "5"), runs > 0,
+              let requests = Int(parsed.options["--requests"] ?? "2000"), requests > 0,
+              let streamMiB = Int(parsed.options["--stream-mib"] ?? "256"), streamMiB > 0 else {
+            return Console.usageFailure("--client must be raw, curl or urlsession; --runs, --requests and --stream-mib positive integers", help: help)
+        }
+        let scenarios = (parsed.options["--scenario"] ?? "").split(separator: ",").map(String.init)
+        do {
+            let bench = TransportBenchClient(kind: kind, runs: runs, requests: requests, streamMiB: streamMiB)
+            var figures: [String: Double] = [:]
+            for scenario in scenarios {
+                switch scenario {
+                case "stream": figures.merge(try await bench.stream()) { $1 }
+                case "requests": figures.merge(try await bench.smallRequests()) { $1 }
+                case "paused": figures.merge(try await bench.pausedConsumer()) { $1 }
+                default: return Console.usageFailure("unknown scenario '\(Console.display(scenario))'", help: help)
+                }
+            }
+            let data = try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys])
+            Console.line(String(decoding: data, as: UTF8.self))
+            return Console.Status.success
+        } catch {
+            Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        }
+    }
+}
+
+/// The transport scenarios, each against a loopback server in this process.
+struct TransportBenchClient {
+    /// The client under measurement.
+    enum Kind: String {
+        case raw, curl, urlsession
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let kind: Kind
+    let runs: Int
+    let requests: Int
+    /// The streamed response's size in MiB: sent as 16 sends of 64 KiB per MiB.
+    let streamMiB: Int
+
+    /// One send of a streamed response.
+    static let streamChunk = [UInt8](repeating: 0x61, count: 64 * 1024)
+    private var streamBytes: Int { streamMiB * 1_048_576 }
+    /// The most bytes the paused scenario lets a sender push before it stops watching.
+    static let pausedSendCap = 512 * 1024 * 1024
+
+    private func httpClient() -> any HTTPClient {
+        kind == .urlsession ? URLSessionHTTPClient() : CurlHTTPClient()
+    }
+
+    /// Median MB/s of one `streamMiB` response, fully read.
+    func stream() async throws -> [String: Double] {
+        let reply = ScriptedReply(headers: [HTTPHeaderField(name: "Content-Type", value: "application/octet-stream")],
+                                  parts: [.repeating(Self.streamChunk, times: streamMiB * 16)])
+        let server = try LoopbackHTTPServer(keepsRequests: false) { _ in reply }
+        defer { server.shutdown() }
+        let http = httpClient()
+        var seconds: [Double] = []
+        for _ in 0...runs {  // the first run warms up and is not counted
+            let started = ContinuousClock.now
+            var received = 0
+            if kind == .raw {
+                let socket = try RawSocketClient(port: server.port)
+                try socket.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                // The count includes the response head (well under 4 KiB); the body is the rest.
+                let total = try socket.drain()
+                received = (streamBytes..<streamBytes + 4096).contains(total) ? streamBytes : total
+            } else {
+                let response = try await http.send(HTTPRequest(method: "GET", url: server.baseURL))
+                for try await chunk in response.body { received += chunk.count }
+            }
+            guard received == streamBytes else { throw Failure(description: "streamed \(received) bytes, expected \(streamBytes)") }
+            seconds.append(BenchTimer.seconds(ContinuousClock.now - started))
+        }
+        let counted = seconds.dropFirst().sorted()
+        return ["stream_mb_per_s": Double(streamBytes) / 1e6 / counted[counted.count / 2]]
+    }
+
+    /// Sequential small POSTs answered with a small JSON body: requests per second, the 99th-percentile
+    /// exchange in microseconds, and the connections the server accepted. The raw client also measures a
+    /// fresh connection per exchange.
+    func smallRequests() async throws -> [String: Double] {
+        let answer = #"{"id":"resp_bench","status":"completed","output":[]}"#
+        let server = try LoopbackHTTPServer(keepsRequests: false) { _ in .json(answer) }
+        defer { server.shutdown() }
+        let body = Array(#"{"model":"bench","input":"\#(String(repeating: "x", count: 200))"}"#.utf8)
+        var figures: [String: Double] = [:]
+        if kind == .raw {
+            let head = "POST /responses HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+            let kept = try RawSocketClient(port: server.port)
+            let keptLatencies = try exchanges { () throws(RawSocketClient.Failure) in
+                try kept.send(bytes: Array((head + "\r\n").utf8) + body)
+                _ = try kept.receiveResponse()
+            }
+            figures.merge(summary(keptLatencies, prefix: "requests")) { $1 }
+            let freshLatencies = try exchanges { () throws(RawSocketClient.Failure) in
+                let fresh = try RawSocketClient(port: server.port)
+                try fresh.send(bytes: Array((head + "Connection: close\r\n\r\n").utf8) + body)
+                _ = try fresh.receiveResponse()
+            }
+            figures.merge(summary(freshLatencies, prefix: "fresh_requests")) { $1 }
+        } else {
+            let http = httpClient()
+            let request = HTTPRequest(method: "POST", url: server.baseURL.appendingPathComponent("responses"),
+                                      headers: ["Content-Type": "application/json"], body: body)
+            var latencies: [Double] = []
+            for _ in 0..<(requests + requests / 10) {
+                let started = ContinuousClock.now
+                let reply = try await http.send(request).body.collect(upTo: 64 * 1024)
+                guard reply.count == answer.utf8.count else { throw Failure(description: "a reply of \(reply.count) bytes") }
+                latencies.append(BenchTimer.seconds(ContinuousClock.now - started))
+            }
+            figures.merge(summary(Array(latencies.dropFirst(requests / 10)), prefix: "requests")) { $1 }
+        }
+        figures["connections"] = Double(server.openConnectionCount + server.closedConnectionCount)
+        return figures
+    }
+
+    /// Runs `requests` exchanges after a tenth as many uncounted warm-up ones; returns their durations.
+    private func exchanges(_ exchange: () throws(RawSocketClient.Failure) -> Void) throws -> [Double] {
+        var latencies: [Double] = []
+        for _ in 0..<(requests + requests / 10) {
+            let started = ContinuousClock.now
+            try exchange()
+            latencies.append(BenchTimer.seconds(ContinuousClock.now - started))
+        }
+        return Array(latencies.dropFirst(requests / 10))
+    }
+
+    private func summary(_ latencies: [Double], prefix: String) -> [String: Double] {
+        let sorted = latencies.sorted()
+        return [
+            "\(prefix)_per_s": Double(latencies.count) / latencies.reduce(0, +),
+            "\(prefix)_p99_us": sorted[min(sorted.count - 1, sorted.count * 99 / 100)] * 1e6,
+        ]
+    }
+
+    /// An endless fast stream whose consumer reads one chunk and stops: how far the sender gets before it
+    /// stalls (or the cap), and how much resident memory the client grew by meanwhile.
+    func pausedConsumer() async throws -> [String: Double] {
+        guard kind != .raw else { throw Failure(description: "the paused scenario needs curl or urlsession") }
+        let server = try LoopbackHTTPServer(keepsRequests: false) { request in
+            request.path == "/warm-up" ? .text("warm-up") : ScriptedReply(parts: [.repeating(Self.streamChunk, times: nil)], framing: .chunked)
+        }
+        defer { server.shutdown() }
+        let http = httpClient()
+        _ = try await http.send(HTTPRequest(method: "GET", url: server.baseURL.appendingPathComponent("warm-up"))).body.collect(upTo: 1024)
+        let before = ProcessMemory.residentBytes()
+        let response = try await http.send(HTTPRequest(method: "GET", url: server.baseURL))
+        var iterator = response.body.makeAsyncIterator()
+        _ = try await iterator.next()
+        let sent = await server.waitForSenderToStall(limit: Self.pausedSendCap)
+        let paused = max(ProcessMemory.residentBytes(), 0)
+        response.body.cancel()
+        return [
+            "paused_sent_mib": Double(sent) / 1_048_576,
+            "paused_rss_growth_mib": Double(max(0, paused - before)) / 1_048_576,
+            "paused_sender_stalled": sent < Self.pausedSendCap ? 1 : 0,
+        ]
+    }
+}

@@ -1,0 +1,79 @@
+import CodexCore
+import CodexTestSupport
+import CodexTransport
+import Foundation
+import Testing
+
+/// TLS peer verification is always on: a server whose certificate no system CA signed is refused with a
+/// typed error, never talked to. The server is `openssl s_server` with a fresh self-signed certificate
+/// for 127.0.0.1 (the `openssl` command-line tool, which `.ci/run` installs when missing).
+@Suite(.timeLimit(.minutes(2))) struct TLSVerificationTests {
+    @Test(arguments: HTTPClientKind.allCases)
+    func aSelfSignedCertificateIsRefusedWithATypedError(kind: HTTPClientKind) async throws {
+        let server = try await runOffCooperativePool { try SelfSignedTLSServer() }
+        let url = URL(string: "https://127.0.0.1:\(server.port)/responses?key=sk-canary-query-secret")
+        let error = await #expect(throws: AgentRuntimeError.self) {
+            guard let url else { return }
+            _ = try await kind.make().send(HTTPRequest(method: "GET", url: url, headers: ["Authorization": "Bearer sk-canary-header-secret"]))
+        }
+        await server.stop()
+        #expect(error?.code == .transportFailure)
+        if kind == .curl {
+            // CURLE_PEER_FAILED_VERIFICATION: the handshake reached the certificate and stopped there.
+            #expect(error?.interruption?.transportDomain == "curl")
+            #expect(error?.interruption?.transportCode == 60)
+        }
+        let description = String(describing: error)
+        #expect(!description.contains("canary"))
+    }
+}
+
+/// `openssl s_server -www` on 127.0.0.1 with a self-signed certificate made for the test.
+private final class SelfSignedTLSServer: Sendable {
+    let port: Int
+    private let server: SpawnedProcess
+    private let directory: URL
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let key = directory.appendingPathComponent("key.pem").path
+        let certificate = directory.appendingPathComponent("cert.pem").path
+        let request = try SpawnedProcess("openssl", [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
+            "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ]).waitForExit()
+        guard request.succeeded else { throw Failure(description: "openssl req failed (\(request))") }
+        let printed = directory.appendingPathComponent("server.out")
+        server = try SpawnedProcess(
+            "openssl", ["s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key, "-www"], stdout: .file(printed.path)
+        )
+        // s_server prints "ACCEPT 127.0.0.1:<port>" once it listens (polled: this runs on its own thread).
+        var found: Int?
+        let deadline = ContinuousClock.now + .seconds(60)
+        while found == nil, ContinuousClock.now < deadline {
+            let text = (try? String(contentsOf: printed, encoding: .utf8)) ?? ""
+            found = text.split(separator: "\n")
+                .first { $0.hasPrefix("ACCEPT ") }
+                .flatMap { $0.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+            if found == nil { usleep(10_000) }
+        }
+        guard let found else {
+            server.send(signal: SIGKILL)
+            _ = server.waitForExit()
+            throw Failure(description: "openssl s_server did not start")
+        }
+        port = found
+    }
+
+    /// Kills the server and waits for it to be reaped.
+    func stop() async {
+        server.send(signal: SIGKILL)
+        _ = await server.exit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
