@@ -3,6 +3,7 @@
 //   paused-endless --client curl|urlsession     an endless fast stream, the consumer stops after one chunk
 //   alternating --client curl|urlsession --turns N   N exchanges, good replies and resets alternating
 //   cancelled-fast --client curl|urlsession --turns N  N endless fast streams, each cancelled after one chunk
+//   get --client curl|urlsession --url URL      one GET (the proxy test sets the proxy variables for it)
 // Prints one JSON object of figures; exits 1 with the error on any failure.
 import CodexCore
 import CodexTestSupport
@@ -115,13 +116,23 @@ func cancelledFast() async throws -> [String: Int] {
     return figures
 }
 
+func get() async throws -> [String: Int] {
+    guard let url = option("--url").flatMap(URL.init(string:)) else {
+        throw AgentRuntimeError(code: .invalidRequest, message: "get needs --url")
+    }
+    let response = try await client().send(HTTPRequest(method: "GET", url: url))
+    let body = try await response.body.collect(upTo: 1 << 20)
+    return ["status": response.statusCode, "bytes": body.count]
+}
+
 do {
     let figures: [String: Int]
     switch CommandLine.arguments.dropFirst().first {
     case "paused-endless": figures = try await pausedEndless()
     case "alternating": figures = try await alternating()
     case "cancelled-fast": figures = try await cancelledFast()
-    default: throw AgentRuntimeError(code: .invalidRequest, message: "usage: paused-endless|alternating --client curl|urlsession")
+    case "get": figures = try await get()
+    default: throw AgentRuntimeError(code: .invalidRequest, message: "usage: paused-endless|alternating|cancelled-fast|get --client curl|urlsession")
     }
     let data = try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys])
     FileHandle.standardOutput.write(data)

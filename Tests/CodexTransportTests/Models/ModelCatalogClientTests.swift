@@ -11,7 +11,9 @@ import Testing
     private func client(_ server: LoopbackHTTPServer, clock: ManualWallClock, auth: any AuthProvider = CountingAuthProvider()) throws -> ModelCatalogClient {
         ModelCatalogClient(
             endpoint: try ResponsesEndpoint(baseURL: server.baseURL.appendingPathComponent("api/codex"), profile: .chatGPT),
-            httpClient: DefaultHTTPClient(), authProvider: auth, wallClock: clock
+            // The catalog's real timeouts (60 s in all) run on a clock that never moves: a loaded machine
+            // slows the exchange down, it never turns it into `timed_out`.
+            httpClient: DefaultHTTPClient(clock: ManualClock()), authProvider: auth, wallClock: clock
         )
     }
 
