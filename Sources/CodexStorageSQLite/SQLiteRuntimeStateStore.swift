@@ -171,9 +171,7 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
         let rows = try HistoryRows(items, externalizingImages: attachments != nil)
         let attachments = self.attachments
         try await database.write { connection throws(SQLiteStoreError) in
-            var exists = false
-            try connection.run("SELECT 1 FROM threads WHERE id = ?", [.text(thread.rawValue)]) { _ throws(SQLiteStoreError) in exists = true }
-            guard exists else { throw SQLiteStoreError(code: .threadNotFound, message: "no such thread") }
+            try Self.requireThread(thread, connection: connection)
             try rows.insert(into: thread, connection: connection, attachments: attachments)
         }
     }
@@ -237,10 +235,20 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
     // MARK: - Turns
 
     /// Inserts or replaces a turn record.
-    /// - Throws: ``SQLiteStoreError`` `sqlite_constraint` when its thread does not exist.
+    /// - Throws: ``SQLiteStoreError`` `thread_not_found` when its thread does not exist (nothing written).
     public func upsertTurn(_ turn: AgentTurn) async throws {
         let body = try Self.encode(turn)
-        try await database.write { connection throws(SQLiteStoreError) in try Self.upsertTurnRow(turn, body: body, connection: connection) }
+        try await database.write { connection throws(SQLiteStoreError) in
+            try Self.requireThread(turn.threadID, connection: connection)
+            try Self.upsertTurnRow(turn, body: body, connection: connection)
+        }
+    }
+
+    /// Throws `thread_not_found` unless the thread exists (inside the caller's transaction).
+    static func requireThread(_ thread: AgentThreadID, connection: SQLiteConnection) throws(SQLiteStoreError) {
+        var exists = false
+        try connection.run("SELECT 1 FROM threads WHERE id = ?", [.text(thread.rawValue)]) { _ throws(SQLiteStoreError) in exists = true }
+        guard exists else { throw SQLiteStoreError(code: .threadNotFound, message: "no such thread") }
     }
 
     /// Inserts or replaces a turn's row (inside the caller's transaction).

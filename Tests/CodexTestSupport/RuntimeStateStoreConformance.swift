@@ -2,7 +2,7 @@ public import CodexCore
 import Foundation
 
 /// The behaviour every ``CodexCore/RuntimeStateStore`` must have, as a reusable check: the SQLite store
-/// runs it against a file and `:memory:`, the in-memory store of the runtime will run it too. Each check
+/// runs it against a file and `:memory:`, and the in-memory store of the runtime runs it too. Each check
 /// returns the list of broken expectations (empty when the store conforms).
 public enum RuntimeStateStoreConformance {
     /// Names and runs every check; returns `"check: problem"` lines.
@@ -33,6 +33,7 @@ public enum RuntimeStateStoreConformance {
         ("threadsRoundTripAndSortByUpdate", threadsRoundTripAndSortByUpdate),
         ("historyKeepsOrderAndPagesBothWays", historyKeepsOrderAndPagesBothWays),
         ("appendingToAMissingThreadFailsAndWritesNothing", appendingToAMissingThreadFailsAndWritesNothing),
+        ("everyWriteNamingAMissingThreadIsThreadNotFound", everyWriteNamingAMissingThreadIsThreadNotFound),
         ("deletingAThreadRemovesEverythingItOwns", deletingAThreadRemovesEverythingItOwns),
         ("turnsKeepTheLatestAndUpdateInPlace", turnsKeepTheLatestAndUpdateInPlace),
         ("recordingATurnWritesHistoryTurnAndStatusTogether", recordingATurnWritesHistoryTurnAndStatusTogether),
@@ -131,9 +132,39 @@ public enum RuntimeStateStoreConformance {
             try await store.appendHistory(sampleHistory(thread: missing, turn: AgentTurnID()), to: missing)
             return ["appending to a missing thread succeeded"]
         } catch {
+            var problems = notFound(error, "appending to a missing thread")
             let page = try await store.history(of: missing, query: AgentHistoryQuery())
-            return page.items.isEmpty ? [] : ["a failed append left items behind"]
+            if !page.items.isEmpty { problems.append("a failed append left items behind") }
+            return problems
         }
+    }
+
+    static func everyWriteNamingAMissingThreadIsThreadNotFound(_ store: any RuntimeStateStore) async throws -> [String] {
+        var problems: [String] = []
+        let turn = AgentTurn(threadID: AgentThreadID(), status: .running)
+        do {
+            try await store.upsertTurn(turn)
+            problems.append("upserting a turn of a missing thread succeeded")
+        } catch {
+            problems += notFound(error, "upserting a turn of a missing thread")
+        }
+        do {
+            try await store.recordTurn(turn, appending: [], threadStatus: .running, at: Date(timeIntervalSince1970: 1_800_000_000))
+            problems.append("recording a turn of a missing thread succeeded")
+        } catch {
+            problems += notFound(error, "recording a turn of a missing thread")
+        }
+        if try await store.latestTurn(of: turn.threadID) != nil { problems.append("a refused write left a turn behind") }
+        return problems
+    }
+
+    /// The store's error must mean `thread_not_found`, and keep the store's own error when mapped.
+    private static func notFound(_ error: any Error, _ what: String) -> [String] {
+        let mapped = AgentRuntimeError.stateStore(error)
+        var problems: [String] = []
+        if mapped.code != .threadNotFound { problems.append("\(what) failed with \(mapped.code.rawValue), not thread_not_found") }
+        if !(error is AgentRuntimeError), mapped.underlying == nil { problems.append("\(what): the store's error was not kept") }
+        return problems
     }
 
     static func deletingAThreadRemovesEverythingItOwns(_ store: any RuntimeStateStore) async throws -> [String] {

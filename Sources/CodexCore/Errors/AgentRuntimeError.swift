@@ -88,6 +88,8 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         public static let cancelled: Code = "cancelled"
         /// A stored record could not be read.
         public static let storageFailure: Code = "storage_failure"
+        /// A state store refused a write that contradicts what it holds.
+        public static let storageConflict: Code = "storage_conflict"
         /// A stored history is not a valid Responses input (an unanswered tool call, an orphaned
         /// reasoning item, a result without its call); it is refused rather than sent.
         public static let historyReplayInvalid: Code = "history_replay_invalid"

@@ -42,11 +42,21 @@ public struct AgentHistoryPage: Sendable, Hashable, Codable {
     }
 }
 
-/// Persistent runtime state: threads, history, turns and pending state. A sketch that the storage issue
-/// refines; the SQLite and in-memory stores implement it.
+/// Persistent runtime state: threads, history, turns and pending state; the SQLite and in-memory stores
+/// implement it.
 ///
 /// Implementation requirements: writes are atomic per call; history keeps insertion order; deleting a
 /// thread removes everything it owns; reads never see a half-applied write.
+///
+/// Errors: a conforming store throws errors that say what happened through ``RuntimeStateStoreError``
+/// (or ``AgentRuntimeError`` with the same codes):
+/// - ``RuntimeStateStoreFailure/threadNotFound`` when a write names a thread that does not exist
+///   (`appendHistory`, `upsertTurn`, `recordTurn`); nothing is written then;
+/// - ``RuntimeStateStoreFailure/conflict`` when a write contradicts what is stored in another way;
+/// - ``RuntimeStateStoreFailure/storageFailure`` for everything else (I/O, a full disk, corruption, a
+///   refused write), with ``TransientStoreError`` saying whether retrying may help.
+/// The runtime maps them with ``AgentRuntimeError/stateStore(_:)``, keeping the store's error as
+/// `underlying`.
 public protocol RuntimeStateStore: Sendable {
     /// All threads, most recently updated first.
     func threads() async throws -> [AgentThread]
@@ -56,11 +66,11 @@ public protocol RuntimeStateStore: Sendable {
     func upsertThread(_ thread: AgentThread) async throws
     /// Deletes a thread with its history, turns and attachments.
     func deleteThread(_ id: AgentThreadID) async throws
-    /// Appends history items to a thread, in order.
+    /// Appends history items to a thread, in order; `thread_not_found` when the thread does not exist.
     func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws
     /// One page of a thread's history.
     func history(of thread: AgentThreadID, query: AgentHistoryQuery) async throws -> AgentHistoryPage
-    /// Inserts or replaces a turn record.
+    /// Inserts or replaces a turn record; `thread_not_found` when its thread does not exist.
     func upsertTurn(_ turn: AgentTurn) async throws
     /// The most recent turn of a thread, or `nil`.
     func latestTurn(of thread: AgentThreadID) async throws -> AgentTurn?
@@ -92,4 +102,36 @@ extension RuntimeStateStore {
 public protocol TransientStoreError: Error {
     /// Whether retrying later may succeed.
     var isTransient: Bool { get }
+}
+
+/// What a state store's failure means, whatever the store.
+public enum RuntimeStateStoreFailure: String, Sendable, Hashable {
+    /// The thread a write names does not exist; nothing was written (`thread_not_found`).
+    case threadNotFound = "thread_not_found"
+    /// The write contradicts stored data in another way (`storage_conflict`).
+    case conflict = "storage_conflict"
+    /// Any other failure of the store (`storage_failure`).
+    case storageFailure = "storage_failure"
+}
+
+/// A store's own error type, telling the runtime what it means (see ``RuntimeStateStore``).
+public protocol RuntimeStateStoreError: Error {
+    /// What the failure means.
+    var stateStoreFailure: RuntimeStateStoreFailure { get }
+}
+
+extension AgentRuntimeError {
+    /// The runtime's error for a state store's failure: an ``AgentRuntimeError`` stays as it is; a
+    /// ``RuntimeStateStoreError`` gets the code its meaning names; anything else is `storage_failure`.
+    /// The store's error is kept as ``underlying`` (its message is the store's log-safe text).
+    public static func stateStore(_ error: any Error) -> AgentRuntimeError {
+        if let error = error as? AgentRuntimeError { return error }
+        let failure = (error as? any RuntimeStateStoreError)?.stateStoreFailure ?? .storageFailure
+        let message = switch failure {
+        case .threadNotFound: "no such thread"
+        case .conflict: "the write contradicts the stored state"
+        case .storageFailure: "the state store failed"
+        }
+        return AgentRuntimeError(code: Code(rawValue: failure.rawValue), message: message, underlying: error)
+    }
 }

@@ -36,9 +36,9 @@ public final class AgentStructuredRecovery: Sendable {
 
         /// Creates a configuration.
         public init(
-            endpoint: ResponsesEndpoint, timeouts: HTTPTimeouts = .init(), maximumEventBytes: Int = 70 * 1024 * 1024,
+            endpoint: ResponsesEndpoint, timeouts: HTTPTimeouts = .init(), maximumEventBytes: Int = CodexLimits.maximumEventBytes,
             lifecyclePollInterval: Duration = .milliseconds(50), maximumCooldown: TimeInterval = 86_400,
-            maximumPayloadBytes: Int = 4 * 1024 * 1024
+            maximumPayloadBytes: Int = CodexLimits.maximumStructuredPayloadBytes
         ) {
             self.endpoint = endpoint
             self.timeouts = timeouts

@@ -23,8 +23,9 @@ final class RuntimeStateWriter: Sendable {
         }
     }
 
-    /// Enqueues `operation` after every earlier write. Failures become `storage_failure` (an
-    /// ``CodexCore/AgentRuntimeError`` thrown by the store is kept as it is).
+    /// Enqueues `operation` after every earlier write. A failure becomes the runtime error its meaning
+    /// names (``CodexCore/AgentRuntimeError/stateStore(_:)``: `thread_not_found`, `storage_conflict`,
+    /// `storage_failure`), with the store's error kept as `underlying`.
     @discardableResult
     func enqueue(_ operation: @escaping @Sendable (any RuntimeStateStore) async throws -> Void) -> Handle {
         let store = self.store
@@ -35,10 +36,8 @@ final class RuntimeStateWriter: Sendable {
                 do {
                     try await operation(store)
                     return .success(())
-                } catch let error as AgentRuntimeError {
-                    return .failure(error)
                 } catch {
-                    return .failure(AgentRuntimeError(code: .storageFailure, message: "the state store failed to write"))
+                    return .failure(AgentRuntimeError.stateStore(error))
                 }
             }
             tail = handle

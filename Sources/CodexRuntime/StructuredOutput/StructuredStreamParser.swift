@@ -91,7 +91,7 @@ struct StructuredStreamParser: Sendable {
     ///   - formatName: The response format name, for error messages.
     ///   - validator: The compiled response schema.
     ///   - maximumPayloadBytes: The payload size limit. Default 4 MiB.
-    init(formatName: String, validator: JSONSchemaValidator, maximumPayloadBytes: Int = 4 * 1024 * 1024) {
+    init(formatName: String, validator: JSONSchemaValidator, maximumPayloadBytes: Int = CodexLimits.maximumStructuredPayloadBytes) {
         self.formatName = formatName
         self.validator = validator
         self.maximumPayloadBytes = max(1, maximumPayloadBytes)

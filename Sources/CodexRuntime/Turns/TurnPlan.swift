@@ -7,7 +7,7 @@ import Synchronization
 /// decoder into the caller's Swift type.
 struct StructuredContract: Sendable {
     /// One-shot JSON payloads (and framed stream payloads) are limited to 4 MiB.
-    static let maximumPayloadBytes = 4 * 1024 * 1024
+    static let maximumPayloadBytes = CodexLimits.maximumStructuredPayloadBytes
 
     let format: AgentStructuredOutputFormat
     let validator: JSONSchemaValidator

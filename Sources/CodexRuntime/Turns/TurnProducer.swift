@@ -99,7 +99,8 @@ extension AgentRuntime {
             channel.finish(throwing: CancellationError())
             return
         }
-        let failure = (error as? AgentRuntimeError) ?? AgentRuntimeError(code: .providerError, message: "the backend failed")
+        let failure = (error as? AgentRuntimeError)
+            ?? AgentRuntimeError(code: .providerError, message: "the backend failed", underlying: error)
         if plan.persistent {
             try? await writer.finish(recordEnd(of: plan.turn, status: .failed, failure: failure, items: []))
             activeTurns.release(plan.threadID, turnID: plan.turnID)

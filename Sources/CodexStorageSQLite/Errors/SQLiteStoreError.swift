@@ -80,3 +80,14 @@ extension SQLiteStoreError: TransientStoreError {
     /// A busy (locked) database is transient; every other failure is not.
     public var isTransient: Bool { code == .busy }
 }
+
+extension SQLiteStoreError: RuntimeStateStoreError {
+    /// `thread_not_found` for a missing thread, a conflict for a failed constraint, else a storage failure.
+    public var stateStoreFailure: RuntimeStateStoreFailure {
+        switch code {
+        case .threadNotFound: .threadNotFound
+        case .constraint: .conflict
+        default: .storageFailure
+        }
+    }
+}

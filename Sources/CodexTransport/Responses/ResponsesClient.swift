@@ -43,7 +43,7 @@ public final class ResponsesClient: Sendable {
             endpoint: ResponsesEndpoint,
             timeouts: HTTPTimeouts = .init(),
             retryPolicy: RetryPolicy = .default,
-            maximumEventBytes: Int = 70 * 1024 * 1024,
+            maximumEventBytes: Int = CodexLimits.maximumEventBytes,
             originator: String = "codexkit",
             userAgent: String = "codexkit/\(CodexKitVersion.current) (Linux)"
         ) {
