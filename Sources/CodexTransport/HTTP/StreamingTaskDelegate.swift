@@ -73,8 +73,10 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
             return true
         }
         guard first else { return }
-        taskHandle.cancel()
+        // The buffer first: cancelling the task lets `didCompleteWithError` run on the delegate queue at
+        // once, and its plain finish would otherwise win and keep the held bytes in front of the error.
         buffer.finish(throwing: error, discardingHeld: kind == .total)
+        taskHandle.cancel()
     }
 
     // MARK: - URLSessionDataDelegate
