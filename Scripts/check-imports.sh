@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Fails on any `import` edge in Sources/ that Docs/Architecture.md (the project's DESIGN §1) does not allow.
-# SwiftPM only checks declared target dependencies; this also catches transitive imports that would compile.
+# Fails on any `import` edge in Sources/ that Docs/Architecture.md does not allow, and on any dependency a
+# target of Package.swift declares that none of its files imports. SwiftPM only checks declared target
+# dependencies; this also catches transitive imports that would compile, and edges nothing uses.
 #
-# Usage: Scripts/check-imports.sh [ROOT]   (ROOT defaults to the repository root; it must contain Sources/)
+# Usage: Scripts/check-imports.sh [ROOT]   (ROOT defaults to the repository root; it must contain Sources/
+# and Package.swift)
 set -euo pipefail
 root="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
 cd "$root"
@@ -42,6 +44,30 @@ for dir in Sources/*/; do
     fi
   done < <(grep -rnE '^[[:space:]]*(@[A-Za-z_]+[[:space:]]+)*((public|package|internal|fileprivate|private)[[:space:]]+)?import[[:space:]]+' "$dir" --include='*.swift' || true)
 done
+
+# Declared but unused: every dependency of a target under Sources/ must be imported by one of its files.
+# Package.swift is read as text (perl, part of every Debian system): each `.target(` / `.executableTarget(`
+# chunk's `name:` and its `dependencies: [ ... ]` strings.
+if [ ! -f Package.swift ]; then
+  echo "check-imports: no Package.swift in $root" >&2
+  exit 1
+fi
+while read -r module declared; do
+  [ -d "Sources/$module" ] || continue
+  imports=" $(grep -rhoE '^[[:space:]]*(@[A-Za-z_]+[[:space:]]+)*((public|package|internal|fileprivate|private)[[:space:]]+)?import[[:space:]]+[A-Za-z_][A-Za-z0-9_]*' "Sources/$module" --include='*.swift' | awk '{print $NF}' | sort -u | tr '\n' ' ' || true)"
+  for dependency in $declared; do
+    if [[ "$imports" != *" $dependency "* ]]; then
+      echo "check-imports: Package.swift: $module declares $dependency, which none of its files imports" >&2
+      status=1
+    fi
+  done
+done < <(perl -0777 -ne '
+  for my $chunk (split /\.(?:target|executableTarget|testTarget|systemLibrary)\(/) {
+    next unless $chunk =~ /^\s*name:\s*"([^"]+)"/;
+    my $name = $1;
+    my @deps = $chunk =~ /dependencies:\s*\[([^\]]*)\]/ ? ($1 =~ /"([^"]+)"/g) : ();
+    print "$name @deps\n";
+  }' Package.swift)
 
 if [ "$status" -eq 0 ]; then
   echo "check-imports: ok"

@@ -1,14 +1,14 @@
-public import CodexCore
+package import CodexCore
 import Foundation
 
 /// The raw prepared-statement loops `codexctl bench storage` compares the store with: the same SQLite
 /// settings (WAL, `synchronous=FULL`) and the same row bytes, but no encoding, no decoding and no
 /// store logic. For benchmarks only.
-public enum SQLiteBaseline {
+package enum SQLiteBaseline {
     /// Inserts `bodies` into a fresh table of the database at `path`, `perTransaction` rows per
     /// transaction; returns the seconds taken.
     /// - Throws: ``SQLiteStoreError``.
-    public static func insertLoop(path: String, bodies: [[UInt8]], perTransaction: Int) throws -> Double {
+    package static func insertLoop(path: String, bodies: [[UInt8]], perTransaction: Int) throws -> Double {
         try SQLiteDatabaseFile(path: path).createPrivate()
         let connection = try SQLiteConnection(path: path, mode: .readWrite)
         try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
@@ -35,7 +35,7 @@ public enum SQLiteBaseline {
     /// Selects the first `count` rows written by ``insertLoop(path:bodies:perTransaction:)`` in order;
     /// returns the seconds taken and the bytes read.
     /// - Throws: ``SQLiteStoreError``.
-    public static func selectLoop(path: String, count: Int) throws -> (seconds: Double, bytes: Int) {
+    package static func selectLoop(path: String, count: Int) throws -> (seconds: Double, bytes: Int) {
         let connection = try SQLiteConnection(path: path, mode: .readWrite)
         let clock = ContinuousClock()
         let started = clock.now
@@ -55,12 +55,12 @@ public enum SQLiteBaseline {
 
 extension SQLiteRuntimeStateStore {
     /// The encoded bytes the store writes for one history item (for benchmark baselines).
-    public static func encodedBody(of item: AgentHistoryItem) throws -> [UInt8] {
+    package static func encodedBody(of item: AgentHistoryItem) throws -> [UInt8] {
         item.storageRow()
     }
 
     /// Folds the write-ahead log into the database file (`PRAGMA wal_checkpoint(TRUNCATE)`).
-    public func checkpoint() throws {
+    package func checkpoint() throws {
         try database.withConnection { connection throws(SQLiteStoreError) in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 }

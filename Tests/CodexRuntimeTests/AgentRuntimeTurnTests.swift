@@ -248,13 +248,19 @@ import Testing
     }
 
     @Test func hostEditsDuringATurnKeepTheRuntimesStatusAndTheHostsChange() async throws {
-        let backend = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn([.sleep(.milliseconds(50)), .event(.assistantMessageDelta("x")), .complete()])])
+        // The turn waits on a clock only the test moves: the edit lands while it runs, however slow the machine.
+        let clock = ManualClock()
+        let backend = FixtureAgentBackend(
+            turns: [FixtureAgentBackend.Turn([.sleep(.milliseconds(50)), .event(.assistantMessageDelta("x")), .complete()])], clock: clock
+        )
         let store = InMemoryRuntimeStateStore()
         let runtime = try makeRuntime(backend, store: store)
         let thread = try await runtime.createThread(title: "before")
         let stream = try await runtime.stream(Request(text: "x"), in: thread.id)
+        await clock.waitForSleepers(count: 1)
         let edited = try await runtime.updateThread(thread.id) { $0.title = "renamed"; $0.status = .idle }
         #expect(edited.status == .running, "the status is the runtime's")
+        clock.advance(by: .milliseconds(50))
         _ = await collect(stream)
         let stored = try #require(try await store.thread(thread.id))
         #expect(stored.title == "renamed")

@@ -181,11 +181,22 @@ import Testing
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         try FileManager.default.copyItem(at: CommandRunner.repositoryRoot.appendingPathComponent("Sources"), to: scratch.appendingPathComponent("Sources"))
+        let manifest = scratch.appendingPathComponent("Package.swift")
+        try FileManager.default.copyItem(at: CommandRunner.repositoryRoot.appendingPathComponent("Package.swift"), to: manifest)
+        let copied = try await CommandRunner.run(script, [scratch.path])
+        #expect(copied.status == 0, "\(copied.stderr)")
+        // A dependency declared and never imported.
+        let declared = #".target(name: "CodexStorageSQLite", dependencies: ["CodexCore", "CSQLite"]"#
+        let text = try String(contentsOf: manifest, encoding: .utf8)
+        #expect(text.contains(declared))
+        try text.replacingOccurrences(of: declared, with: #".target(name: "CodexStorageSQLite", dependencies: ["CodexCore", "CSQLite", "CodexSchema"]"#)
+            .write(to: manifest, atomically: true, encoding: .utf8)
         let victim = scratch.appendingPathComponent("Sources/CodexSchema/JSON/JSONValue.swift")
         try (try String(contentsOf: victim, encoding: .utf8) + "\n@preconcurrency internal import CodexCore\n").write(to: victim, atomically: true, encoding: .utf8)
         let dirty = try await CommandRunner.run(script, [scratch.path])
         #expect(dirty.status == 1)
         #expect(dirty.stderr.contains("Sources/CodexSchema/JSON/JSONValue.swift:"))
         #expect(dirty.stderr.contains(": CodexSchema may not import CodexCore"))
+        #expect(dirty.stderr.contains("check-imports: Package.swift: CodexStorageSQLite declares CodexSchema, which none of its files imports"))
     }
 }

@@ -8,7 +8,7 @@ import Foundation
 /// the reference date, exactly as `Date` holds them, so they round-trip bit for bit.
 extension AgentHistoryItem {
     /// The item as a compact JSON storage row: `{"k":"message",…}`.
-    public func storageRow() -> [UInt8] {
+    package func storageRow() -> [UInt8] {
         var row: JSONObject
         switch self {
         case .message(let message):
@@ -47,7 +47,7 @@ extension AgentHistoryItem {
 
     /// Reads a storage row written by ``storageRow()``.
     /// - Throws: ``AgentRuntimeError`` `storage_failure` for a row that is not one.
-    public init(storageRow bytes: some Collection<UInt8>) throws(AgentRuntimeError) {
+    package init(storageRow bytes: some Collection<UInt8>) throws(AgentRuntimeError) {
         guard case .object(let row)? = try? JSONValue(parsing: bytes), case .string(let kind)? = row["k"] else {
             throw Self.undecodable("is not a storage row")
         }

@@ -37,7 +37,7 @@ public final class AgentStructuredRecoveryStore: Sendable {
     public let maximumRecordBytes: Int
     let fileSystem: any RecoveryFileSystem
     let root: RecoveryDirectory
-    /// Whether the store was opened with ``init(readingAt:maximumRecordBytes:fileSystem:)``: it reads
+    /// Whether the store was opened with ``init(readingAt:maximumRecordBytes:)``: it reads
     /// and refuses every change with `store_read_only`.
     public let isReadOnly: Bool
 
@@ -51,13 +51,22 @@ public final class AgentStructuredRecoveryStore: Sendable {
     ///   - directory: An application-private directory on a local file system.
     ///   - maximumBytes: Quota for all records together (at least 1 KiB). Default 512 MiB.
     ///   - maximumRecordBytes: Limit for one record (at least 1 KiB, at most `maximumBytes`). Default 128 MiB.
-    ///   - fileSystem: The file-system seam; tests pass one that injects failures.
     /// - Throws: ``AgentRecoveryError`` `insecure_store`, `storage_failure` or `disk_full`.
-    public init(
+    public convenience init(
+        directory: URL,
+        maximumBytes: Int = AgentStructuredRecoveryStore.defaultMaximumBytes,
+        maximumRecordBytes: Int = AgentStructuredRecoveryStore.defaultMaximumRecordBytes
+    ) throws(AgentRecoveryError) {
+        try self.init(directory: directory, maximumBytes: maximumBytes, maximumRecordBytes: maximumRecordBytes, fileSystem: PosixRecoveryFileSystem())
+    }
+
+    /// Opens the store over `fileSystem`, the file-system seam (tests pass one that injects failures or
+    /// counts calls); otherwise as ``init(directory:maximumBytes:maximumRecordBytes:)``.
+    package init(
         directory: URL,
         maximumBytes: Int = AgentStructuredRecoveryStore.defaultMaximumBytes,
         maximumRecordBytes: Int = AgentStructuredRecoveryStore.defaultMaximumRecordBytes,
-        fileSystem: any RecoveryFileSystem = PosixRecoveryFileSystem()
+        fileSystem: any RecoveryFileSystem
     ) throws(AgentRecoveryError) {
         self.directory = directory
         self.maximumBytes = max(1024, maximumBytes)
@@ -82,10 +91,19 @@ public final class AgentStructuredRecoveryStore: Sendable {
     /// ```
     /// - Throws: ``AgentRecoveryError`` `store_not_found` (naming the path) when nothing is there,
     ///   `insecure_store` for a symbolic link or a non-directory, `storage_failure`.
-    public init(
+    public convenience init(
+        readingAt directory: URL,
+        maximumRecordBytes: Int = AgentStructuredRecoveryStore.defaultMaximumRecordBytes
+    ) throws(AgentRecoveryError) {
+        try self.init(readingAt: directory, maximumRecordBytes: maximumRecordBytes, fileSystem: PosixRecoveryFileSystem())
+    }
+
+    /// Opens an existing store for inspection over `fileSystem` (wrapped so nothing writes); otherwise as
+    /// ``init(readingAt:maximumRecordBytes:)``.
+    package init(
         readingAt directory: URL,
         maximumRecordBytes: Int = AgentStructuredRecoveryStore.defaultMaximumRecordBytes,
-        fileSystem: any RecoveryFileSystem = PosixRecoveryFileSystem()
+        fileSystem: any RecoveryFileSystem
     ) throws(AgentRecoveryError) {
         self.directory = directory
         maximumBytes = Self.defaultMaximumBytes

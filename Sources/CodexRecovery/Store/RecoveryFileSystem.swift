@@ -1,30 +1,30 @@
 #if canImport(Glibc)
-public import Glibc
+package import Glibc
 #elseif canImport(Musl)
-public import Musl
+package import Musl
 #elseif canImport(Darwin)
-public import Darwin
+package import Darwin
 #endif
 
 /// A failed system call: which one and its `errno`.
-public struct RecoverySystemCallError: Error, Sendable, Hashable {
+package struct RecoverySystemCallError: Error, Sendable, Hashable {
     /// The call that failed.
-    public var operation: RecoveryFileOperation
+    package var operation: RecoveryFileOperation
     /// Its `errno`.
-    public var errorNumber: Int32
+    package var errorNumber: Int32
 
     /// Creates a failure.
     /// - Parameters:
     ///   - operation: The call that failed.
     ///   - errorNumber: Its `errno`.
-    public init(_ operation: RecoveryFileOperation, _ errorNumber: Int32) {
+    package init(_ operation: RecoveryFileOperation, _ errorNumber: Int32) {
         self.operation = operation
         self.errorNumber = errorNumber
     }
 }
 
 /// The system calls the recovery store makes, named so a test file system can fail one of them.
-public enum RecoveryFileOperation: String, Sendable, Hashable, CaseIterable {
+package enum RecoveryFileOperation: String, Sendable, Hashable, CaseIterable {
     /// `open` / `openat`.
     case open
     /// `mkdirat`.
@@ -56,7 +56,7 @@ public enum RecoveryFileOperation: String, Sendable, Hashable, CaseIterable {
 /// chosen call with a chosen `errno` (disk full, `EIO` on `fsync`, …).
 ///
 /// Implementations return descriptors opened with `O_CLOEXEC` and never follow a final symbolic link.
-public protocol RecoveryFileSystem: Sendable {
+package protocol RecoveryFileSystem: Sendable {
     /// Opens a directory by absolute path (`O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC`).
     func openDirectory(path: String) throws(RecoverySystemCallError) -> Int32
     /// Opens the directory `name` inside `directory` (same flags).
@@ -91,71 +91,71 @@ public protocol RecoveryFileSystem: Sendable {
 }
 
 /// The real file system: direct POSIX calls, retried on `EINTR`.
-public struct PosixRecoveryFileSystem: RecoveryFileSystem {
+package struct PosixRecoveryFileSystem: RecoveryFileSystem {
     /// Creates it.
-    public init() {}
+    package init() {}
 
     /// See ``RecoveryFileSystem/openDirectory(path:)``.
-    public func openDirectory(path: String) throws(RecoverySystemCallError) -> Int32 {
+    package func openDirectory(path: String) throws(RecoverySystemCallError) -> Int32 {
         try Self.retrying(.open) { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
     }
 
     /// See ``RecoveryFileSystem/openDirectory(in:name:)``.
-    public func openDirectory(in directory: Int32, name: String) throws(RecoverySystemCallError) -> Int32 {
+    package func openDirectory(in directory: Int32, name: String) throws(RecoverySystemCallError) -> Int32 {
         try Self.retrying(.open) { openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
     }
 
     /// See ``RecoveryFileSystem/makeDirectory(in:name:mode:)``.
-    public func makeDirectory(in directory: Int32, name: String, mode: mode_t) throws(RecoverySystemCallError) {
+    package func makeDirectory(in directory: Int32, name: String, mode: mode_t) throws(RecoverySystemCallError) {
         _ = try Self.retrying(.makeDirectory) { mkdirat(directory, name, mode) }
     }
 
     /// See ``RecoveryFileSystem/openFile(in:name:flags:mode:)``.
-    public func openFile(in directory: Int32, name: String, flags: Int32, mode: mode_t) throws(RecoverySystemCallError) -> Int32 {
+    package func openFile(in directory: Int32, name: String, flags: Int32, mode: mode_t) throws(RecoverySystemCallError) -> Int32 {
         try Self.retrying(.open) { openat(directory, name, flags | O_NOFOLLOW | O_CLOEXEC, mode) }
     }
 
     /// See ``RecoveryFileSystem/read(_:into:)``.
-    public func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(RecoverySystemCallError) -> Int {
+    package func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(RecoverySystemCallError) -> Int {
         try Self.retrying(.read) { systemRead(descriptor, buffer.baseAddress, buffer.count) }
     }
 
     /// See ``RecoveryFileSystem/write(_:from:)``.
-    public func write(_ descriptor: Int32, from buffer: UnsafeRawBufferPointer) throws(RecoverySystemCallError) -> Int {
+    package func write(_ descriptor: Int32, from buffer: UnsafeRawBufferPointer) throws(RecoverySystemCallError) -> Int {
         try Self.retrying(.write) { systemWrite(descriptor, buffer.baseAddress, buffer.count) }
     }
 
     /// See ``RecoveryFileSystem/sync(_:directory:)``. A failed `fsync` is reported, never retried.
-    public func sync(_ descriptor: Int32, directory: Bool) throws(RecoverySystemCallError) {
+    package func sync(_ descriptor: Int32, directory: Bool) throws(RecoverySystemCallError) {
         guard fsync(descriptor) == 0 else { throw RecoverySystemCallError(directory ? .syncDirectory : .syncFile, errno) }
     }
 
     /// See ``RecoveryFileSystem/rename(in:from:to:)``.
-    public func rename(in directory: Int32, from: String, to: String) throws(RecoverySystemCallError) {
+    package func rename(in directory: Int32, from: String, to: String) throws(RecoverySystemCallError) {
         _ = try Self.retrying(.rename) { renameat(directory, from, directory, to) }
     }
 
     /// See ``RecoveryFileSystem/unlink(in:name:directory:)``.
-    public func unlink(in directory: Int32, name: String, directory isDirectory: Bool) throws(RecoverySystemCallError) {
+    package func unlink(in directory: Int32, name: String, directory isDirectory: Bool) throws(RecoverySystemCallError) {
         _ = try Self.retrying(.unlink) { unlinkat(directory, name, isDirectory ? AT_REMOVEDIR : 0) }
     }
 
     /// See ``RecoveryFileSystem/status(_:)``.
-    public func status(_ descriptor: Int32) throws(RecoverySystemCallError) -> stat {
+    package func status(_ descriptor: Int32) throws(RecoverySystemCallError) -> stat {
         var info = stat()
         _ = try Self.retrying(.status) { fstat(descriptor, &info) }
         return info
     }
 
     /// See ``RecoveryFileSystem/status(in:name:)``.
-    public func status(in directory: Int32, name: String) throws(RecoverySystemCallError) -> stat {
+    package func status(in directory: Int32, name: String) throws(RecoverySystemCallError) -> stat {
         var info = stat()
         _ = try Self.retrying(.status) { fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) }
         return info
     }
 
     /// See ``RecoveryFileSystem/lockExclusively(_:wait:)``.
-    public func lockExclusively(_ descriptor: Int32, wait: Bool) throws(RecoverySystemCallError) -> Bool {
+    package func lockExclusively(_ descriptor: Int32, wait: Bool) throws(RecoverySystemCallError) -> Bool {
         while flock(descriptor, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
             if errno == EWOULDBLOCK, !wait { return false }
@@ -165,12 +165,12 @@ public struct PosixRecoveryFileSystem: RecoveryFileSystem {
     }
 
     /// See ``RecoveryFileSystem/changeMode(_:to:)``.
-    public func changeMode(_ descriptor: Int32, to mode: mode_t) throws(RecoverySystemCallError) {
+    package func changeMode(_ descriptor: Int32, to mode: mode_t) throws(RecoverySystemCallError) {
         _ = try Self.retrying(.changeMode) { fchmod(descriptor, mode) }
     }
 
     /// See ``RecoveryFileSystem/entries(of:)``.
-    public func entries(of directory: Int32) throws(RecoverySystemCallError) -> [String] {
+    package func entries(of directory: Int32) throws(RecoverySystemCallError) -> [String] {
         let copy = dup(directory)
         guard copy >= 0 else { throw RecoverySystemCallError(.listDirectory, errno) }
         guard let stream = fdopendir(copy) else {
@@ -196,7 +196,7 @@ public struct PosixRecoveryFileSystem: RecoveryFileSystem {
     }
 
     /// See ``RecoveryFileSystem/close(_:)``.
-    public func close(_ descriptor: Int32) {
+    package func close(_ descriptor: Int32) {
         systemClose(descriptor)
     }
 

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -17,9 +17,9 @@ import Darwin
 ///
 /// Before each mutation the holder calls ``verify()``: when the lock file was unlinked or replaced,
 /// another process could lock the new inode, so the lease fails closed.
-public final class RecoveryLease: Sendable {
+package final class RecoveryLease: Sendable {
     /// The operation the lease is for.
-    public let operationID: UUID
+    package let operationID: UUID
     private let directory: RecoveryDirectory
     private let name: String
     let descriptor: Int32
@@ -84,7 +84,7 @@ public final class RecoveryLease: Sendable {
     deinit { directory.fileSystem.close(descriptor) }
 
     /// Fails closed when the lock file at the path is no longer the inode this lease locked.
-    public func verify() throws(AgentRecoveryError) {
+    package func verify() throws(AgentRecoveryError) {
         try Self.verify(directory: directory, name: name, inode: inode, device: device, operationID: operationID)
     }
 

@@ -24,7 +24,7 @@ public final class FixtureAgentBackend: AgentBackend {
         case complete(usage: AgentUsage? = nil)
         /// Waits until a result was submitted for every tool call announced so far in the turn.
         case awaitToolResults
-        /// Sleeps (cancellable).
+        /// Sleeps on the fixture's clock (cancellable).
         case sleep(Duration)
         /// Waits until the turn is cancelled.
         case hang
@@ -70,10 +70,16 @@ public final class FixtureAgentBackend: AgentBackend {
     }
 
     private let state: Mutex<State>
+    /// The clock `.sleep` and `.hang` steps wait on.
+    let clock: any Clock<Duration>
 
     /// Creates a fixture that plays `turns` in order (the last one repeats).
-    public init(turns: [Turn]) {
+    /// - Parameters:
+    ///   - turns: The scripted turns.
+    ///   - clock: The clock `.sleep` and `.hang` steps wait on (a test passes a `ManualClock`).
+    public init(turns: [Turn], clock: any Clock<Duration> = ContinuousClock()) {
         state = Mutex(State(turns: turns))
+        self.clock = clock
     }
 
     /// The turn requests received, in order.
@@ -178,9 +184,9 @@ private final class FixtureTurnPlayer: Sendable {
             case .awaitToolResults:
                 try await waitForResults()
             case .sleep(let duration):
-                try await Task.sleep(for: duration)
+                try await backend.clock.sleep(for: duration)
             case .hang:
-                try await Task.sleep(for: .seconds(86_400 * 365))
+                try await backend.clock.sleep(for: .seconds(86_400 * 365))
             case .fail(let error):
                 throw error
             }

@@ -36,7 +36,7 @@ public final class AgentRuntime: Sendable {
         public var logSink: any AgentLogSink
         /// Dates for threads and turns.
         public var wallClock: any AgentWallClock
-        /// The clock the turn duration budget runs on.
+        /// The clock the turn duration budget and the state store's retry pauses run on.
         public var clock: any Clock<Duration>
         /// The model of threads without their own; `nil` uses the backend's default model (for
         /// ``CodexResponsesBackend``, its configured model), else ``CodexCore/CodexModel/default``.
@@ -99,7 +99,7 @@ public final class AgentRuntime: Sendable {
             }
         }
         ownership = try TurnOwnership(store: configuration.stateStore)
-        writer = RuntimeStateWriter(store: configuration.stateStore, logSink: configuration.logSink)
+        writer = RuntimeStateWriter(store: configuration.stateStore, clock: configuration.clock, logSink: configuration.logSink)
         var validated = configuration
         validated.maximumBufferedEvents = min(
             max(configuration.maximumBufferedEvents, AgentEventChannel<Int>.capacityRange.lowerBound), AgentEventChannel<Int>.capacityRange.upperBound

@@ -5,8 +5,10 @@ import Foundation
 /// (``CodexCore/TransientStoreError``, e.g. a database locked by another process) is retried with a
 /// growing pause (5 ms doubling to 1 s) until it succeeds, so accepted writes are never lost to a lock.
 /// Each call is retried on its own, so a write made of several calls never repeats a finished one.
+/// The pauses run on the injected clock.
 struct RetryingStateStore: RuntimeStateStore {
     let base: any RuntimeStateStore
+    let clock: any Clock<Duration>
     let onRetry: @Sendable (String) -> Void
 
     private func retrying<Value>(_ operation: String, _ call: () async throws -> Value) async throws -> Value {
@@ -16,7 +18,7 @@ struct RetryingStateStore: RuntimeStateStore {
                 return try await call()
             } catch let error as any TransientStoreError where error.isTransient {
                 onRetry(operation)
-                try? await Task.sleep(for: pause)
+                try? await clock.sleep(for: pause)
                 pause = min(pause * 2, .seconds(1))
             }
         }

@@ -16,9 +16,10 @@ final class RuntimeStateWriter: Sendable {
 
     /// - Parameters:
     ///   - store: The state store; transient failures of its calls are retried until they succeed.
+    ///   - clock: The clock the pauses between retries run on.
     ///   - logSink: Told about each retry (`runtime.storage.retry`).
-    init(store: any RuntimeStateStore, logSink: any AgentLogSink = NoOpAgentLogSink()) {
-        self.store = RetryingStateStore(base: store) { operation in
+    init(store: any RuntimeStateStore, clock: any Clock<Duration> = ContinuousClock(), logSink: any AgentLogSink = NoOpAgentLogSink()) {
+        self.store = RetryingStateStore(base: store, clock: clock) { operation in
             logSink.record(AgentLogEvent(level: .notice, category: .persistence, name: "runtime.storage.retry", metadata: ["operation": operation]))
         }
     }
