@@ -34,7 +34,7 @@ extension AgentStructuredRecovery {
             throw failure
         }
         if status == 401 || failure.code == .unauthorized {
-            record.state = .interrupted
+            try record.apply(.interrupt)
             if let renewed = try? await authProvider.recoverAfterUnauthorized(credentials), renewed.binding == record.binding {
                 // Renewed: the reissue is the next attempt (and needs budget and authorization).
                 record.nextAttemptReason = .authenticationReissue
@@ -49,7 +49,7 @@ extension AgentStructuredRecovery {
         }
         if [.notSignedIn, .refreshFailed, .accountMismatch].contains(failure.code) {
             // The session itself failed: sign-in is needed; the operation is not failed.
-            record.state = .interrupted
+            try record.apply(.interrupt)
             record.blocker = .authenticationRequired
             try persist(&record, execution.partition, execution.lease)
             emit("recovery.operation.authentication_required", record, level: .notice, Self.metadata(summary))
@@ -59,7 +59,7 @@ extension AgentStructuredRecovery {
             try fail(&record, execution)
             throw failure
         }
-        record.state = .interrupted
+        try record.apply(.interrupt)
         guard record.attemptsUsed < record.maximumAttempts else {
             try persist(&record, execution.partition, execution.lease)
             throw failure
@@ -71,7 +71,7 @@ extension AgentStructuredRecovery {
     }
 
     private func fail(_ record: inout RecoveryOperationRecord, _ execution: Execution) throws(AgentRecoveryError) {
-        record.state = .failed
+        try record.apply(.fail)
         try persist(&record, execution.partition, execution.lease)
     }
 

@@ -43,10 +43,10 @@ extension AgentStructuredRecovery {
         guard let lease = try? partition.lease(id), var record = try partition.load(RecoveryOperationRecord.self, id) else { return }
         if command == .cancelled {
             guard record.state != .cancelled || record.completedPayload != nil else { return }
-            record.state = .cancelled
+            try record.apply(.cancel)
             record.completedPayload = nil
-        } else if record.completedPayload == nil, record.state != .failed, record.state != .cancelled, record.state != .suspended {
-            record.state = .suspended
+        } else if record.completedPayload == nil, RecoveryOperationRecord.state(after: .suspend, from: record.state) != nil {
+            try record.apply(.suspend)
         } else {
             return
         }
@@ -227,7 +227,7 @@ extension AgentStructuredRecovery {
         successor.maximumAttempts = reservation.maximumAttempts
         successor.expiresAt = reservation.expiresAt
         successor.retryPolicy = retryPolicy
-        successor.state = .prepared
+        successor.state = .prepared // a new operation: created prepared, not moved there by a transition
         successor.attemptsUsed = 0
         successor.attempts = []
         successor.pendingAttemptID = nil

@@ -73,7 +73,7 @@ extension AgentStructuredRecovery {
             try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: .active, updatedAt: now))
         }
         if record.state == .suspended || record.state == .running || record.blocker != nil {
-            if record.state == .suspended || record.state == .running { record.state = .interrupted }
+            if record.state == .suspended || record.state == .running { try record.apply(.reopen) }
             record.blocker = nil
             try persist(&record, partition, lease)
         }
@@ -171,7 +171,7 @@ extension AgentStructuredRecovery {
             try await stop(&record, execution, command: try stopCommand(execution.partition, id) ?? .suspended)
             throw CancellationError()
         } catch {
-            record.state = .interrupted
+            try record.apply(.interrupt)
             try persist(&record, execution.partition, execution.lease)
             throw error
         }
@@ -189,14 +189,14 @@ extension AgentStructuredRecovery {
             throw CancellationError()
         } catch {
             record.blocker = .authenticationRequired
-            record.state = .interrupted
+            try record.apply(.interrupt)
             try persist(&record, execution.partition, execution.lease)
             throw error
         }
         try await stopIfCommanded(&record, execution)
         guard credentials.binding == record.binding else {
             record.blocker = .accountMismatch
-            record.state = .interrupted
+            try record.apply(.interrupt)
             try persist(&record, execution.partition, execution.lease)
             throw AgentRecoveryError(code: .accountMismatch, message: "the account changed before transmission", operationID: id)
         }
@@ -212,7 +212,7 @@ extension AgentStructuredRecovery {
         consumed.nextAttemptAt = nil
         consumed.responseID = nil
         consumed.lastSequenceNumber = nil
-        consumed.state = .running
+        try consumed.apply(.startAttempt)
         let stopped: RecoveryControlRecord.Command? = try execution.partition.withControlLock(id) { () throws(AgentRecoveryError) in
             if let command = try stopCommand(execution.partition, id) { return command }
             try persist(&consumed, execution.partition, execution.lease)
@@ -255,12 +255,12 @@ extension AgentStructuredRecovery {
     /// Saves the stopped state: `cancelled` (payload erased) or `suspended` (budget and completion kept).
     func stop(_ record: inout RecoveryOperationRecord, _ execution: Execution, command: RecoveryControlRecord.Command) async throws {
         if command == .cancelled {
-            record.state = .cancelled
+            try record.apply(.cancel)
             record.completedPayload = nil
             try persist(&record, execution.partition, execution.lease)
             emit("recovery.operation.cancelled", record)
         } else if record.completedPayload == nil {
-            record.state = .suspended
+            try record.apply(.suspend)
             try persist(&record, execution.partition, execution.lease)
             emit("recovery.operation.suspended", record)
         }

@@ -148,7 +148,7 @@ extension AgentStructuredRecovery {
         let binding = await authProvider.currentBinding()
         guard binding == record.binding else {
             record.blocker = binding == nil ? .authenticationRequired : .accountMismatch
-            record.state = .interrupted
+            try record.apply(.interrupt)
             record.attempts[record.attempts.count - 1].state = .failed
             record.attempts[record.attempts.count - 1].failureCode = AgentRecoveryError.Code.accountMismatch.rawValue
             try persist(&record, execution.partition, execution.lease)
@@ -158,7 +158,7 @@ extension AgentStructuredRecovery {
         }
         var completed = record
         completed.completedPayload = String(decoding: payload, as: UTF8.self)
-        completed.state = .completed
+        try completed.apply(.complete)
         completed.completedAt = wallClock.now()
         completed.lastFailure = nil
         completed.blocker = nil
