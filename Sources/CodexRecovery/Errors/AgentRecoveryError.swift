@@ -89,6 +89,9 @@ public struct AgentRecoveryError: Error, Sendable, Hashable, CustomStringConvert
     public var operationID: UUID?
     /// The operating-system error number behind a storage failure.
     public var systemErrorNumber: Int32?
+    /// The error this one wraps (a failed system call, a decoding error), when there is one. Not part of
+    /// equality or hashing, and not shown in ``description``.
+    public var underlying: (any Error)?
 
     /// Creates an error.
     /// - Parameters:
@@ -96,11 +99,26 @@ public struct AgentRecoveryError: Error, Sendable, Hashable, CustomStringConvert
     ///   - message: A short, log-safe explanation.
     ///   - operationID: The operation concerned.
     ///   - systemErrorNumber: The `errno` behind a storage failure.
-    public init(code: Code, message: String, operationID: UUID? = nil, systemErrorNumber: Int32? = nil) {
+    ///   - underlying: The error this one wraps.
+    public init(code: Code, message: String, operationID: UUID? = nil, systemErrorNumber: Int32? = nil, underlying: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.operationID = operationID
         self.systemErrorNumber = systemErrorNumber
+        self.underlying = underlying
+    }
+
+    /// Equal when every field but ``underlying`` is equal.
+    public static func == (lhs: AgentRecoveryError, rhs: AgentRecoveryError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.operationID == rhs.operationID && lhs.systemErrorNumber == rhs.systemErrorNumber
+    }
+
+    /// Hashes every field but ``underlying``.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+        hasher.combine(operationID)
+        hasher.combine(systemErrorNumber)
     }
 
     /// Whether this is a storage-side failure (as opposed to a lifecycle or policy decision).

@@ -39,25 +39,25 @@ enum RecoveryRecordCodec {
             object["checksum"] = .string(SHA256.hexDigest(of: JSONValue.object(object).canonicalBytes()))
             return JSONValue.object(object).canonicalBytes()
         } catch {
-            throw AgentRecoveryError(code: .stateInvalid, message: "a record could not be encoded", operationID: record.operationID)
+            throw AgentRecoveryError(code: .stateInvalid, message: "a record could not be encoded", operationID: record.operationID, underlying: error)
         }
     }
 
     static func decode<R: RecoveryRecord>(_ type: R.Type, from bytes: [UInt8], expecting operationID: UUID) throws(AgentRecoveryError) -> R {
-        func corrupt(_ message: String) -> AgentRecoveryError {
-            AgentRecoveryError(code: .recordCorrupt, message: message, operationID: operationID)
+        func corrupt(_ message: String, _ cause: (any Error)? = nil) -> AgentRecoveryError {
+            AgentRecoveryError(code: .recordCorrupt, message: message, operationID: operationID, underlying: cause)
         }
         try verify(R.self, bytes, expecting: operationID)
         let record: R
         do {
             record = try JSONDecoder().decode(R.self, from: Data(bytes))
         } catch {
-            throw corrupt("a record does not have the expected fields")
+            throw corrupt("a record does not have the expected fields", error)
         }
         do {
             try record.checkInvariants()
         } catch {
-            throw corrupt("a record is inconsistent: \(error.message)")
+            throw corrupt("a record is inconsistent: \(error.message)", error)
         }
         return record
     }
@@ -66,14 +66,14 @@ enum RecoveryRecordCodec {
     /// checksum and the right operation. A record passing them is byte for byte what this build wrote,
     /// which is what inventory needs to tell readable from unreadable records quickly.
     static func verify<R: RecoveryRecord>(_ type: R.Type, _ bytes: [UInt8], expecting operationID: UUID) throws(AgentRecoveryError) {
-        func corrupt(_ message: String) -> AgentRecoveryError {
-            AgentRecoveryError(code: .recordCorrupt, message: message, operationID: operationID)
+        func corrupt(_ message: String, _ cause: (any Error)? = nil) -> AgentRecoveryError {
+            AgentRecoveryError(code: .recordCorrupt, message: message, operationID: operationID, underlying: cause)
         }
         let value: JSONValue
         do {
             value = try JSONValue(parsing: bytes, options: JSONParsingOptions(maximumDepth: 64, maximumBytes: .max))
         } catch {
-            throw corrupt("a record is not valid JSON (\(error.code.rawValue) at byte \(error.byteOffset ?? 0))")
+            throw corrupt("a record is not valid JSON (\(error.code.rawValue) at byte \(error.byteOffset ?? 0))", error)
         }
         guard case .object(let object) = value else { throw corrupt("a record is not a JSON object") }
         guard case .number(let number)? = object["version"], let version = number.intValue else {

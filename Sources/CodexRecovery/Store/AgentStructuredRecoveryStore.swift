@@ -137,7 +137,7 @@ public final class AgentStructuredRecoveryStore: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: parentPath, withIntermediateDirectories: true)
         } catch {
-            throw AgentRecoveryError(code: .storageFailure, message: "cannot create the store's parent directory")
+            throw AgentRecoveryError(code: .storageFailure, message: "cannot create the store's parent directory", underlying: error)
         }
         let parent: RecoveryDirectory
         do {
@@ -155,7 +155,7 @@ public final class AgentStructuredRecoveryStore: Sendable {
         } catch let error as RecoverySystemCallError {
             throw RecoveryDirectory.failure(error, "cannot inspect the store directory")
         } catch {
-            throw AgentRecoveryError(code: .storageFailure, message: "cannot inspect the store directory")
+            throw AgentRecoveryError(code: .storageFailure, message: "cannot inspect the store directory", underlying: error)
         }
         return root
     }

@@ -48,7 +48,7 @@ final class RecoveryDirectory: Sendable {
         } catch let error as AgentRecoveryError {
             throw error
         } catch {
-            throw AgentRecoveryError(code: .storageFailure, message: "cannot open a store directory")
+            throw AgentRecoveryError(code: .storageFailure, message: "cannot open a store directory", underlying: error)
         }
     }
 
@@ -136,7 +136,7 @@ final class RecoveryDirectory: Sendable {
         } catch let error as RecoverySystemCallError {
             throw Self.failure(error, "cannot read a record file")
         } catch {
-            throw AgentRecoveryError(code: .storageFailure, message: "cannot read a record file")
+            throw AgentRecoveryError(code: .storageFailure, message: "cannot read a record file", underlying: error)
         }
     }
 
@@ -212,13 +212,13 @@ final class RecoveryDirectory: Sendable {
     static func failure(_ error: RecoverySystemCallError, _ message: String) -> AgentRecoveryError {
         switch error.errorNumber {
         case ENOSPC, EDQUOT:
-            return AgentRecoveryError(code: .diskFull, message: message + ": the file system is full", systemErrorNumber: error.errorNumber)
+            return AgentRecoveryError(code: .diskFull, message: message + ": the file system is full", systemErrorNumber: error.errorNumber, underlying: error)
         case ELOOP:
-            return AgentRecoveryError(code: .insecureStore, message: message + ": a symbolic link is in the way", systemErrorNumber: error.errorNumber)
+            return AgentRecoveryError(code: .insecureStore, message: message + ": a symbolic link is in the way", systemErrorNumber: error.errorNumber, underlying: error)
         case ENOTDIR where error.operation == .open:
-            return AgentRecoveryError(code: .insecureStore, message: message + ": a symbolic link or non-directory is in the way", systemErrorNumber: error.errorNumber)
+            return AgentRecoveryError(code: .insecureStore, message: message + ": a symbolic link or non-directory is in the way", systemErrorNumber: error.errorNumber, underlying: error)
         default:
-            return AgentRecoveryError(code: .storageFailure, message: message, systemErrorNumber: error.errorNumber)
+            return AgentRecoveryError(code: .storageFailure, message: message, systemErrorNumber: error.errorNumber, underlying: error)
         }
     }
 }

@@ -77,7 +77,7 @@ package final class RecoveryLease: Sendable {
             mapped.operationID = operationID
             throw mapped
         } catch {
-            throw AgentRecoveryError(code: .storageFailure, message: "cannot lock an operation", operationID: operationID)
+            throw AgentRecoveryError(code: .storageFailure, message: "cannot lock an operation", operationID: operationID, underlying: error)
         }
     }
 

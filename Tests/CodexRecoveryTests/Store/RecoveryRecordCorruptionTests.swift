@@ -109,7 +109,10 @@ import Testing
             #expect(loadFailure(partition, record.operationID)?.code == .recordCorrupt, "\(document.prefix(20))")
         }
         try Data([0x7B, 0x22, 0xFF, 0x22, 0x7D]).write(to: url)
-        #expect(loadFailure(partition, record.operationID)?.code == .recordCorrupt)
+        let invalid = loadFailure(partition, record.operationID)
+        #expect(invalid?.code == .recordCorrupt)
+        // The parser's own error stays underneath.
+        #expect((invalid?.underlying as? CodexSchemaError)?.byteOffset == 2)
     }
 
     @Test func aRecordOfAnotherOperationOrWithABodyDigestMismatchIsCorrupt() throws {

@@ -75,6 +75,8 @@ import Testing
         #expect(error?.code == .diskFull)
         #expect(error?.systemErrorNumber == ENOSPC)
         #expect(error?.operationID == record.operationID)
+        // The failed system call stays underneath.
+        #expect((error?.underlying as? RecoverySystemCallError) == RecoverySystemCallError(.write, ENOSPC))
         #expect(try RecoveryTestRecords.bytes(url) == before)
         #expect(RecoveryTestRecords.tree(url.deletingLastPathComponent()) == [url.lastPathComponent])
         #expect(try store.usedBytes() == usedBefore)
