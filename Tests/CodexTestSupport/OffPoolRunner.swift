@@ -6,7 +6,8 @@ import Synchronization
 /// stays free for the suite's network tests, whose timeouts are real.
 ///
 /// The body runs outside any task, so it must not call `#expect` or `Issue.record`: return what the
-/// test should assert and assert it afterwards.
+/// test should assert and assert it afterwards. Time spent queued at the gate counts against a suite's
+/// time limit: a suite with such bodies sets its limit (a hang guard) well above the whole queue.
 /// - Parameter body: The work to run.
 /// - Returns: What `body` returned.
 /// - Throws: What `body` threw.

@@ -1,47 +1,5 @@
 public import Foundation
 
-/// Direction of a history page.
-public enum AgentHistoryDirection: String, Sendable, Hashable, Codable {
-    /// Oldest first.
-    case forward
-    /// Newest first.
-    case backward
-}
-
-/// A query for one page of a thread's history.
-public struct AgentHistoryQuery: Sendable, Hashable, Codable {
-    /// The default page size.
-    public static let defaultLimit = 256
-
-    /// The most items to return.
-    public var limit: Int
-    /// Which way to page.
-    public var direction: AgentHistoryDirection
-    /// Where to continue from (a cursor from a previous page), or `nil` for the start.
-    public var cursor: String?
-
-    /// Creates a query.
-    public init(limit: Int = Self.defaultLimit, direction: AgentHistoryDirection = .forward, cursor: String? = nil) {
-        self.limit = limit
-        self.direction = direction
-        self.cursor = cursor
-    }
-}
-
-/// One page of history.
-public struct AgentHistoryPage: Sendable, Hashable, Codable {
-    /// The items, in the query's direction.
-    public var items: [AgentHistoryItem]
-    /// The cursor for the next page, or `nil` at the end.
-    public var nextCursor: String?
-
-    /// Creates a page.
-    public init(items: [AgentHistoryItem], nextCursor: String?) {
-        self.items = items
-        self.nextCursor = nextCursor
-    }
-}
-
 /// Persistent runtime state: threads, history, turns and pending state; the SQLite and in-memory stores
 /// implement it.
 ///
@@ -102,36 +60,4 @@ extension RuntimeStateStore {
 public protocol TransientStoreError: Error {
     /// Whether retrying later may succeed.
     var isTransient: Bool { get }
-}
-
-/// What a state store's failure means, whatever the store.
-public enum RuntimeStateStoreFailure: String, Sendable, Hashable {
-    /// The thread a write names does not exist; nothing was written (`thread_not_found`).
-    case threadNotFound = "thread_not_found"
-    /// The write contradicts stored data in another way (`storage_conflict`).
-    case conflict = "storage_conflict"
-    /// Any other failure of the store (`storage_failure`).
-    case storageFailure = "storage_failure"
-}
-
-/// A store's own error type, telling the runtime what it means (see ``RuntimeStateStore``).
-public protocol RuntimeStateStoreError: Error {
-    /// What the failure means.
-    var stateStoreFailure: RuntimeStateStoreFailure { get }
-}
-
-extension AgentRuntimeError {
-    /// The runtime's error for a state store's failure: an ``AgentRuntimeError`` stays as it is; a
-    /// ``RuntimeStateStoreError`` gets the code its meaning names; anything else is `storage_failure`.
-    /// The store's error is kept as ``underlying`` (its message is the store's log-safe text).
-    public static func stateStore(_ error: any Error) -> AgentRuntimeError {
-        if let error = error as? AgentRuntimeError { return error }
-        let failure = (error as? any RuntimeStateStoreError)?.stateStoreFailure ?? .storageFailure
-        let message = switch failure {
-        case .threadNotFound: "no such thread"
-        case .conflict: "the write contradicts the stored state"
-        case .storageFailure: "the state store failed"
-        }
-        return AgentRuntimeError(code: Code(rawValue: failure.rawValue), message: message, underlying: error)
-    }
 }

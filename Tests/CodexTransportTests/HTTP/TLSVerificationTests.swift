@@ -10,7 +10,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct TLSVerificationTests {
     @Test(arguments: HTTPClientKind.allCases)
     func aSelfSignedCertificateIsRefusedWithATypedError(kind: HTTPClientKind) async throws {
-        let server = try await runOffCooperativePool { try SelfSignedTLSServer() }
+        let server = try await SelfSignedTLSServer.start()
         let url = URL(string: "https://127.0.0.1:\(server.port)/responses?key=sk-canary-query-secret")
         let error = await #expect(throws: AgentRuntimeError.self) {
             guard let url else { return }
@@ -38,36 +38,41 @@ private final class SelfSignedTLSServer: Sendable {
         let description: String
     }
 
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
+    private init(port: Int, server: SpawnedProcess, directory: URL) {
+        self.port = port
+        self.server = server
+        self.directory = directory
+    }
+
+    /// Makes the certificate and starts the server; returns once it listens (waits are on threads of
+    /// their own or sleeps, never a blocked cooperative thread).
+    static func start() async throws -> SelfSignedTLSServer {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let key = directory.appendingPathComponent("key.pem").path
         let certificate = directory.appendingPathComponent("cert.pem").path
-        let request = try SpawnedProcess("openssl", [
+        let request = try await SpawnedProcess("openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
             "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-        ]).waitForExit()
+        ]).exit()
         guard request.succeeded else { throw Failure(description: "openssl req failed (\(request))") }
         let printed = directory.appendingPathComponent("server.out")
-        server = try SpawnedProcess(
+        let server = try SpawnedProcess(
             "openssl", ["s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key, "-www"], stdout: .file(printed.path)
         )
-        // s_server prints "ACCEPT 127.0.0.1:<port>" once it listens (polled: this runs on its own thread).
-        var found: Int?
+        // s_server prints "ACCEPT 127.0.0.1:<port>" once it listens.
         let deadline = ContinuousClock.now + .seconds(60)
-        while found == nil, ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline {
             let text = (try? String(contentsOf: printed, encoding: .utf8)) ?? ""
-            found = text.split(separator: "\n")
+            let found = text.split(separator: "\n")
                 .first { $0.hasPrefix("ACCEPT ") }
                 .flatMap { $0.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
-            if found == nil { usleep(10_000) }
+            if let found { return SelfSignedTLSServer(port: found, server: server, directory: directory) }
+            try await Task.sleep(for: .milliseconds(10))
         }
-        guard let found else {
-            server.send(signal: SIGKILL)
-            _ = server.waitForExit()
-            throw Failure(description: "openssl s_server did not start")
-        }
-        port = found
+        server.send(signal: SIGKILL)
+        _ = await server.exit()
+        throw Failure(description: "openssl s_server did not start")
     }
 
     /// Kills the server and waits for it to be reaped.
