@@ -48,7 +48,8 @@ import Testing
     }
 
     @Test func anIdleTimeoutIsReplaced() async throws {
-        let stalled = ScriptedReply.sse([Streams.created("resp_slow")]).with(parts: [.delay(.seconds(5))])
+        // The stream goes silent until the client gives up: only the idle timeout can end it, however slow the machine.
+        let stalled = ScriptedReply.sse([Streams.created("resp_slow")]).with(parts: [.hold])
         let harness = try RecoveryHarness(
             replies: [stalled, Streams.complete()], timeouts: HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(20), idle: .milliseconds(300))
         )
