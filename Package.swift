@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // CodexKit: a Linux-first Swift SDK for the OpenAI Responses API (ChatGPT/Codex backend and public API).
-// The module map and dependency direction are fixed in Docs/Architecture.md (from the project's DESIGN §1);
+// The module map and dependency direction are fixed in Docs/Architecture.md;
 // Scripts/check-imports.sh enforces them on every `import` in Sources/.
 import PackageDescription
 
@@ -35,7 +35,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CodexTransport", dependencies: ["CodexCore", "CodexSchema", "CCurl"], swiftSettings: swiftSettings),
         .target(name: "CodexRecovery", dependencies: ["CodexTransport", "CodexCore", "CodexSchema"], swiftSettings: swiftSettings),
-        // The system SQLite through a module map (DESIGN §2: system libraries only this way).
+        // The system SQLite through a module map (system libraries only this way).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CodexStorageSQLite", dependencies: ["CodexCore", "CSQLite"], swiftSettings: swiftSettings),
         .target(name: "CodexRuntime", dependencies: ["CodexCore", "CodexSchema", "CodexTransport"], swiftSettings: swiftSettings),

@@ -29,7 +29,7 @@ package enum SQLiteBaseline {
             try connection.execute("COMMIT")
             index += max(1, perTransaction)
         }
-        return seconds(clock.now - started)
+        return (clock.now - started).inSeconds
     }
 
     /// Selects the first `count` rows written by ``insertLoop(path:bodies:perTransaction:)`` in order;
@@ -45,11 +45,7 @@ package enum SQLiteBaseline {
             bytes += row.blob(0).count
         }
         try connection.execute("COMMIT")
-        return (seconds(clock.now - started), bytes)
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return ((clock.now - started).inSeconds, bytes)
     }
 }
 

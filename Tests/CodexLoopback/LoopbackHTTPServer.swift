@@ -100,16 +100,7 @@ public final class LoopbackHTTPServer: Sendable {
     ///   - timeout: How long to watch at most.
     /// - Returns: The body bytes sent when watching stopped.
     public func waitForSenderToStall(limit: Int = .max, stablePolls: Int = 8, timeout: Duration = .seconds(60)) async -> Int {
-        let deadline = ContinuousClock.now + timeout
-        var last = sentBodyByteCount
-        var unchanged = 0
-        while unchanged < stablePolls, last < limit, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(50))
-            let now = sentBodyByteCount
-            unchanged = now == last ? unchanged + 1 : 0
-            last = now
-        }
-        return last
+        await waitForPlateau(limit: limit, stablePolls: stablePolls, timeout: timeout) { sentBodyByteCount }
     }
 
     /// Lets every reply parked at a `.hold` part continue, including replies whose request is recorded

@@ -20,20 +20,6 @@ func client() -> any HTTPClient {
     option("--client") == "urlsession" ? URLSessionHTTPClient() : CurlHTTPClient()
 }
 
-/// Waits until `value` stops growing (the same for `stable` polls 50 ms apart), at most 60 s.
-func plateau(_ value: () -> Int, stable: Int = 8) async -> Int {
-    var last = value()
-    var unchanged = 0
-    let deadline = ContinuousClock.now + .seconds(60)
-    while unchanged < stable, ContinuousClock.now < deadline {
-        try? await Task.sleep(for: .milliseconds(50))
-        let now = value()
-        unchanged = now == last ? unchanged + 1 : 0
-        last = now
-    }
-    return last
-}
-
 func pausedEndless() async throws -> [String: Int] {
     let chunk = [UInt8](repeating: 0x61, count: 64 * 1024)
     let server = try LoopbackHTTPServer(replies: [.text("warm-up"), .init(parts: [.repeating(chunk, times: nil)], framing: .chunked)])
@@ -109,7 +95,7 @@ func cancelledFast() async throws -> [String: Int] {
     }
     let closed = await server.waitForClosedConnections(count: Set(server.requests.map(\.connectionID)).count, timeout: .seconds(60))
     // Sessions finish invalidating on their own queues: give them the same wait the server got.
-    _ = await plateau { -ProcessResources.openDescriptorCount }
+    _ = await waitForPlateau { -ProcessResources.openDescriptorCount }
     figures["descriptorsAtEnd"] = ProcessResources.openDescriptorCount
     figures["unlinkedFiles"] = ProcessResources.unlinkedFileCount
     figures["closed"] = closed ? 1 : 0

@@ -2,7 +2,7 @@ public import CodexCore
 public import CodexTransport
 public import Foundation
 
-/// Structured request recovery (spec 000): prepares a frozen, tool-free structured request in an
+/// Structured request recovery: prepares a frozen, tool-free structured request in an
 /// ``AgentStructuredRecoveryStore``, sends it within a persisted attempt budget with one host
 /// authorization per generation POST, and delivers the validated result through a saved receipt until
 /// the host acknowledges it.

@@ -7,7 +7,7 @@ import Musl
 import Darwin
 #endif
 
-/// An open directory of the store, with the durable file protocol of DESIGN §2 relative to its
+/// An open directory of the store, with the store's durable file protocol relative to its
 /// descriptor (no path re-resolution): temporary file created `O_CREAT | O_EXCL | O_NOFOLLOW |
 /// O_CLOEXEC` 0600, full write, `fsync`, `renameat`, `fsync` of the directory. The descriptor is closed
 /// when the value is released.

@@ -1,7 +1,7 @@
 import CodexCore
 import Synchronization
 
-/// The runtime's bounded, lossless event queue (spec 001, "Event buffering"): a producer that finds the
+/// The runtime's bounded, lossless event queue: a producer that finds the
 /// queue full waits for capacity (nothing is dropped), admitted events keep their order, and up to
 /// ``reservedLifecycleSlots`` lifecycle events (completion, failure) may go past the capacity so a full
 /// queue never hides the terminal outcome. One consumer. Cancelling the consumer (or releasing its

@@ -4,7 +4,7 @@ import Foundation
 extension AgentRuntime {
     /// Accepts a turn: checks, reserves the thread, persists the input, then launches the producer.
     ///
-    /// Cancellation (spec 001): cancelled before preparation → nothing reserved, persisted or launched;
+    /// Cancellation: cancelled before preparation → nothing reserved, persisted or launched;
     /// cancelled while the input is being written → the input is kept, the turn is recorded
     /// interrupted and the thread returns to idle, while this call returns at once.
     func beginTurn(

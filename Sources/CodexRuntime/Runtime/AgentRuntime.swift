@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Threads, the four send paths (``stream(_:in:)``, ``stream(_:in:response:options:)``,
 /// ``send(_:in:)``, ``send(_:in:response:)``) and ``sendWithSummary(_:in:)``, with the bounded event
-/// channel, turn limits and the cancellation rules of spec 001.
+/// channel, turn limits and the documented cancellation rules.
 ///
 /// ```swift
 /// let runtime = try AgentRuntime(configuration: .init(

@@ -1,7 +1,7 @@
 import CodexCore
 import Synchronization
 
-/// The runtime's ordered write queue over its state store (spec 001, "storage cancellation").
+/// The runtime's ordered write queue over its state store, which keeps accepted writes through cancellation.
 ///
 /// Every write runs after the ones enqueued before it, in an unstructured task the caller's
 /// cancellation does not reach: an accepted write always finishes, and interruption records enqueued

@@ -87,7 +87,7 @@ public final class URLSessionHTTPClient: HTTPClient {
         // The watchdog enforces the exact timeouts on the injected clock. FoundationNetworking's own
         // timeout (whole seconds only) is only a backstop for a watchdog that never ran, so it is set
         // well past the idle timeout: it must never fire first, however late the watchdog is scheduled.
-        let idleBackstop = Self.seconds(request.timeouts.idle).rounded(.up) + 60
+        let idleBackstop = request.timeouts.idle.inSeconds.rounded(.up) + 60
         urlRequest.timeoutInterval = idleBackstop
 
         let delegate = StreamingTaskDelegate(
@@ -110,11 +110,6 @@ public final class URLSessionHTTPClient: HTTPClient {
         } onCancel: {
             delegate.cancelBeforeHeaders()
         }
-    }
-
-    static func seconds(_ duration: Duration) -> TimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 }
 

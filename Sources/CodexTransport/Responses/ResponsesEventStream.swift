@@ -286,7 +286,7 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
             stream.client.logSink.record(AgentLogEvent(
                 level: .notice, category: .retry, name: "retry.scheduled", message: "retrying after a transient failure",
                 metadata: ["attempt": String(attempt), "maximum_attempts": String(policy.maximumAttempts), "error_code": failure.code.rawValue,
-                           "delay_ms": String(Int(ResponsesClient.milliseconds(delay)))]
+                           "delay_ms": String(Int(delay.inSeconds * 1000))]
             ))
             try await stream.client.clock.sleep(for: delay)
             framer = SSEFramer(maximumEventBytes: stream.client.configuration.maximumEventBytes)
@@ -295,12 +295,5 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
             pending.removeAll()
             pendingIndex = 0
         }
-    }
-}
-
-extension ResponsesClient {
-    static func milliseconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
     }
 }

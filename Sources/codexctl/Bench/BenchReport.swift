@@ -1,7 +1,8 @@
+import CodexCore
 import CodexSchema
 import Foundation
 
-/// One benchmark figure, printed as text or in the shared `--json` shape of DESIGN §6.
+/// One benchmark figure, printed as text or in the `--json` shape every benchmark shares.
 struct BenchResult {
     var name: String
     var mode: String
@@ -101,7 +102,7 @@ struct BenchTimer {
         while fixedIterations == nil {
             let start = clock.now
             for _ in 0..<batch { checksum &+= try body() }
-            let elapsed = Self.seconds(clock.now - start)
+            let elapsed = (clock.now - start).inSeconds
             if elapsed >= runSeconds / 4 || batch >= 1 << 30 {
                 batch = max(1, Int(Double(batch) * runSeconds / max(elapsed, 1e-9)))
                 break
@@ -113,15 +114,10 @@ struct BenchTimer {
         for _ in 0..<runs {
             let start = clock.now
             for _ in 0..<batch { checksum &+= try body() }
-            rates.append(Double(batch) / max(Self.seconds(clock.now - start), 1e-9))
+            rates.append(Double(batch) / max((clock.now - start).inSeconds, 1e-9))
         }
         if checksum == Int.min { Console.error("") } // keeps `checksum` observable
         rates.sort()
         return rates[rates.count / 2]
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -152,7 +152,7 @@ struct RecoveryBenchmark {
         let clock = ContinuousClock()
         let started = clock.now
         for index in 0..<lifecycles { try await lifecycle(recovery, store, index) }
-        let elapsed = BenchTimer.seconds(clock.now - started)
+        let elapsed = (clock.now - started).inSeconds
         let syncs = fileSystem.syncCount - before
         let bare = try bareSyncedWrites(syncs)
         let perLifecycle = elapsed / Double(lifecycles) * 1000
@@ -185,7 +185,7 @@ struct RecoveryBenchmark {
             let written = block.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
             guard written == block.count, fsync(fd) == 0 else { throw Failure(description: "a bare write or fsync failed") }
         }
-        return BenchTimer.seconds(clock.now - started)
+        return (clock.now - started).inSeconds
     }
 
     private func measureInventory(into report: inout BenchReport) async throws {
@@ -206,7 +206,7 @@ struct RecoveryBenchmark {
         for _ in 0..<3 {
             let started = clock.now
             listed = try store.inventory(binding: binding).operationIDs.count
-            times.append(BenchTimer.seconds(clock.now - started))
+            times.append((clock.now - started).inSeconds)
         }
         guard listed == operations else { throw Failure(description: "inventory listed \(listed) of \(operations)") }
         report.results.append(BenchResult(
@@ -217,7 +217,7 @@ struct RecoveryBenchmark {
             for _ in 0..<50 {
                 let started = clock.now
                 _ = try await recovery.status(last, store: store)
-                statusTimes.append(BenchTimer.seconds(clock.now - started))
+                statusTimes.append((clock.now - started).inSeconds)
             }
             report.results.append(BenchResult(
                 name: "status", mode: "one operation among \(operations)", metric: "latency", value: statusTimes.sorted()[25] * 1000, unit: "ms"
@@ -239,6 +239,6 @@ struct RecoveryBenchmark {
         let clock = ContinuousClock()
         let started = clock.now
         _ = try store.inventory(binding: binding)
-        return BenchTimer.seconds(clock.now - started)
+        return (clock.now - started).inSeconds
     }
 }

@@ -1,4 +1,5 @@
 import CodexCore
+import CodexLoopback
 import CodexRuntime
 import CodexSchema
 import Foundation
@@ -96,7 +97,7 @@ struct RuntimeBenchmark {
             for try await event in try await runtime.stream(Request(text: "bench"), in: thread.id) {
                 if case .assistantMessageDelta = event { seen += 1 }
             }
-            runtimeTimes.append(BenchTimer.seconds(clock.now - started))
+            runtimeTimes.append((clock.now - started).inSeconds)
             guard seen == deltas else { throw AgentRuntimeError(code: .invalidRequest, message: "saw \(seen) of \(deltas) deltas") }
 
             started = clock.now
@@ -108,7 +109,7 @@ struct RuntimeBenchmark {
             var bare = 0
             for await event in stream { if case .assistantMessageDelta = event { bare += 1 } }
             await producer.value
-            bareTimes.append(BenchTimer.seconds(clock.now - started))
+            bareTimes.append((clock.now - started).inSeconds)
             guard bare == deltas else { throw AgentRuntimeError(code: .invalidRequest, message: "bare stream lost events") }
         }
         report.results.append(BenchResult(
@@ -166,22 +167,22 @@ struct RuntimeBenchmark {
                 default: break
                 }
             }
-            streamTimes.append(BenchTimer.seconds(clock.now - started))
+            streamTimes.append((clock.now - started).inSeconds)
             guard committed else { throw AgentRuntimeError(code: .structuredOutputMissing, message: "no committed payload") }
             if run == 0 { rssAfterStream = Self.peakRSSMiB }
 
             started = clock.now
             let alone = try StructuredStreamBenchmark.parse(deltas, format: BenchCatalog.responseFormat)
-            parserTimes.append(BenchTimer.seconds(clock.now - started))
+            parserTimes.append((clock.now - started).inSeconds)
             guard alone.committed else { throw AgentRuntimeError(code: .structuredOutputMissing, message: "the parser committed nothing") }
             parserPartials = alone.partials
             parsedBytes = alone.parsedBytes
             started = clock.now
             _ = try JSONValue(parsing: payload)
-            parseTimes.append(BenchTimer.seconds(clock.now - started))
+            parseTimes.append((clock.now - started).inSeconds)
             started = clock.now
             _ = try JSONDecoder().decode(BenchCatalog.self, from: Data(payload))
-            decodeTimes.append(BenchTimer.seconds(clock.now - started))
+            decodeTimes.append((clock.now - started).inSeconds)
         }
         report.results.append(BenchResult(
             name: "process", mode: "peak RSS before the structured runs (inputs built)", metric: "memory", value: rssBefore, unit: "MiB"
@@ -207,13 +208,8 @@ struct RuntimeBenchmark {
 
     static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
-    /// VmHWM from /proc/self/status, in MiB.
-    static var peakRSSMiB: Double {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
-        let kilobytes = line.flatMap { Double($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
-        return kilobytes / 1024
-    }
+    /// The peak resident memory so far, in MiB.
+    static var peakRSSMiB: Double { Double(ProcessResources.peakResidentBytes ?? 0) / 1_048_576 }
 }
 
 /// The markers of a framed structured block, as the runtime's response contract describes them.

@@ -123,7 +123,7 @@ struct SSEBenchmark {
         for _ in 0..<runs {
             let start = ContinuousClock.now
             try body()
-            times.append(BenchTimer.seconds(ContinuousClock.now - start))
+            times.append((ContinuousClock.now - start).inSeconds)
         }
         times.sort()
         return times[times.count / 2]
@@ -229,9 +229,9 @@ enum SSEClientBenchCommand: CLICommand {
                 httpClient: DefaultHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "bench")
             )
             var times: [Double] = []
-            let before = ProcessMemory.residentBytes()
+            let before = ProcessResources.residentBytes ?? 0
             var peak = before
-            let anonymousBefore = ProcessMemory.anonymousBytes()
+            let anonymousBefore = ProcessResources.anonymousBytes ?? 0
             var peakAnonymous = anonymousBefore
             for _ in 0..<runs {
                 var events = 0
@@ -240,45 +240,24 @@ enum SSEClientBenchCommand: CLICommand {
                     for try await _ in client.stream(ResponsesRequest(model: "bench")) {
                         events += 1
                         if events % 2_000 == 0 {
-                            peak = max(peak, ProcessMemory.residentBytes())
-                            peakAnonymous = max(peakAnonymous, ProcessMemory.anonymousBytes())
+                            peak = max(peak, ProcessResources.residentBytes ?? 0)
+                            peakAnonymous = max(peakAnonymous, ProcessResources.anonymousBytes ?? 0)
                         }
                     }
                 }
-                times.append(BenchTimer.seconds(ContinuousClock.now - start))
+                times.append((ContinuousClock.now - start).inSeconds)
                 if let expected = parsed.options["--expect-events"].flatMap(Int.init), expected != events {
                     Console.error("Error: delivered \(events) events, expected \(expected)\n")
                     return Console.Status.failure
                 }
             }
             times.sort()
-            peak = max(peak, ProcessMemory.peakResidentBytes())
+            peak = max(peak, ProcessResources.peakResidentBytes ?? 0)
             Console.line("\(times[times.count / 2]) \(peak) \(before) \(peakAnonymous) \(anonymousBefore)")
             return Console.Status.success
         } catch {
             Console.error("Error: \(error)\n")
             return Console.Status.failure
         }
-    }
-}
-
-/// Resident memory of this process.
-enum ProcessMemory {
-    /// VmHWM (the peak) from /proc/self/status, in bytes (0 where unavailable).
-    static func peakResidentBytes() -> Int { field("VmHWM:") }
-
-    /// VmRSS from /proc/self/status, in bytes (0 where unavailable).
-    static func residentBytes() -> Int { field("VmRSS:") }
-
-    /// RssAnon from /proc/self/status (resident memory not backed by files), in bytes (0 where unavailable).
-    static func anonymousBytes() -> Int { field("RssAnon:") }
-
-    private static func field(_ name: String) -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix(name) {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            if fields.count >= 2, let kilobytes = Int(fields[1].trimmingCharacters(in: .whitespaces)) { return kilobytes * 1024 }
-        }
-        return 0
     }
 }

@@ -87,7 +87,7 @@ struct StorageBenchmark {
                 try await store.appendHistory(Array(all[index..<min(all.count, index + perTransaction)]), to: thread)
                 index += perTransaction
             }
-            let storeSeconds = BenchTimer.seconds(clock.now - started)
+            let storeSeconds = (clock.now - started).inSeconds
             let rawSeconds = try SQLiteBaseline.insertLoop(
                 path: directory.appendingPathComponent("raw-\(perTransaction).sqlite").path, bodies: bodies, perTransaction: perTransaction
             )
@@ -114,7 +114,7 @@ struct StorageBenchmark {
         for _ in 0..<5 {
             let started = clock.now
             let page = try await store.history(of: thread, query: AgentHistoryQuery(limit: count))
-            times.append(BenchTimer.seconds(clock.now - started))
+            times.append((clock.now - started).inSeconds)
             guard page.items.count == count else { throw SQLiteStoreError(code: .failure, message: "restore returned \(page.items.count) items") }
             raw.append(try SQLiteBaseline.selectLoop(path: rawPath, count: count).seconds)
         }
@@ -132,7 +132,7 @@ struct StorageBenchmark {
                 seen += page.items.count
                 cursor = seen < count ? page.nextCursor : nil
             } while cursor != nil
-            pageTimes.append(BenchTimer.seconds(clock.now - started))
+            pageTimes.append((clock.now - started).inSeconds)
         }
         report.results.append(BenchResult(
             name: "page", mode: "\(count) items in pages of \(AgentHistoryQuery.defaultLimit)", metric: "latency", value: pageTimes.sorted()[1] * 1000, unit: "ms"

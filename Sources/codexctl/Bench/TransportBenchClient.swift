@@ -105,7 +105,7 @@ struct TransportBenchClient {
                 for try await chunk in response.body { received += chunk.count }
             }
             guard received == streamBytes else { throw Failure(description: "streamed \(received) bytes, expected \(streamBytes)") }
-            seconds.append(BenchTimer.seconds(ContinuousClock.now - started))
+            seconds.append((ContinuousClock.now - started).inSeconds)
         }
         let counted = seconds.dropFirst().sorted()
         return ["stream_mb_per_s": Double(streamBytes) / 1e6 / counted[counted.count / 2]]
@@ -143,7 +143,7 @@ struct TransportBenchClient {
                 let started = ContinuousClock.now
                 let reply = try await http.send(request).body.collect(upTo: 64 * 1024)
                 guard reply.count == answer.utf8.count else { throw Failure(description: "a reply of \(reply.count) bytes") }
-                latencies.append(BenchTimer.seconds(ContinuousClock.now - started))
+                latencies.append((ContinuousClock.now - started).inSeconds)
             }
             figures.merge(summary(Array(latencies.dropFirst(requests / 10)), prefix: "requests")) { $1 }
         }
@@ -157,7 +157,7 @@ struct TransportBenchClient {
         for _ in 0..<(requests + requests / 10) {
             let started = ContinuousClock.now
             try exchange()
-            latencies.append(BenchTimer.seconds(ContinuousClock.now - started))
+            latencies.append((ContinuousClock.now - started).inSeconds)
         }
         return Array(latencies.dropFirst(requests / 10))
     }
@@ -180,12 +180,12 @@ struct TransportBenchClient {
         defer { server.shutdown() }
         let http = httpClient()
         _ = try await http.send(HTTPRequest(method: "GET", url: server.baseURL.appendingPathComponent("warm-up"))).body.collect(upTo: 1024)
-        let before = ProcessMemory.residentBytes()
+        let before = ProcessResources.residentBytes ?? 0
         let response = try await http.send(HTTPRequest(method: "GET", url: server.baseURL))
         var iterator = response.body.makeAsyncIterator()
         _ = try await iterator.next()
         let sent = await server.waitForSenderToStall(limit: Self.pausedSendCap)
-        let paused = max(ProcessMemory.residentBytes(), 0)
+        let paused = ProcessResources.residentBytes ?? 0
         response.body.cancel()
         return [
             "paused_sent_mib": Double(sent) / 1_048_576,

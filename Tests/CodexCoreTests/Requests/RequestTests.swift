@@ -2,7 +2,7 @@ import CodexCore
 import Foundation
 import Testing
 
-// The types of spec 001's "Request options" example.
+// The types of the documented "Request options" example.
 private struct NutritionProfile: Codable, Sendable {
     let dietaryGoal: String
     let allergies: [String]

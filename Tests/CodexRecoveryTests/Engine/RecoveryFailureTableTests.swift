@@ -8,7 +8,7 @@ import Glibc
 import Synchronization
 import Testing
 
-/// One test per row of spec 000's failure table, through the real transport against the loopback server.
+/// One test per row of the recovery failure table (Docs/Recovery.md), through the real transport against the loopback server.
 @Suite(.timeLimit(.minutes(1))) struct RecoveryFailureTableTests {
     @Test func aMidStreamDisconnectIsReplacedWithTheSameBodyAndNoPartialOutput() async throws {
         let harness = try RecoveryHarness(replies: [Streams.disconnected("resp_cut", sequence: 7), Streams.complete("resp_2")])

@@ -37,7 +37,7 @@ final class FixtureWorld: Sendable {
         )
     }
 
-    /// Where the victim stopped, in the words of spec 000's crash table (read from the host store and
+    /// Where the victim stopped, in the words of the recovery crash table (read from the host store and
     /// the recovery store before any fresh process runs).
     func crashTableRow() throws -> String {
         let host = (try? self.host()) ?? [:]

@@ -1,6 +1,7 @@
-import Foundation
+internal import Foundation
 
-/// What this process holds, read from `/proc/self` (Linux): for tests that prove nothing leaks.
+/// What this process holds, read from `/proc/self` (Linux): for tests that prove nothing leaks and for
+/// the benchmarks' memory figures.
 public enum ProcessResources {
     /// The open file descriptors.
     public static var openDescriptors: [String] {
@@ -23,6 +24,9 @@ public enum ProcessResources {
 
     /// The peak resident set size in bytes (`VmHWM`), or nil where `/proc` is unavailable.
     public static var peakResidentBytes: Int? { statusField("VmHWM:") }
+
+    /// Resident memory not backed by files (`RssAnon`), in bytes, or nil where `/proc` is unavailable.
+    public static var anonymousBytes: Int? { statusField("RssAnon:") }
 
     private static func statusField(_ name: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
