@@ -8,28 +8,21 @@ struct RecoveryLifecycleStop: Error {
     let command: RecoveryControlRecord.Command
 }
 
-/// Always returns the credentials it was made with, and never renews them: recovery decides itself
-/// whether a 401 leads to a reissue (which spends an attempt).
-private struct PinnedCredentialsProvider: AuthProvider {
-    let pinned: AuthCredentials
-    func credentials() async throws -> AuthCredentials { pinned }
-    func recoverAfterUnauthorized(_ rejected: AuthCredentials) async throws -> AuthCredentials? { nil }
-    func currentBinding() async -> String? { pinned.binding }
-}
-
 extension AgentStructuredRecovery {
     /// Sends the frozen body for the attempt `reserveAttempt` consumed and authorized, and returns the
     /// completed message's payload bytes. A lifecycle monitor polls the command record meanwhile and
     /// cancels the transfer on `suspend` or `cancel`. No partial output is published.
     func transmit(_ record: inout RecoveryOperationRecord, _ execution: Execution, credentials: AuthCredentials) async throws -> [UInt8] {
         let attemptID = record.attempts[record.attempts.count - 1].id
-        var clientConfiguration = ResponsesClient.Configuration(
-            endpoint: configuration.endpoint, timeouts: configuration.timeouts, retryPolicy: .disabled,
-            maximumEventBytes: configuration.maximumEventBytes
-        )
-        clientConfiguration.recoversUnauthorized = false
+        // Its own chain: no retry and no 401 renewal (a reissue spends an attempt and passes the host's
+        // authorization first), and this attempt's authorized credentials.
         let client = ResponsesClient(
-            configuration: clientConfiguration, httpClient: httpClient, authProvider: PinnedCredentialsProvider(pinned: credentials),
+            configuration: .init(
+                endpoint: configuration.endpoint, timeouts: configuration.timeouts, retryPolicy: .disabled,
+                maximumEventBytes: configuration.maximumEventBytes
+            ),
+            httpClient: httpClient,
+            middlewares: [AuthenticationMiddleware(credentials: credentials), HTTPLoggingMiddleware(logSink: logSink, clock: clock)],
             clock: clock, wallClock: wallClock, logSink: logSink
         )
         let stream = client.stream(encodedBody: Array(record.request.body.utf8), clientRequestID: attemptID.uuidString.lowercased())

@@ -49,3 +49,8 @@ public struct HTTPRequest: Sendable, Hashable {
         self.timeouts = timeouts
     }
 }
+
+extension HTTPRequest {
+    /// The URL's path without its query: what logs may show of it.
+    var urlPath: String { url.path }
+}

@@ -152,8 +152,8 @@ public final class ModelCatalogClient: Sendable {
     }
 
     private func fetch(credentials: AuthCredentials, cached: CacheEntry?) async throws -> CacheEntry {
-        var headers: HTTPHeaders = ["Authorization": "Bearer \(credentials.bearerToken)", "Accept": "application/json", "originator": "codexkit"]
-        if let accountID = credentials.accountID { headers["ChatGPT-Account-ID"] = accountID }
+        var headers: HTTPHeaders = ["Accept": "application/json", "originator": "codexkit"]
+        AuthenticationMiddleware.authorize(&headers, with: credentials)
         if let etag = cached?.etag { headers["If-None-Match"] = etag }
         let request = HTTPRequest(
             method: "GET", url: endpoint.url("models", query: [("client_version", clientVersion)]), headers: headers,

@@ -12,6 +12,12 @@ import Synchronization
 /// }
 /// ```
 ///
+/// The client is a chain: the stream's retry step (under ``Configuration/retryPolicy``), then
+/// ``HTTPMiddleware`` steps, then the one-method ``HTTPClient``. The `authProvider` initializer builds
+/// the ordinary chain, ``AuthenticationMiddleware`` (one 401 renewal) in front of
+/// ``HTTPLoggingMiddleware``; the `middlewares` initializer takes any other, such as structured
+/// recovery's fixed per-attempt credentials with retries disabled.
+///
 /// A stream succeeds only on `response.completed`; one that ends without it throws
 /// `responses_stream_disconnected`, and `response.failed`, `response.incomplete` and `error` events
 /// throw typed errors. Failures are retried (same POST) only while no output has reached the caller.
@@ -33,10 +39,6 @@ public final class ResponsesClient: Sendable {
         /// Told each response's `X-Models-Etag` and the credentials' binding (connect a
         /// ``ModelCatalogClient/noteModelsETag(_:binding:)`` here).
         public var modelsETagObserver: (@Sendable (_ etag: String, _ binding: String) -> Void)?
-        /// Whether an HTTP 401 is answered by asking the auth provider once for renewed credentials and
-        /// reissuing the POST. Default `true`; structured recovery turns it off because its reissue must
-        /// spend an attempt and pass the host's authorization.
-        public var recoversUnauthorized: Bool
 
         /// Creates a configuration.
         public init(
@@ -54,28 +56,27 @@ public final class ResponsesClient: Sendable {
             self.originator = originator
             self.userAgent = userAgent
             self.modelsETagObserver = nil
-            self.recoversUnauthorized = true
         }
     }
 
     let configuration: Configuration
-    let httpClient: any HTTPClient
-    let authProvider: any AuthProvider
+    let chain: HTTPMiddlewareChain
     let clock: any Clock<Duration>
     let wallClock: any AgentWallClock
     let logSink: any AgentLogSink
     private let latest = Mutex<(limits: [String: AgentRateLimitSnapshot], modelsETag: String?)>(([:], nil))
 
-    /// Creates a client.
+    /// Creates a client with the ordinary chain: ``AuthenticationMiddleware`` over `authProvider` (one
+    /// renewal after a 401), then ``HTTPLoggingMiddleware``.
     ///
     /// - Parameters:
     ///   - configuration: Endpoint, timeouts, retry policy.
     ///   - httpClient: The HTTP seam (``DefaultHTTPClient`` in production: libcurl on Linux).
     ///   - authProvider: Supplies credentials.
-    ///   - clock: The clock retry waits use.
+    ///   - clock: The clock retry waits and exchange durations use.
     ///   - wallClock: The date source for `Retry-After` dates and rate-limit resets.
-    ///   - logSink: Receives log-safe events (`network.*`, `retry.*`).
-    public init(
+    ///   - logSink: Receives log-safe events (`network.*`, `retry.*`, `auth.*`).
+    public convenience init(
         configuration: Configuration,
         httpClient: any HTTPClient,
         authProvider: any AuthProvider,
@@ -83,9 +84,33 @@ public final class ResponsesClient: Sendable {
         wallClock: any AgentWallClock = SystemWallClock(),
         logSink: any AgentLogSink = NoOpAgentLogSink()
     ) {
+        self.init(
+            configuration: configuration, httpClient: httpClient,
+            middlewares: [AuthenticationMiddleware(provider: authProvider, logSink: logSink), HTTPLoggingMiddleware(logSink: logSink, clock: clock)],
+            clock: clock, wallClock: wallClock, logSink: logSink
+        )
+    }
+
+    /// Creates a client whose requests pass through `middlewares` (the first sees each request first)
+    /// before `httpClient`. One of them must authenticate, such as ``AuthenticationMiddleware``.
+    ///
+    /// - Parameters:
+    ///   - configuration: Endpoint, timeouts, retry policy (``RetryPolicy/disabled`` for none).
+    ///   - httpClient: The HTTP seam.
+    ///   - middlewares: The steps in front of it.
+    ///   - clock: The clock retry waits use.
+    ///   - wallClock: The date source for `Retry-After` dates and rate-limit resets.
+    ///   - logSink: Receives `retry.*` events.
+    public init(
+        configuration: Configuration,
+        httpClient: any HTTPClient,
+        middlewares: [any HTTPMiddleware],
+        clock: any Clock<Duration> = ContinuousClock(),
+        wallClock: any AgentWallClock = SystemWallClock(),
+        logSink: any AgentLogSink = NoOpAgentLogSink()
+    ) {
         self.configuration = configuration
-        self.httpClient = httpClient
-        self.authProvider = authProvider
+        self.chain = HTTPMiddlewareChain(middlewares: middlewares, client: httpClient)
         self.clock = clock
         self.wallClock = wallClock
         self.logSink = logSink
@@ -127,20 +152,5 @@ public final class ResponsesClient: Sendable {
             for snapshot in limits { state.limits[snapshot.limitID] = snapshot }
             if let modelsETag { state.modelsETag = modelsETag }
         }
-    }
-
-    func headers(for credentials: AuthCredentials, sessionID: String?, clientRequestID: String?) -> HTTPHeaders {
-        var headers: HTTPHeaders = [
-            "Authorization": "Bearer \(credentials.bearerToken)",
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream",
-            "originator": configuration.originator,
-            "User-Agent": configuration.userAgent,
-        ]
-        if let accountID = credentials.accountID { headers["ChatGPT-Account-ID"] = accountID }
-        if credentials.isFedRAMP { headers["X-OpenAI-Fedramp"] = "true" }
-        if let sessionID { headers["session_id"] = sessionID }
-        if let clientRequestID { headers["x-client-request-id"] = clientRequestID }
-        return headers
     }
 }

@@ -1,0 +1,248 @@
+import CodexCore
+
+/// One POST of a streamed turn: sent through the client's middleware chain, a non-2xx reply mapped to
+/// its typed error, the SSE body framed and decoded into events. It never retries; the
+/// ``ResponsesEventStream`` around it decides whether a failure is sent again.
+struct ResponsesAttempt {
+    /// What the attempts of one stream have seen so far. It is carried from attempt to attempt, because
+    /// a failure's interruption details describe the stream, not one attempt.
+    struct Progress {
+        var responseID: String?
+        var lastSequenceNumber: Int?
+        var outputDelivered = false
+        var toolActivity = false
+
+        func interruptionDetails(transport: AgentRuntimeError.InterruptionDetails?) -> AgentRuntimeError.InterruptionDetails {
+            AgentRuntimeError.InterruptionDetails(
+                responseID: responseID, lastSequenceNumber: lastSequenceNumber, hadOutput: outputDelivered, hadToolActivity: toolActivity,
+                providerCompleted: false, transportDomain: transport?.transportDomain, transportCode: transport?.transportCode
+            )
+        }
+    }
+
+    /// What ``next(progress:maximumBytes:)`` produced.
+    enum Step {
+        /// An event for the caller.
+        case event(ResponsesStreamEvent)
+        /// `response.completed` was delivered; nothing more is read.
+        case finished
+        /// The body passed the byte budget; the connection is closed.
+        case budgetExceeded
+    }
+
+    private let stream: ResponsesEventStream
+    /// Shared by the steps of this attempt's request (the credentials it went out with).
+    let context = HTTPMiddlewareContext()
+    private var connected = false
+    private var bodyIterator: HTTPResponseBody.AsyncIterator?
+    private var framer: SSEFramer
+    private var decoder: ResponsesEventDecoder
+    private var sseEvents: [SSEEvent] = []
+    private var pending: [ResponsesStreamEvent] = []
+    private var pendingIndex = 0
+    private var finished = false
+    private var errorEvent: AgentRuntimeError?
+    /// A framing or decoding failure found while reading a chunk, raised once the events decoded
+    /// before it have been delivered.
+    private var deferredFailure: (any Error)?
+    /// The body bytes this attempt received (SSE framing included).
+    private(set) var receivedBytes = 0
+
+    init(stream: ResponsesEventStream) {
+        self.stream = stream
+        framer = SSEFramer(maximumEventBytes: stream.client.configuration.maximumEventBytes)
+        decoder = ResponsesEventDecoder(wallClock: stream.client.wallClock)
+    }
+
+    /// The next step.
+    ///
+    /// - Parameters:
+    ///   - progress: The stream's progress, updated by every event delivered.
+    ///   - maximumBytes: The most body bytes this attempt may receive, or `nil`.
+    /// - Throws: The attempt's failure: an ``CodexCore/AgentRuntimeError`` the stream may retry, a
+    ///   `CancellationError`, or an error a middleware step raised (passed on unchanged).
+    mutating func next(progress: inout Progress, maximumBytes: Int?) async throws -> Step {
+        while !finished {
+            if pendingIndex < pending.count {
+                let event = pending[pendingIndex]
+                pendingIndex += 1
+                if let delivered = try deliver(event, progress: &progress) { return .event(delivered) }
+                continue
+            }
+            pending.removeAll(keepingCapacity: true)
+            pendingIndex = 0
+            if let failure = deferredFailure {
+                deferredFailure = nil
+                throw close(failure)
+            }
+            if !connected {
+                try await connect(progress: progress)
+                continue
+            }
+            if try await readChunk(progress: progress, maximumBytes: maximumBytes) == false { return .budgetExceeded }
+        }
+        return .finished
+    }
+
+    // MARK: - Events
+
+    /// Returns the event to hand to the caller, `nil` to skip it, or throws for a failure.
+    private mutating func deliver(_ event: ResponsesStreamEvent, progress: inout Progress) throws -> ResponsesStreamEvent? {
+        if let sequence = event.sequenceNumber { progress.lastSequenceNumber = sequence }
+        switch event.kind {
+        case .created(let info), .inProgress(let info), .queued(let info):
+            progress.responseID = info.id ?? progress.responseID
+            return event
+        case .completed(let info):
+            progress.responseID = info.id ?? progress.responseID
+            finished = true
+            bodyIterator = nil
+            return event
+        case .failed(let info), .incomplete(let info):
+            progress.responseID = info.id ?? progress.responseID
+            throw close(ResponsesErrorMapper.error(streamEvent: event.kind, responseID: progress.responseID)
+                ?? AgentRuntimeError(code: .providerError, message: "the response failed"))
+        case .error:
+            errorEvent = ResponsesErrorMapper.error(streamEvent: event.kind, responseID: progress.responseID)
+            return nil
+        case .rateLimits(let snapshots):
+            stream.client.record(limits: snapshots, modelsETag: nil)
+            return event
+        case .outputItemAdded(_, let item), .outputItemDone(_, let item):
+            progress.outputDelivered = true
+            if case .functionCall = item { progress.toolActivity = true }
+            if case .customToolCall = item { progress.toolActivity = true }
+            return event
+        case .functionCallArgumentsDelta, .functionCallArgumentsDone, .customToolCallInputDelta:
+            progress.outputDelivered = true
+            progress.toolActivity = true
+            return event
+        case .outputTextDelta, .outputTextDone, .refusalDelta, .reasoningSummaryTextDelta, .reasoningSummaryTextDone,
+             .reasoningTextDelta, .imageGenerationCall, .webSearchCall, .reasoningSummaryPartAdded, .reasoningSummaryPartDone:
+            progress.outputDelivered = true
+            return event
+        case .contentPartAdded, .contentPartDone, .unknown:
+            return event
+        }
+    }
+
+    // MARK: - Network
+
+    private mutating func connect(progress: Progress) async throws {
+        connected = true
+        let client = stream.client
+        var headers: HTTPHeaders = [
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream",
+            "originator": client.configuration.originator,
+            "User-Agent": client.configuration.userAgent,
+        ]
+        if let sessionID = stream.sessionID { headers["session_id"] = sessionID }
+        if let clientRequestID = stream.clientRequestID { headers["x-client-request-id"] = clientRequestID }
+        let request = HTTPRequest(
+            method: "POST", url: client.configuration.endpoint.url("responses"), headers: headers, body: stream.body,
+            timeouts: client.configuration.timeouts
+        )
+        let response: HTTPResponse
+        do {
+            response = try await client.chain.send(request, context: context)
+        } catch is CancellationError {
+            throw close(CancellationError())
+        } catch {
+            // A step's own failure (no credentials, a refused sign-in) is final and passes unchanged; a
+            // failure of the HTTP client is a lost connection.
+            guard context.transportFailed else { throw close(error) }
+            throw close(Self.interrupted(error, progress: progress))
+        }
+        let limits = RateLimitParser.snapshots(fromHeaders: response.headers, now: client.wallClock.now())
+        client.record(limits: limits, modelsETag: response.headers["x-models-etag"])
+        if let etag = response.headers["x-models-etag"], let binding = context.credentials.last?.binding {
+            client.configuration.modelsETagObserver?(etag, binding)
+        }
+        guard response.isSuccess else {
+            let bodyPrefix = (try? await response.body.prefix(upTo: ResponsesErrorMapper.maximumErrorBodyBytes)) ?? []
+            throw close(ResponsesErrorMapper.error(status: response.statusCode, headers: response.headers, body: bodyPrefix, now: client.wallClock.now()))
+        }
+        bodyIterator = response.body.makeAsyncIterator()
+        if !limits.isEmpty {
+            pending.append(ResponsesStreamEvent(sequenceNumber: nil, kind: .rateLimits(limits)))
+        }
+    }
+
+    /// Reads one chunk and decodes its events; `false` when the chunk passed `maximumBytes`.
+    private mutating func readChunk(progress: Progress, maximumBytes: Int?) async throws -> Bool {
+        let chunk: [UInt8]?
+        do {
+            chunk = try await bodyIterator?.next()
+        } catch is CancellationError {
+            throw close(CancellationError())
+        } catch {
+            throw close(Self.bodyFailure(error, progress: progress))
+        }
+        guard let chunk else {
+            _ = framer.finish()
+            throw close(errorEvent ?? AgentRuntimeError(
+                code: .responsesStreamDisconnected, message: "the stream ended before response.completed",
+                interruption: progress.interruptionDetails(transport: nil)
+            ))
+        }
+        receivedBytes += chunk.count
+        if let maximumBytes, receivedBytes > maximumBytes {
+            // A budget, not a transport failure: checked per chunk so bytes that yield no event
+            // (comments, dropped duplicates) count too.
+            _ = close(CancellationError())
+            return false
+        }
+        // Events framed before a framing error, and decoded before a decoding error, are delivered
+        // first; the error follows them. Nothing after the response's terminal event is read.
+        do {
+            try framer.feed(chunk, into: &sseEvents)
+        } catch {
+            deferredFailure = error
+        }
+        for sseEvent in sseEvents {
+            do {
+                guard let event = try decoder.decode(sseEvent) else { continue }
+                pending.append(event)
+                if event.isTerminal {
+                    deferredFailure = nil
+                    break
+                }
+            } catch {
+                deferredFailure = error
+                break
+            }
+        }
+        sseEvents.removeAll(keepingCapacity: true)
+        if deferredFailure != nil { bodyIterator = nil }
+        return true
+    }
+
+    /// Ends the attempt (its connection closes when the body iterator goes) and returns `error`.
+    private mutating func close(_ error: any Error) -> any Error {
+        bodyIterator = nil
+        finished = true
+        return error
+    }
+
+    /// A failure while reading the body: a lost connection is `responses_stream_disconnected` (the code
+    /// for a stream that ends without `response.completed`), carrying the transport error in
+    /// `underlying` and its domain and code in the interruption details; timeouts and limits keep their
+    /// own codes.
+    private static func bodyFailure(_ error: any Error, progress: Progress) -> AgentRuntimeError {
+        if let failure = error as? AgentRuntimeError, failure.code != .transportFailure { return interrupted(failure, progress: progress) }
+        let transport = (error as? AgentRuntimeError)?.interruption
+        return AgentRuntimeError(
+            code: .responsesStreamDisconnected, message: "the connection was lost before response.completed",
+            interruption: progress.interruptionDetails(transport: transport), underlying: error
+        )
+    }
+
+    /// `error` as a transport failure with the stream's interruption details.
+    private static func interrupted(_ error: any Error, progress: Progress) -> AgentRuntimeError {
+        var mapped = (error as? AgentRuntimeError)
+            ?? AgentRuntimeError(code: .transportFailure, message: "the connection failed", underlying: error)
+        mapped.interruption = progress.interruptionDetails(transport: mapped.interruption)
+        return mapped
+    }
+}
