@@ -117,6 +117,10 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         public static let deviceCodeExpired: Code = "device_code_expired"
         /// A stored secret or credentials file is unsafe (symlink, wrong permissions) or unreadable.
         public static let secureStoreFailure: Code = "secure_store_failure"
+        /// The auth provider cannot sign in, switch sessions or sign out (an API key, a fixed session).
+        public static let sessionManagementUnsupported: Code = "session_management_unsupported"
+        /// A sign-in finished after the session was signed out or replaced; its result was not used.
+        public static let sessionReplaced: Code = "session_replaced"
     }
 
     /// HTTP details of a failed provider response.

@@ -18,9 +18,15 @@ import Foundation
 public final class AgentRuntime: Sendable {
     /// The runtime's collaborators and limits.
     public struct Configuration: Sendable {
-        /// Supplies credentials (and the account binding) for the backend.
+        /// Supplies credentials (and the account binding) for the backend. A session-managing provider
+        /// (``CodexTransport/ChatGPTSessionManager``) also serves ``AgentRuntime/signIn(_:)``,
+        /// ``AgentRuntime/useSession(_:)``, ``AgentRuntime/signOut()`` and
+        /// ``AgentRuntime/authenticationState()``.
         public var authProvider: (any AuthProvider)?
-        /// Where secrets are kept.
+        /// Where the runtime keeps the signed-in ChatGPT session. With no `authProvider`, the runtime
+        /// makes a ``CodexTransport/ChatGPTSessionManager`` over it (restored on first use, renewals
+        /// saved, removed by sign-out); with a ``CodexTransport/ChatGPTSessionManager`` it must be that
+        /// manager's store. Any other provider keeps no session, so a secure store with it is refused.
         public var secureStore: FileSecureStore?
         /// Runs model turns.
         public var backend: any AgentBackend
@@ -83,12 +89,14 @@ public final class AgentRuntime: Sendable {
 
     /// Validates the configuration: turn limits must have a non-negative tool count and a finite,
     /// positive duration of at most one year (`nil` removes a limit); tool names must be valid and
-    /// unique; the event capacity is clamped to 1…4,096. When the state store issues owner leases
+    /// unique; the event capacity is clamped to 1…4,096; a `secureStore` needs no provider (the runtime
+    /// then makes a ``CodexTransport/ChatGPTSessionManager`` over it) or a session manager over that same
+    /// store. When the state store issues owner leases
     /// (``CodexCore/RuntimeOwnerLeasing``: the SQLite and in-memory stores do), the runtime takes one and
     /// holds it until it is released, so runtimes in other processes never treat its running turns as
     /// abandoned.
-    /// - Throws: ``CodexCore/AgentRuntimeError`` `invalid_turn_limits` or `invalid_tool_definition`, or
-    ///   the store's error when an owner lease cannot be taken.
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `invalid_turn_limits`, `invalid_tool_definition` or
+    ///   `invalid_configuration`, or the store's error when an owner lease cannot be taken.
     public init(configuration: Configuration) throws {
         try configuration.turnLimits.validate()
         var names = Set<String>()
@@ -98,9 +106,11 @@ public final class AgentRuntime: Sendable {
                 throw AgentRuntimeError(code: .invalidToolDefinition, message: "tool '\(tool.definition.name)' is registered twice")
             }
         }
+        let authProvider = try Self.sessionAuthProvider(configuration)
         ownership = try TurnOwnership(store: configuration.stateStore)
         writer = RuntimeStateWriter(store: configuration.stateStore, clock: configuration.clock, logSink: configuration.logSink)
         var validated = configuration
+        validated.authProvider = authProvider
         validated.maximumBufferedEvents = min(
             max(configuration.maximumBufferedEvents, AgentEventChannel<Int>.capacityRange.lowerBound), AgentEventChannel<Int>.capacityRange.upperBound
         )

@@ -95,4 +95,34 @@ struct QuickStartDraft: AgentStructuredOutput {
         )
         #expect(imageBackend.configuration.enableImageGeneration)
     }
+
+    /// `Docs/Runtime.md`, "Sign-in, sessions and sign-out", as written.
+    private func signInExample(secrets: URL, store: any RuntimeStateStore) async throws -> AgentRuntime {
+        let http = DefaultHTTPClient()
+        let auth = ChatGPTSessionManager(secureStore: try FileSecureStore(directory: secrets), httpClient: http)
+        let backend = CodexResponsesBackend(configuration: .init(model: .gpt6Astra), authProvider: auth)
+        let runtime = try AgentRuntime(configuration: .init(authProvider: auth, secureStore: auth.sessionStore?.store,
+                                                            backend: backend, stateStore: store))
+        if case .signedOut = try await runtime.authenticationState() {
+            let signIn = DeviceCodeSignIn(httpClient: http)
+            _ = try await runtime.signIn {
+                let code = try await signIn.requestCode()
+                print("Open \(code.verificationURL) and enter \(code.userCode)")
+                return try await signIn.waitForApproval(code)
+            }
+        }
+        return runtime
+    }
+
+    @Test func theSignInExampleKeepsTheSessionInTheSecureStore() async throws {
+        let secrets = try temporaryDirectory("codexkit-doc-secrets")
+        let session = try ChatGPTSession(
+            idToken: TestJWT.idToken(account: "acct-doc"), accessToken: TestJWT.accessToken(expiresAt: 4_000_000_000, marker: "doc"), refreshToken: "rt-doc"
+        )
+        // Signed in before (the example's device-code branch needs a person): the example restores it.
+        try await ChatGPTSessionManager(secureStore: try FileSecureStore(directory: secrets), httpClient: DefaultHTTPClient()).useSession(session)
+        let runtime = try await signInExample(secrets: secrets, store: InMemoryRuntimeStateStore())
+        #expect(try await runtime.authenticationState() == .signedIn(.init(session)))
+        #expect(try await runtime.createThread().accountBinding == "acct-doc")
+    }
 }

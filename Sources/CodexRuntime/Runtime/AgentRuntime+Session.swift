@@ -1,0 +1,76 @@
+import CodexCore
+import Foundation
+public import CodexTransport
+
+extension AgentRuntime {
+    /// Runs `obtain` (a device-code or browser sign-in) and keeps the session it returns in the
+    /// runtime's secure store; a sign-in that finishes after a sign-out or another session is dropped.
+    ///
+    /// ```swift
+    /// let signIn = DeviceCodeSignIn(httpClient: http)
+    /// let state = try await runtime.signIn {
+    ///     let code = try await signIn.requestCode()
+    ///     show(code.userCode, code.verificationURL)
+    ///     return try await signIn.waitForApproval(code)
+    /// }
+    /// ```
+    ///
+    /// - Returns: The signed-in account.
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `session_management_unsupported` when the auth provider
+    ///   keeps no session, `session_replaced`, `secure_store_failure`, or `obtain`'s error.
+    public func signIn(_ obtain: @Sendable () async throws -> ChatGPTSession) async throws -> AgentAuthenticationState {
+        try await sessionManager().signIn(obtain)
+    }
+
+    /// Keeps `session` (saved before this returns) and uses it from now on, replacing any other.
+    ///
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `session_management_unsupported` or `secure_store_failure`.
+    public func useSession(_ session: ChatGPTSession) async throws {
+        try await sessionManager().useSession(session)
+    }
+
+    /// Forgets the signed-in session, in memory and in the secure store; model requests then fail with
+    /// `not_signed_in` until a session is used again.
+    ///
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `session_management_unsupported` or `secure_store_failure`.
+    public func signOut() async throws {
+        try await sessionManager().signOut()
+    }
+
+    /// Who is signed in: read from the secure store once, never from the network.
+    ///
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `session_management_unsupported` or `secure_store_failure`.
+    public func authenticationState() async throws -> AgentAuthenticationState {
+        try await sessionManager().authenticationState()
+    }
+
+    private func sessionManager() throws -> any AgentSessionManaging {
+        guard let manager = configuration.authProvider as? any AgentSessionManaging else {
+            throw AgentRuntimeError(
+                code: .sessionManagementUnsupported,
+                message: "the runtime's auth provider keeps no session; configure a secure store or a ChatGPTSessionManager"
+            )
+        }
+        return manager
+    }
+
+    /// The provider the runtime uses: the configured one, or a session manager over `secureStore`.
+    static func sessionAuthProvider(_ configuration: Configuration) throws -> (any AuthProvider)? {
+        guard let secureStore = configuration.secureStore else { return configuration.authProvider }
+        guard let provider = configuration.authProvider else {
+            return ChatGPTSessionManager(
+                secureStore: secureStore, httpClient: DefaultHTTPClient(), wallClock: configuration.wallClock, logSink: configuration.logSink
+            )
+        }
+        guard let manager = provider as? ChatGPTSessionManager else {
+            throw AgentRuntimeError(
+                code: .invalidConfiguration,
+                message: "a secure store keeps a ChatGPT session; this auth provider keeps none (pass no provider, or a ChatGPTSessionManager over the store)"
+            )
+        }
+        guard manager.sessionStore?.store.directory.standardizedFileURL == secureStore.directory.standardizedFileURL else {
+            throw AgentRuntimeError(code: .invalidConfiguration, message: "the session manager keeps its session in another secure store")
+        }
+        return manager
+    }
+}
