@@ -14,7 +14,7 @@ extension AgentStructuredRecovery {
         }
         if error is CancellationError {
             markLastAttempt(&record, failureCode: "cancelled")
-            try await stop(&record, execution, command: try stopCommand(execution.partition, id) ?? .suspended)
+            try await stop(&record, execution, command: try await stopCommand(execution.partition, id) ?? .suspended)
             throw CancellationError()
         }
         guard let failure = error as? AgentRuntimeError else {
@@ -30,7 +30,7 @@ extension AgentStructuredRecovery {
 
         let status = failure.http?.statusCode
         if failure.interruption?.hadToolActivity == true || failure.executionLimit != nil || failure.code == .quotaExceeded || status == 403 {
-            try fail(&record, execution)
+            try await fail(&record, execution)
             throw failure
         }
         if status == 401 || failure.code == .unauthorized {
@@ -38,12 +38,12 @@ extension AgentStructuredRecovery {
             if let renewed = try? await authProvider.recoverAfterUnauthorized(credentials), renewed.binding == record.binding {
                 // Renewed: the reissue is the next attempt (and needs budget and authorization).
                 record.nextAttemptReason = .authenticationReissue
-                try persist(&record, execution.partition, execution.lease)
+                try await persist(&record, execution.partition, execution.lease)
                 if record.attemptsUsed < record.maximumAttempts { return }
                 throw failure
             }
             record.blocker = .authenticationRequired
-            try persist(&record, execution.partition, execution.lease)
+            try await persist(&record, execution.partition, execution.lease)
             emit("recovery.operation.authentication_required", record, level: .notice, Self.metadata(summary))
             throw failure
         }
@@ -51,28 +51,28 @@ extension AgentStructuredRecovery {
             // The session itself failed: sign-in is needed; the operation is not failed.
             try record.apply(.interrupt)
             record.blocker = .authenticationRequired
-            try persist(&record, execution.partition, execution.lease)
+            try await persist(&record, execution.partition, execution.lease)
             emit("recovery.operation.authentication_required", record, level: .notice, Self.metadata(summary))
             throw failure
         }
         guard Self.isReplaceable(failure, policy: record.retryPolicy) else {
-            try fail(&record, execution)
+            try await fail(&record, execution)
             throw failure
         }
         try record.apply(.interrupt)
         guard record.attemptsUsed < record.maximumAttempts else {
-            try persist(&record, execution.partition, execution.lease)
+            try await persist(&record, execution.partition, execution.lease)
             throw failure
         }
         let replacement = record.attempts.count
         let backoff = max(record.retryPolicy.backoff(beforeReplacement: replacement), min(failure.http?.retryAfter ?? 0, 86_400))
         record.nextAttemptAt = wallClock.now().addingTimeInterval(backoff)
-        try persist(&record, execution.partition, execution.lease)
+        try await persist(&record, execution.partition, execution.lease)
     }
 
-    private func fail(_ record: inout RecoveryOperationRecord, _ execution: Execution) throws(AgentRecoveryError) {
+    private func fail(_ record: inout RecoveryOperationRecord, _ execution: Execution) async throws(AgentRecoveryError) {
         try record.apply(.fail)
-        try persist(&record, execution.partition, execution.lease)
+        try await persist(&record, execution.partition, execution.lease)
     }
 
     private func markLastAttempt(_ record: inout RecoveryOperationRecord, failureCode: String) {

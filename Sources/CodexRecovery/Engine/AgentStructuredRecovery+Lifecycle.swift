@@ -14,45 +14,52 @@ extension AgentStructuredRecovery {
     /// generation or authorization callback is active (the owner sees the command within
     /// ``Configuration/lifecyclePollInterval``); an idle operation is marked suspended at once.
     /// - Throws: ``AgentRecoveryError`` (`state_unavailable`, storage codes).
-    public func suspend(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) throws {
-        try command(.suspended, handle, store: store)
+    public func suspend(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) async throws {
+        try await command(.suspended, handle, store: store)
     }
 
     /// Cancels the operation permanently: no further generation, no late delivery, no manual retry from
     /// it. An idle operation's saved content is erased at once; an active owner does it when it stops.
     /// - Throws: ``AgentRecoveryError`` (`state_unavailable`, storage codes).
-    public func cancel(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) throws {
-        try command(.cancelled, handle, store: store)
+    public func cancel(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) async throws {
+        try await command(.cancelled, handle, store: store)
     }
 
-    private func command(_ command: RecoveryControlRecord.Command, _ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) throws {
+    private func command(
+        _ command: RecoveryControlRecord.Command, _ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore
+    ) async throws {
         let id = handle.operationID
-        guard let partition = try store.locate(id), try partition.load(RecoveryOperationRecord.self, id) != nil else {
-            throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
-        }
         let now = wallClock.now()
-        let written = try partition.withControlLock(id) { () throws(AgentRecoveryError) -> Bool in
-            // A permanent cancel is never downgraded to a suspension.
-            if command == .suspended, try partition.load(RecoveryControlRecord.self, id)?.command == .cancelled { return false }
-            try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: command, updatedAt: now))
-            return true
+        // One pass on the store's queue: the command under the control lock, then, for an idle operation
+        // (nobody holds its lease), its record from a fresh read under the lease; an active owner sees
+        // the command and updates its record itself.
+        let updated = try await store.perform { () throws(AgentRecoveryError) -> RecoveryOperationRecord? in
+            guard let partition = try store.locate(id), try partition.load(RecoveryOperationRecord.self, id) != nil else {
+                throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
+            }
+            let written = try partition.withControlLock(id) { () throws(AgentRecoveryError) -> Bool in
+                // A permanent cancel is never downgraded to a suspension.
+                if command == .suspended, try partition.load(RecoveryControlRecord.self, id)?.command == .cancelled { return false }
+                try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: command, updatedAt: now))
+                return true
+            }
+            guard written, let lease = try? partition.lease(id), var record = try partition.load(RecoveryOperationRecord.self, id) else { return nil }
+            if command == .cancelled {
+                guard record.state != .cancelled || record.completedPayload != nil else { return nil }
+                try record.apply(.cancel)
+                record.completedPayload = nil
+            } else if record.completedPayload == nil, RecoveryOperationRecord.state(after: .suspend, from: record.state) != nil {
+                try record.apply(.suspend)
+            } else {
+                return nil
+            }
+            try self.persistOnQueue(&record, partition, lease)
+            return record
         }
-        guard written else { return }
-        // An idle operation (nobody holds its lease) is updated here, from a fresh read under the lease;
-        // an active owner sees the command and updates its record itself.
-        guard let lease = try? partition.lease(id), var record = try partition.load(RecoveryOperationRecord.self, id) else { return }
-        if command == .cancelled {
-            guard record.state != .cancelled || record.completedPayload != nil else { return }
-            try record.apply(.cancel)
-            record.completedPayload = nil
-        } else if record.completedPayload == nil, RecoveryOperationRecord.state(after: .suspend, from: record.state) != nil {
-            try record.apply(.suspend)
-        } else {
-            return
-        }
-        try persist(&record, partition, lease)
-        emit(command == .cancelled ? "recovery.operation.cancelled" : "recovery.operation.suspended", record)
+        guard let updated else { return }
+        emit(command == .cancelled ? "recovery.operation.cancelled" : "recovery.operation.suspended", updated)
     }
+
 
     /// Records that the host committed the result: writes the disposition marker, then removes the saved
     /// request and response. Call it only after the host's commit succeeded. Repeating it is safe and
@@ -61,38 +68,45 @@ extension AgentStructuredRecovery {
     ///   `account_mismatch`, `operation_busy`, `state_unavailable`, storage codes.
     public func acknowledge(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) async throws {
         let id = handle.operationID
-        let partition = try store.existingPartition(of: id)
-        let lease = try partition.lease(id)
-        let disposition = try partition.load(RecoveryDispositionRecord.self, id)
-        guard let record = try partition.load(RecoveryOperationRecord.self, id) else {
-            if disposition?.state == .acknowledged { return }
-            throw AgentRecoveryError(code: .stateUnavailable, message: "the operation has no saved completion to acknowledge", operationID: id)
+        let opened = try await store.perform { () throws(AgentRecoveryError) -> (RecoveryPartition, RecoveryLease, RecoveryDispositionRecord?, RecoveryOperationRecord)? in
+            let partition = try store.existingPartition(of: id)
+            let lease = try partition.lease(id)
+            let disposition = try partition.load(RecoveryDispositionRecord.self, id)
+            guard let record = try partition.load(RecoveryOperationRecord.self, id) else {
+                if disposition?.state == .acknowledged { return nil }
+                throw AgentRecoveryError(code: .stateUnavailable, message: "the operation has no saved completion to acknowledge", operationID: id)
+            }
+            return (partition, lease, disposition, record)
         }
+        guard let (partition, lease, disposition, record) = opened else { return }
         try await checkAccount(record)
-        if disposition == nil {
-            let control = try partition.load(RecoveryControlRecord.self, id)
-            guard record.state != .cancelled, control?.command != .cancelled else {
-                throw AgentRecoveryError(code: .cancelled, message: "a cancelled operation cannot be acknowledged", operationID: id)
+        let now = wallClock.now()
+        try await store.perform { () throws(AgentRecoveryError) in
+            if disposition == nil {
+                let control = try partition.load(RecoveryControlRecord.self, id)
+                guard record.state != .cancelled, control?.command != .cancelled else {
+                    throw AgentRecoveryError(code: .cancelled, message: "a cancelled operation cannot be acknowledged", operationID: id)
+                }
+                guard record.state == .completed, record.completedPayload != nil else {
+                    throw AgentRecoveryError(code: .stateInvalid, message: "only a saved completion can be acknowledged", operationID: id)
+                }
+                try Self.saveDisposition(.acknowledged, of: record, at: now, partition, lease)
+            } else if disposition?.state != .acknowledged {
+                throw AgentRecoveryError(code: .stateUnavailable, message: "the operation was abandoned", operationID: id)
             }
-            guard record.state == .completed, record.completedPayload != nil else {
-                throw AgentRecoveryError(code: .stateInvalid, message: "only a saved completion can be acknowledged", operationID: id)
-            }
-            try saveDisposition(.acknowledged, of: record, partition, lease)
-        } else if disposition?.state != .acknowledged {
-            throw AgentRecoveryError(code: .stateUnavailable, message: "the operation was abandoned", operationID: id)
+            try lease.verify()
+            try partition.remove(RecoveryOperationRecord.self, id)
         }
-        try lease.verify()
-        try partition.remove(RecoveryOperationRecord.self, id)
         emit("recovery.receipt.acknowledged", record)
     }
 
     /// Writes the disposition marker of `record` (before its record is removed).
-    private func saveDisposition(
-        _ state: RecoveryDispositionRecord.State, of record: RecoveryOperationRecord, _ partition: RecoveryPartition, _ lease: RecoveryLease
+    private static func saveDisposition(
+        _ state: RecoveryDispositionRecord.State, of record: RecoveryOperationRecord, at now: Date, _ partition: RecoveryPartition, _ lease: RecoveryLease
     ) throws(AgentRecoveryError) {
         try lease.verify()
         try partition.save(RecoveryDispositionRecord(
-            operationID: record.operationID, binding: record.binding, scope: record.scope, state: state, disposedAt: wallClock.now(),
+            operationID: record.operationID, binding: record.binding, scope: record.scope, state: state, disposedAt: now,
             previousOperationID: record.previousOperationID, successorID: record.successor?.operationID
         ))
     }
@@ -100,22 +114,26 @@ extension AgentStructuredRecovery {
     /// Abandons the operation: no further generation, content removed, a disposition marker kept. Stop and
     /// await active work first: an operation whose lease is held is refused with `operation_busy`.
     /// - Throws: ``AgentRecoveryError``.
-    public func abandon(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) throws {
+    public func abandon(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) async throws {
         let id = handle.operationID
-        let partition = try store.existingPartition(of: id)
-        let lease = try partition.lease(id)
-        let disposition = try partition.load(RecoveryDispositionRecord.self, id)
-        guard let record = try partition.load(RecoveryOperationRecord.self, id) else {
-            if disposition != nil { return }
-            throw AgentRecoveryError(code: .stateUnavailable, message: "the operation has no record", operationID: id)
+        let now = wallClock.now()
+        let abandoned = try await store.perform { () throws(AgentRecoveryError) -> RecoveryOperationRecord? in
+            let partition = try store.existingPartition(of: id)
+            let lease = try partition.lease(id)
+            let disposition = try partition.load(RecoveryDispositionRecord.self, id)
+            guard let record = try partition.load(RecoveryOperationRecord.self, id) else {
+                if disposition != nil { return nil }
+                throw AgentRecoveryError(code: .stateUnavailable, message: "the operation has no record", operationID: id)
+            }
+            try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: .cancelled, updatedAt: now))
+            if disposition == nil {
+                try Self.saveDisposition(.abandoned, of: record, at: now, partition, lease)
+            }
+            try lease.verify()
+            try partition.remove(RecoveryOperationRecord.self, id)
+            return record
         }
-        try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: .cancelled, updatedAt: wallClock.now()))
-        if disposition == nil {
-            try saveDisposition(.abandoned, of: record, partition, lease)
-        }
-        try lease.verify()
-        try partition.remove(RecoveryOperationRecord.self, id)
-        emit("recovery.operation.abandoned", record)
+        if let abandoned { emit("recovery.operation.abandoned", abandoned) }
     }
 
     /// Creates (or, for the same action and settings, returns) the one linked successor of an exhausted,
@@ -138,11 +156,15 @@ extension AgentStructuredRecovery {
         selection: AgentRecoverySelection = .preserve, expiresAt: Date? = nil, retryPolicy: AgentRecoveryRetryPolicy? = nil
     ) async throws -> AgentStructuredRecoveryHandle {
         let id = handle.operationID
-        let partition = try store.existingPartition(of: id)
-        let lease = try partition.lease(id)
-        guard var source = try partition.load(RecoveryOperationRecord.self, id) else {
-            throw AgentRecoveryError(code: .stateUnavailable, message: "an acknowledged, abandoned or missing operation cannot be retried", operationID: id)
+        let (partition, lease, loaded) = try await store.perform { () throws(AgentRecoveryError) in
+            let partition = try store.existingPartition(of: id)
+            let lease = try partition.lease(id)
+            guard let source = try partition.load(RecoveryOperationRecord.self, id) else {
+                throw AgentRecoveryError(code: .stateUnavailable, message: "an acknowledged, abandoned or missing operation cannot be retried", operationID: id)
+            }
+            return (partition, lease, source)
         }
+        var source = loaded
         try await checkAccount(source)
         let successorID = Self.successorID(of: id, action: retryActionID)
         let reselect: AgentRecoveryModelConfiguration? = if case .reselect(let model) = selection { model } else { nil }
@@ -158,14 +180,17 @@ extension AgentStructuredRecovery {
                 throw AgentRecoveryError(code: .retryConfigurationMismatch, message: "the retry action was repeated with different settings", operationID: id)
             }
         } else {
-            try checkRetryAllowed(source, partition)
+            let control = try await partition.perform { () throws(AgentRecoveryError) in try partition.load(RecoveryControlRecord.self, id) }
+            try checkRetryAllowed(source, control: control)
             try Self.check(AgentRecoveryPreparationOptions(maximumAttempts: maximumAttempts))
             source.successor = reservation
-            try persist(&source, partition, lease)
+            try await persist(&source, partition, lease)
         }
         // Create the successor unless a previous run already did (a crash or failure may have come
         // between the reservation and the successor's record).
-        let existingSuccessor = try store.locate(successorID)?.load(RecoveryOperationRecord.self, successorID)
+        let existingSuccessor = try await store.perform { () throws(AgentRecoveryError) in
+            try store.locate(successorID)?.load(RecoveryOperationRecord.self, successorID)
+        }
         if existingSuccessor == nil {
             try await createSuccessor(of: source, id: successorID, reservation: reservation, store: store)
         }
@@ -173,9 +198,8 @@ extension AgentStructuredRecovery {
         return AgentStructuredRecoveryHandle(operationID: successorID)
     }
 
-    private func checkRetryAllowed(_ source: RecoveryOperationRecord, _ partition: RecoveryPartition) throws {
+    private func checkRetryAllowed(_ source: RecoveryOperationRecord, control: RecoveryControlRecord?) throws {
         let id = source.operationID
-        let control = try partition.load(RecoveryControlRecord.self, id)
         if source.state == .cancelled || control?.command == .cancelled {
             throw AgentRecoveryError(code: .cancelled, message: "a permanently cancelled operation cannot be retried", operationID: id)
         }
@@ -217,10 +241,12 @@ extension AgentStructuredRecovery {
         guard model == nil else {
             throw AgentRecoveryError(code: .retryNotAllowed, message: "the source has no original request to prepare again", operationID: source.operationID)
         }
-        guard let partition = try store.partition(binding: source.binding, scope: source.scope, create: true) else {
-            throw AgentRecoveryError(code: .storageFailure, message: "cannot create the operation's directory", operationID: id)
+        let (partition, lease) = try await store.perform { () throws(AgentRecoveryError) in
+            guard let partition = try store.partition(binding: source.binding, scope: source.scope, create: true) else {
+                throw AgentRecoveryError(code: .storageFailure, message: "cannot create the operation's directory", operationID: id)
+            }
+            return (partition, try partition.lease(id))
         }
-        let lease = try partition.lease(id)
         let now = wallClock.now()
         var successor = source
         successor.operationID = id
@@ -244,7 +270,7 @@ extension AgentStructuredRecovery {
         successor.rootOperationID = lineage.rootOperationID
         successor.retryActionID = lineage.retryActionID
         successor.successor = nil
-        try persist(&successor, partition, lease)
+        try await persist(&successor, partition, lease)
         emit("recovery.operation.prepared", successor)
     }
 

@@ -33,21 +33,25 @@ extension AgentStructuredRecovery {
         authorizeAttempt: @escaping @Sendable (AgentRecoveryAttempt) async throws -> Bool
     ) async throws -> Output {
         let id = handle.operationID
-        let partition = try store.existingPartition(of: id)
-        let lease = try partition.lease(id)
-        let disposition = try partition.load(RecoveryDispositionRecord.self, id)
-        guard var record = try partition.load(RecoveryOperationRecord.self, id), disposition == nil else {
-            throw AgentRecoveryError(
-                code: .stateUnavailable,
-                message: disposition.map { "the operation was \($0.state.rawValue)" } ?? "the operation has no record",
-                operationID: id
-            )
+        let (partition, lease, loaded) = try await store.perform { () throws(AgentRecoveryError) in
+            let partition = try store.existingPartition(of: id)
+            let lease = try partition.lease(id)
+            let disposition = try partition.load(RecoveryDispositionRecord.self, id)
+            guard let record = try partition.load(RecoveryOperationRecord.self, id), disposition == nil else {
+                throw AgentRecoveryError(
+                    code: .stateUnavailable,
+                    message: disposition.map { "the operation was \($0.state.rawValue)" } ?? "the operation has no record",
+                    operationID: id
+                )
+            }
+            return (partition, lease, record)
         }
+        var record = loaded
         try await checkAccount(record)
         guard record.request.format == format, expectedContractVersion == nil || expectedContractVersion == record.contractVersion else {
             throw AgentRecoveryError(code: .formatMismatch, message: "the requested output contract differs from the saved one", operationID: id)
         }
-        let control = try partition.load(RecoveryControlRecord.self, id)
+        let control = try await partition.perform { () throws(AgentRecoveryError) in try partition.load(RecoveryControlRecord.self, id) }
         if record.state == .cancelled || control?.command == .cancelled {
             throw AgentRecoveryError(code: .cancelled, message: "the operation was permanently cancelled", operationID: id)
         }
@@ -61,21 +65,23 @@ extension AgentStructuredRecovery {
         }
         guard record.request.endpoint == configuration.endpoint.baseURL.absoluteString else {
             record.blocker = .configurationUnavailable
-            try persist(&record, partition, lease)
+            try await persist(&record, partition, lease)
             throw AgentRecoveryError(code: .stateInvalid, message: "the operation was prepared for another endpoint; it is blocked", operationID: id)
         }
         // Start under the control lock, so a concurrent `cancel` is either seen here or sees this run.
         let now = wallClock.now()
-        try partition.withControlLock(id) { () throws(AgentRecoveryError) in
-            if try partition.load(RecoveryControlRecord.self, id)?.command == .cancelled {
-                throw AgentRecoveryError(code: .cancelled, message: "the operation was permanently cancelled", operationID: id)
+        try await partition.perform { () throws(AgentRecoveryError) in
+            try partition.withControlLock(id) { () throws(AgentRecoveryError) in
+                if try partition.load(RecoveryControlRecord.self, id)?.command == .cancelled {
+                    throw AgentRecoveryError(code: .cancelled, message: "the operation was permanently cancelled", operationID: id)
+                }
+                try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: .active, updatedAt: now))
             }
-            try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: .active, updatedAt: now))
         }
         if record.state == .suspended || record.state == .running || record.blocker != nil {
             if record.state == .suspended || record.state == .running { try record.apply(.reopen) }
             record.blocker = nil
-            try persist(&record, partition, lease)
+            try await persist(&record, partition, lease)
         }
 
         let execution = Execution(partition: partition, lease: lease, authorize: authorizeAttempt)
@@ -107,7 +113,7 @@ extension AgentStructuredRecovery {
     }
 
     /// What one execution holds: the partition, the lease and the host's callback.
-    struct Execution {
+    struct Execution: Sendable {
         let partition: RecoveryPartition
         let lease: RecoveryLease
         let authorize: @Sendable (AgentRecoveryAttempt) async throws -> Bool
@@ -115,8 +121,21 @@ extension AgentStructuredRecovery {
 
     // MARK: - Steps
 
-    /// Saves `record` after re-checking the lease's lock file.
-    func persist(_ record: inout RecoveryOperationRecord, _ partition: RecoveryPartition, _ lease: RecoveryLease) throws(AgentRecoveryError) {
+    /// Saves `record` after re-checking the lease's lock file, on the store's queue; `record` takes the
+    /// saved `updatedAt` only when the save succeeded.
+    func persist(_ record: inout RecoveryOperationRecord, _ partition: RecoveryPartition, _ lease: RecoveryLease) async throws(AgentRecoveryError) {
+        var saved = record
+        saved.updatedAt = wallClock.now()
+        let copy = saved
+        try await partition.perform { () throws(AgentRecoveryError) in
+            try lease.verify()
+            try partition.save(copy)
+        }
+        record = saved
+    }
+
+    /// ``persist(_:_:_:)`` for a body already running on the store's queue (under a lock).
+    func persistOnQueue(_ record: inout RecoveryOperationRecord, _ partition: RecoveryPartition, _ lease: RecoveryLease) throws(AgentRecoveryError) {
         try lease.verify()
         record.updatedAt = wallClock.now()
         try partition.save(record)
@@ -135,8 +154,13 @@ extension AgentStructuredRecovery {
         }
     }
 
-    /// The pending lifecycle command, if it asks the owner to stop.
-    func stopCommand(_ partition: RecoveryPartition, _ id: UUID) throws(AgentRecoveryError) -> RecoveryControlRecord.Command? {
+    /// The pending lifecycle command, if it asks the owner to stop (read on the store's queue).
+    func stopCommand(_ partition: RecoveryPartition, _ id: UUID) async throws(AgentRecoveryError) -> RecoveryControlRecord.Command? {
+        try await partition.perform { () throws(AgentRecoveryError) in try Self.pendingStopCommand(partition, id) }
+    }
+
+    /// ``stopCommand(_:_:)`` for a body already running on the store's queue.
+    static func pendingStopCommand(_ partition: RecoveryPartition, _ id: UUID) throws(AgentRecoveryError) -> RecoveryControlRecord.Command? {
         guard let control = try partition.load(RecoveryControlRecord.self, id), control.command != .active else { return nil }
         return control.command
     }
@@ -156,7 +180,7 @@ extension AgentStructuredRecovery {
         }
         if record.pendingAttemptID == nil {
             record.pendingAttemptID = UUID()
-            try persist(&record, execution.partition, execution.lease)
+            try await persist(&record, execution.partition, execution.lease)
         }
         let attemptID = record.pendingAttemptID ?? UUID()
         let reason: AgentRecoveryAttempt.Reason = record.nextAttemptReason ?? (record.attemptsUsed == 0 ? .initial : .replacement)
@@ -168,11 +192,11 @@ extension AgentStructuredRecovery {
         do {
             authorized = try await execution.authorize(attempt)
         } catch is CancellationError {
-            try await stop(&record, execution, command: try stopCommand(execution.partition, id) ?? .suspended)
+            try await stop(&record, execution, command: try await stopCommand(execution.partition, id) ?? .suspended)
             throw CancellationError()
         } catch {
             try record.apply(.interrupt)
-            try persist(&record, execution.partition, execution.lease)
+            try await persist(&record, execution.partition, execution.lease)
             throw error
         }
         guard authorized else {
@@ -190,14 +214,14 @@ extension AgentStructuredRecovery {
         } catch {
             record.blocker = .authenticationRequired
             try record.apply(.interrupt)
-            try persist(&record, execution.partition, execution.lease)
+            try await persist(&record, execution.partition, execution.lease)
             throw error
         }
         try await stopIfCommanded(&record, execution)
         guard credentials.binding == record.binding else {
             record.blocker = .accountMismatch
             try record.apply(.interrupt)
-            try persist(&record, execution.partition, execution.lease)
+            try await persist(&record, execution.partition, execution.lease)
             throw AgentRecoveryError(code: .accountMismatch, message: "the account changed before transmission", operationID: id)
         }
         // Consume the attempt and authorize its transmission in one write, under the control lock: a
@@ -213,16 +237,20 @@ extension AgentStructuredRecovery {
         consumed.responseID = nil
         consumed.lastSequenceNumber = nil
         try consumed.apply(.startAttempt)
-        let stopped: RecoveryControlRecord.Command? = try execution.partition.withControlLock(id) { () throws(AgentRecoveryError) in
-            if let command = try stopCommand(execution.partition, id) { return command }
-            try persist(&consumed, execution.partition, execution.lease)
-            return nil
+        let toSave = consumed
+        let (stopped, saved) = try await execution.partition.perform { () throws(AgentRecoveryError) -> (RecoveryControlRecord.Command?, RecoveryOperationRecord) in
+            try execution.partition.withControlLock(id) { () throws(AgentRecoveryError) in
+                if let command = try Self.pendingStopCommand(execution.partition, id) { return (command, toSave) }
+                var saved = toSave
+                try self.persistOnQueue(&saved, execution.partition, execution.lease)
+                return (nil, saved)
+            }
         }
         if let stopped {
             try await stop(&record, execution, command: stopped)
             throw CancellationError()
         }
-        record = consumed
+        record = saved
         let attemptMetadata = ["attempt_id": attemptID.uuidString.lowercased(), "attempt_reason": reason.rawValue]
         emit("recovery.attempt.reserved", record, attemptMetadata)
         emit("recovery.attempt.transmission_authorized", record, attemptMetadata)
@@ -242,7 +270,7 @@ extension AgentStructuredRecovery {
 
     /// Stops when a lifecycle command says so (state saved, `CancellationError` thrown).
     private func stopIfCommanded(_ record: inout RecoveryOperationRecord, _ execution: Execution) async throws {
-        if let command = try stopCommand(execution.partition, record.operationID) {
+        if let command = try await stopCommand(execution.partition, record.operationID) {
             try await stop(&record, execution, command: command)
             throw CancellationError()
         }
@@ -257,11 +285,11 @@ extension AgentStructuredRecovery {
         if command == .cancelled {
             try record.apply(.cancel)
             record.completedPayload = nil
-            try persist(&record, execution.partition, execution.lease)
+            try await persist(&record, execution.partition, execution.lease)
             emit("recovery.operation.cancelled", record)
         } else if record.completedPayload == nil {
             try record.apply(.suspend)
-            try persist(&record, execution.partition, execution.lease)
+            try await persist(&record, execution.partition, execution.lease)
             emit("recovery.operation.suspended", record)
         }
     }
@@ -274,7 +302,7 @@ extension AgentStructuredRecovery {
             do {
                 try await clock.sleep(for: slice)
             } catch {
-                try await stop(&record, execution, command: try stopCommand(execution.partition, record.operationID) ?? .suspended)
+                try await stop(&record, execution, command: try await stopCommand(execution.partition, record.operationID) ?? .suspended)
                 throw CancellationError()
             }
             remaining -= slice

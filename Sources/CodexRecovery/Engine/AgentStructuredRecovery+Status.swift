@@ -9,11 +9,16 @@ extension AgentStructuredRecovery {
     ///   storage code when its record cannot be read (never treated as absent).
     public func status(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) async throws -> AgentStructuredRecoveryStatus {
         let id = handle.operationID
-        let partition = try store.existingPartition(of: id)
         // The disposition marker wins: an acknowledgement interrupted before removing the record is
         // still an acknowledgement.
-        let marker = try partition.load(RecoveryDispositionRecord.self, id)
-        guard let record = try partition.load(RecoveryOperationRecord.self, id), marker == nil else {
+        let (marker, loaded, control, leaseHeld) = try await store.perform {
+            () throws(AgentRecoveryError) -> (RecoveryDispositionRecord?, RecoveryOperationRecord?, RecoveryControlRecord?, Bool) in
+            let partition = try store.existingPartition(of: id)
+            let marker = try partition.load(RecoveryDispositionRecord.self, id)
+            guard let record = try partition.load(RecoveryOperationRecord.self, id), marker == nil else { return (marker, nil, nil, false) }
+            return (nil, record, try partition.load(RecoveryControlRecord.self, id), try partition.isLeaseHeld(id))
+        }
+        guard let record = loaded, marker == nil else {
             guard let disposition = marker else {
                 throw AgentRecoveryError(code: .stateUnavailable, message: "the operation has no record", operationID: id)
             }
@@ -25,9 +30,7 @@ extension AgentStructuredRecovery {
                 attempts: [], responseID: nil, lastSequenceNumber: nil, lastFailure: nil, suggestedActions: [], isRedacted: false
             )
         }
-        let control = try partition.load(RecoveryControlRecord.self, id)
         var state = AgentStructuredRecoveryStatus.State(rawValue: record.state.rawValue) ?? .interrupted
-        let leaseHeld = try partition.isLeaseHeld(id)
         if state == .running, !leaseHeld { state = .interrupted }
         if control?.command == .cancelled { state = .cancelled }
 
@@ -95,13 +98,16 @@ extension AgentStructuredRecovery {
     ///   `state_unavailable`, storage codes.
     public func receipt(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) async throws -> AgentStructuredRecoveryReceipt {
         let id = handle.operationID
-        guard let partition = try store.locate(id), let record = try partition.load(RecoveryOperationRecord.self, id),
-              try partition.load(RecoveryDispositionRecord.self, id) == nil
-        else {
-            throw AgentRecoveryError(code: .stateUnavailable, message: "the operation has no record, or was acknowledged or abandoned", operationID: id)
+        let (partition, record) = try await store.perform { () throws(AgentRecoveryError) in
+            guard let partition = try store.locate(id), let record = try partition.load(RecoveryOperationRecord.self, id),
+                  try partition.load(RecoveryDispositionRecord.self, id) == nil
+            else {
+                throw AgentRecoveryError(code: .stateUnavailable, message: "the operation has no record, or was acknowledged or abandoned", operationID: id)
+            }
+            return (partition, record)
         }
         try await checkAccount(record)
-        let control = try partition.load(RecoveryControlRecord.self, id)
+        let control = try await partition.perform { () throws(AgentRecoveryError) in try partition.load(RecoveryControlRecord.self, id) }
         guard record.state != .cancelled, control?.command != .cancelled else {
             throw AgentRecoveryError(code: .cancelled, message: "the operation was permanently cancelled", operationID: id)
         }

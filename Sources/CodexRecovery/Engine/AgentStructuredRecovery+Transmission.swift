@@ -36,8 +36,10 @@ extension AgentStructuredRecovery {
             group.addTask {
                 while true {
                     try await clock.sleep(for: pollInterval)
-                    if let control = try partition.load(RecoveryControlRecord.self, operationID), control.command != .active {
-                        throw RecoveryLifecycleStop(command: control.command)
+                    if let command = try await partition.perform({ () throws(AgentRecoveryError) in
+                        try Self.pendingStopCommand(partition, operationID)
+                    }) {
+                        throw RecoveryLifecycleStop(command: command)
                     }
                 }
             }
@@ -144,7 +146,7 @@ extension AgentStructuredRecovery {
             try record.apply(.interrupt)
             record.attempts[record.attempts.count - 1].state = .failed
             record.attempts[record.attempts.count - 1].failureCode = AgentRecoveryError.Code.accountMismatch.rawValue
-            try persist(&record, execution.partition, execution.lease)
+            try await persist(&record, execution.partition, execution.lease)
             throw AgentRecoveryError(
                 code: .accountMismatch, message: "the account changed or signed out during generation; the result is not delivered", operationID: id
             )
@@ -160,16 +162,20 @@ extension AgentStructuredRecovery {
         completed.attempts[completed.attempts.count - 1].lastSequenceNumber = completed.lastSequenceNumber
         // Under the control lock: a permanent cancel is either seen here (nothing delivered) or comes after
         // the completion is saved.
-        let cancelled = try execution.partition.withControlLock(id) { () throws(AgentRecoveryError) -> Bool in
-            if try stopCommand(execution.partition, id) == .cancelled { return true }
-            try persist(&completed, execution.partition, execution.lease)
-            return false
+        let toSave = completed
+        let saved = try await execution.partition.perform { () throws(AgentRecoveryError) -> RecoveryOperationRecord? in
+            try execution.partition.withControlLock(id) { () throws(AgentRecoveryError) in
+                if try Self.pendingStopCommand(execution.partition, id) == .cancelled { return nil }
+                var saved = toSave
+                try self.persistOnQueue(&saved, execution.partition, execution.lease)
+                return saved
+            }
         }
-        if cancelled {
+        guard let saved else {
             try await stop(&record, execution, command: .cancelled)
             throw CancellationError()
         }
-        record = completed
+        record = saved
         emit("recovery.receipt.saved", record, record.responseID.map { ["provider_response_id": $0] } ?? [:])
     }
 }

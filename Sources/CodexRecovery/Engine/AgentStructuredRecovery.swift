@@ -142,14 +142,16 @@ public final class AgentStructuredRecovery: Sendable {
             previousOperationID: lineage?.previousOperationID, rootOperationID: lineage?.rootOperationID ?? operationID,
             retryActionID: lineage?.retryActionID, successor: nil, originalRequest: request
         )
-        guard let partition = try store.partition(binding: credentials.binding, scope: options.scope, create: true) else {
-            throw AgentRecoveryError(code: .storageFailure, message: "cannot create the operation's directory", operationID: operationID)
+        try await store.perform { () throws(AgentRecoveryError) in
+            guard let partition = try store.partition(binding: credentials.binding, scope: options.scope, create: true) else {
+                throw AgentRecoveryError(code: .storageFailure, message: "cannot create the operation's directory", operationID: operationID)
+            }
+            let lease = try partition.lease(operationID)
+            if try partition.load(RecoveryOperationRecord.self, operationID) == nil {
+                try partition.save(record)
+            }
+            withExtendedLifetime(lease) {}
         }
-        let lease = try partition.lease(operationID)
-        if try partition.load(RecoveryOperationRecord.self, operationID) == nil {
-            try partition.save(record)
-        }
-        withExtendedLifetime(lease) {}
         emit("recovery.operation.prepared", record)
         return AgentStructuredRecoveryHandle(operationID: operationID)
     }

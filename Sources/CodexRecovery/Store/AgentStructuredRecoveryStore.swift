@@ -37,6 +37,9 @@ public final class AgentStructuredRecoveryStore: Sendable {
     public let maximumRecordBytes: Int
     let fileSystem: any RecoveryFileSystem
     let root: RecoveryDirectory
+    /// The store's serial queue: the engine's file work (`flock` waits, `fsync`'d writes, reads) runs
+    /// here, never on a thread of Swift's cooperative pool.
+    let queue = DispatchQueue(label: "codexkit.recovery.store")
     /// Whether the store was opened with ``init(readingAt:maximumRecordBytes:)``: it reads
     /// and refuses every change with `store_read_only`.
     public let isReadOnly: Bool

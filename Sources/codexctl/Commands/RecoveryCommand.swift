@@ -245,7 +245,7 @@ enum RecoveryAbandonCommand: RecoveryOperationCommand {
     static let help = page("Abandon an idle operation: no further generation, content removed, a marker kept.")
     static let done = "abandoned"
     static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
-        try recovery.abandon(handle, store: store)
+        try await recovery.abandon(handle, store: store)
     }
 }
 
@@ -255,7 +255,7 @@ enum RecoveryCancelCommand: RecoveryOperationCommand {
     static let help = page("Cancel an operation permanently (also while another process runs it).")
     static let done = "cancelled"
     static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
-        try recovery.cancel(handle, store: store)
+        try await recovery.cancel(handle, store: store)
     }
 }
 
@@ -265,7 +265,7 @@ enum RecoverySuspendCommand: RecoveryOperationCommand {
     static let help = page("Suspend an operation, keeping its budget (also while another process runs it).")
     static let done = "suspend requested"
     static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
-        try recovery.suspend(handle, store: store)
+        try await recovery.suspend(handle, store: store)
     }
 }
 

@@ -39,7 +39,7 @@ import Testing
         #expect(await harness.server.waitForRequests(count: 1, timeout: .seconds(60)))
         let other = AgentStructuredRecovery(configuration: .init(endpoint: .chatGPT), httpClient: DefaultHTTPClient(), authProvider: harness.auth)
         let otherStore = try AgentStructuredRecoveryStore(directory: harness.store.directory)
-        try other.suspend(handle, store: otherStore)
+        try await other.suspend(handle, store: otherStore)
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(try await harness.status(handle).availability == .suspended)
         #expect(await harness.server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
@@ -55,7 +55,7 @@ import Testing
         let task = Task { try await harness.send(handle) }
         #expect(await harness.server.waitForRequests(count: 1, timeout: .seconds(60)))
         let otherStore = try AgentStructuredRecoveryStore(directory: harness.store.directory)
-        try harness.recovery.cancel(handle, store: otherStore)
+        try await harness.recovery.cancel(handle, store: otherStore)
         await #expect(throws: CancellationError.self) { try await task.value }
         harness.server.releaseHeld()
         let status = try await harness.status(handle)

@@ -149,8 +149,8 @@ import Testing
         let handle = try await harness.prepare()
         let early = await #expect(throws: AgentRecoveryError.self) { try await harness.recovery.acknowledge(handle, store: harness.store) }
         #expect(early?.code == .stateInvalid)
-        try harness.recovery.abandon(handle, store: harness.store)
-        try harness.recovery.abandon(handle, store: harness.store)
+        try await harness.recovery.abandon(handle, store: harness.store)
+        try await harness.recovery.abandon(handle, store: harness.store)
         #expect(try harness.record(handle) == nil)
         #expect(try await harness.status(handle).availability == .abandoned)
         let send = await #expect(throws: AgentRecoveryError.self) { try await harness.send(handle) }

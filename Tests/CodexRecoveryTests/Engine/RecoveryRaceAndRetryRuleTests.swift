@@ -14,7 +14,7 @@ import Testing
         let harness = try RecoveryHarness(replies: [Streams.complete()])
         let handle = try await harness.prepare()
         _ = try await harness.send(handle)
-        try harness.recovery.cancel(handle, store: harness.store)
+        try await harness.recovery.cancel(handle, store: harness.store)
         let record = try #require(try harness.record(handle))
         #expect(record.state == .cancelled)
         #expect(record.completedPayload == nil)
@@ -23,7 +23,7 @@ import Testing
         let acknowledge = await #expect(throws: AgentRecoveryError.self) { try await harness.recovery.acknowledge(handle, store: harness.store) }
         #expect(acknowledge?.code == .cancelled)
         // A later suspend never turns the cancel back into something resumable.
-        try harness.recovery.suspend(handle, store: harness.store)
+        try await harness.recovery.suspend(handle, store: harness.store)
         #expect(try await harness.status(handle).availability == .permanentlyCancelled)
     }
 
@@ -34,7 +34,7 @@ import Testing
         let recovery = harness.recovery
         await #expect(throws: CancellationError.self) {
             try await recovery.sendRecovering(handle, response: Verdict.self, store: harness.store) { _ in
-                try recovery.cancel(handle, store: otherStore)
+                try await recovery.cancel(handle, store: otherStore)
                 return true
             }
         }
@@ -68,7 +68,7 @@ import Testing
         }
         #expect(waiting)
         let saved = try #require(try harness.record(handle)?.nextAttemptAt)
-        try harness.recovery.suspend(handle, store: try AgentStructuredRecoveryStore(directory: harness.store.directory))
+        try await harness.recovery.suspend(handle, store: try AgentStructuredRecoveryStore(directory: harness.store.directory))
         await #expect(throws: CancellationError.self) { try await task.value }
         let status = try await harness.status(handle)
         #expect(status.availability == .suspended)
@@ -84,7 +84,7 @@ import Testing
 
         // Suspended with attempts left: resume instead.
         let suspended = try await harness.prepare(maximumAttempts: 3)
-        try harness.recovery.suspend(suspended, store: harness.store)
+        try await harness.recovery.suspend(suspended, store: harness.store)
         let resumable = await #expect(throws: AgentRecoveryError.self) {
             try await harness.recovery.retry(suspended, retryActionID: "s", store: harness.store, maximumAttempts: 1)
         }
@@ -93,7 +93,7 @@ import Testing
         // Suspended and exhausted: allowed.
         let spent = try await harness.prepare(maximumAttempts: 1)
         _ = try? await harness.send(spent)
-        try harness.recovery.suspend(spent, store: harness.store)
+        try await harness.recovery.suspend(spent, store: harness.store)
         _ = try await harness.recovery.retry(spent, retryActionID: "x", store: harness.store, maximumAttempts: 1)
 
         // Another account: refused without revealing anything.
@@ -107,7 +107,7 @@ import Testing
         harness.auth.state.withLock { $0.binding = RecoveryTestRecords.binding }
 
         // Abandoned: nothing to clone.
-        try harness.recovery.abandon(foreign, store: harness.store)
+        try await harness.recovery.abandon(foreign, store: harness.store)
         let abandoned = await #expect(throws: AgentRecoveryError.self) {
             try await harness.recovery.retry(foreign, retryActionID: "f", store: harness.store, maximumAttempts: 1)
         }
@@ -174,7 +174,7 @@ import Testing
         let handle = try await harness.prepare()
         let task = Task { try await harness.send(handle) }
         #expect(await harness.server.waitForRequests(count: 1, timeout: .seconds(60)))
-        let busy = #expect(throws: AgentRecoveryError.self) { try harness.recovery.abandon(handle, store: harness.store) }
+        let busy = await #expect(throws: AgentRecoveryError.self) { try await harness.recovery.abandon(handle, store: harness.store) }
         #expect(busy?.code == .operationBusy)
         #expect(try harness.record(handle) != nil)
         task.cancel()

@@ -1,0 +1,60 @@
+import CodexCore
+@testable import CodexRecovery
+import CodexTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// The store's file work runs on its own queue: an `flock` wait on another holder keeps a queue thread,
+/// never a thread of Swift's cooperative pool.
+@Suite(.timeLimit(.minutes(3))) struct RecoveryStoreQueueTests {
+    /// The blocked `flock` requests the kernel lists for the file at `path`.
+    private func waiters(on path: String) throws -> Int {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return 0 }
+        let table = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
+        return table.split(separator: "\n").filter { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.contains("->"), fields.contains("FLOCK"), let identity = fields.last(where: { $0.split(separator: ":").count == 3 }) else {
+                return false
+            }
+            return identity.split(separator: ":").last.flatMap { UInt64($0) } == UInt64(info.st_ino)
+        }.count
+    }
+
+    @Test func commandsWaitingOnAHeldControlLockLeaveTheCooperativePoolFree() async throws {
+        let harness = try RecoveryHarness(replies: [])
+        let handle = try await harness.prepare()
+        try await harness.recovery.suspend(handle, store: harness.store)
+        let lockPath = try #require(
+            FileManager.default.enumerator(atPath: harness.store.directory.path)?.compactMap { $0 as? String }.first { $0.hasSuffix(".control.lock") }
+        )
+        let path = harness.store.directory.appendingPathComponent(lockPath).path
+        // Another holder (as another process would) keeps the operation's control lock.
+        let holder = open(path, O_RDWR)
+        try #require(holder >= 0)
+        try #require(flock(holder, LOCK_EX) == 0)
+
+        // More waiting commands than the pool has threads, each through its own store (its own queue).
+        let width = ProcessInfo.processInfo.activeProcessorCount + 1
+        let stores = try (0..<width).map { _ in try AgentStructuredRecoveryStore(directory: harness.store.directory) }
+        let recovery = harness.recovery
+        let commands = stores.map { store in Task { try await recovery.suspend(handle, store: store) } }
+        try await withTaskCancellationHandler {
+            var polls = 0
+            while try waiters(on: path) < width, polls < 12_000 {
+                try await Task.sleep(for: .milliseconds(5))
+                polls += 1
+            }
+            #expect(try waiters(on: path) == width)
+            // Every command is parked in the kernel, and the pool still runs other work.
+            #expect(await Task.detached { 6 * 7 }.value == 42)
+            #expect(close(holder) == 0)
+            for command in commands { try await command.value }
+        } onCancel: {
+            commands.forEach { $0.cancel() }
+        }
+        #expect(try waiters(on: path) == 0)
+        #expect(try await harness.status(handle).state == .suspended)
+    }
+}
