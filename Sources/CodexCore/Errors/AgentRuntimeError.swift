@@ -121,6 +121,8 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         public static let sessionManagementUnsupported: Code = "session_management_unsupported"
         /// A sign-in finished after the session was signed out or replaced; its result was not used.
         public static let sessionReplaced: Code = "session_replaced"
+        /// The model repeated a tool call's ID with different arguments within one turn.
+        public static let responsesToolCallConflict: Code = "responses_tool_call_conflict"
     }
 
     /// HTTP details of a failed provider response.

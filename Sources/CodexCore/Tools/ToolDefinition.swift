@@ -57,6 +57,10 @@ public struct ToolDefinition: Sendable, Hashable, Codable {
         return .object(object)
     }
 
+    /// Whether the tool is sent with `strict: true`: its parameters schema fits the strict subset
+    /// (``CodexSchema/JSONSchemaStrictMode``), so the provider itself holds the model to the schema.
+    public var fitsStrictMode: Bool { JSONSchemaStrictMode.accepts(wireParameters) }
+
     /// Checks the name pattern `^[a-zA-Z0-9_-]+$`.
     ///
     /// - Throws: ``AgentRuntimeError`` with code `invalid_tool_definition`.

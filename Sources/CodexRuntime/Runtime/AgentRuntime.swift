@@ -51,6 +51,8 @@ public final class AgentRuntime: Sendable {
         public var persona: AgentPersonaStack?
         /// Host tools the model may call.
         public var tools: [AgentTool]
+        /// The most parallel-safe tool calls that run at once: default 4; values below 1 become 1.
+        public var maximumParallelToolCalls: Int
         /// Skills threads and requests may select by ID.
         public var skills: [AgentSkill]
 
@@ -61,7 +63,7 @@ public final class AgentRuntime: Sendable {
             maximumBufferedEvents: Int = 64, turnLimits: AgentTurnLimits = .default,
             logSink: any AgentLogSink = NoOpAgentLogSink(), wallClock: any AgentWallClock = SystemWallClock(),
             clock: any Clock<Duration> = ContinuousClock(), model: CodexModel? = nil, persona: AgentPersonaStack? = nil,
-            tools: [AgentTool] = [], skills: [AgentSkill] = []
+            tools: [AgentTool] = [], skills: [AgentSkill] = [], maximumParallelToolCalls: Int = 4
         ) {
             self.authProvider = authProvider
             self.secureStore = secureStore
@@ -77,6 +79,7 @@ public final class AgentRuntime: Sendable {
             self.persona = persona
             self.tools = tools
             self.skills = skills
+            self.maximumParallelToolCalls = maximumParallelToolCalls
         }
     }
 
@@ -84,12 +87,15 @@ public final class AgentRuntime: Sendable {
     public let configuration: Configuration
     let writer: RuntimeStateWriter
     let activeTurns = ActiveTurnRegistry()
+    /// The host tools with their compiled input schemas.
+    let tools: ToolRegistry
     /// This runtime's owner lease and ID, recorded in its turns.
     let ownership: TurnOwnership
 
     /// Validates the configuration: turn limits must have a non-negative tool count and a finite,
     /// positive duration of at most one year (`nil` removes a limit); tool names must be valid and
-    /// unique; the event capacity is clamped to 1…4,096; a `secureStore` needs no provider (the runtime
+    /// unique and every input schema one CodexSchema can enforce; `maximumParallelToolCalls` is raised to
+    /// at least 1; the event capacity is clamped to 1…4,096; a `secureStore` needs no provider (the runtime
     /// then makes a ``CodexTransport/ChatGPTSessionManager`` over it) or a session manager over that same
     /// store. When the state store issues owner leases
     /// (``CodexCore/RuntimeOwnerLeasing``: the SQLite and in-memory stores do), the runtime takes one and
@@ -99,18 +105,13 @@ public final class AgentRuntime: Sendable {
     ///   `invalid_configuration`, or the store's error when an owner lease cannot be taken.
     public init(configuration: Configuration) throws {
         try configuration.turnLimits.validate()
-        var names = Set<String>()
-        for tool in configuration.tools {
-            try tool.definition.validate()
-            guard names.insert(tool.definition.name).inserted else {
-                throw AgentRuntimeError(code: .invalidToolDefinition, message: "tool '\(tool.definition.name)' is registered twice")
-            }
-        }
+        tools = try ToolRegistry(configuration.tools)
         let authProvider = try Self.sessionAuthProvider(configuration)
         ownership = try TurnOwnership(store: configuration.stateStore)
         writer = RuntimeStateWriter(store: configuration.stateStore, clock: configuration.clock, logSink: configuration.logSink)
         var validated = configuration
         validated.authProvider = authProvider
+        validated.maximumParallelToolCalls = max(1, configuration.maximumParallelToolCalls)
         validated.maximumBufferedEvents = min(
             max(configuration.maximumBufferedEvents, AgentEventChannel<Int>.capacityRange.lowerBound), AgentEventChannel<Int>.capacityRange.upperBound
         )

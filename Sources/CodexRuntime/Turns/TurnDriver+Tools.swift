@@ -1,39 +1,131 @@
 import CodexCore
+import CodexSchema
 
 extension TurnDriver {
-    /// Runs one batch of requested calls (serially in this release), within the turn's tool-call budget:
-    /// the whole batch must fit before any executor starts; calls count even when denied or unknown.
+    /// Runs one batch of requested calls within the turn's tool-call budget: the whole batch must fit
+    /// before any executor starts, and calls count even when denied, unknown, refused or repeated.
+    /// Consecutive parallel-safe calls run together, at most `maximumParallelToolCalls` at a time; any
+    /// other call runs alone (``ToolCallSchedule``). Lifecycle events may finish out of order; results
+    /// are submitted, and calls and results recorded, in the model's call order. A call ID answered
+    /// earlier in the turn is answered again from that result without running; the same ID with other
+    /// arguments fails the turn with `responses_tool_call_conflict`.
     func runTools(_ requested: [ToolInvocation], progress: inout Progress, turnStream: AgentTurnStream) async throws {
         guard runtime.configuration.turnLimits.allowsToolBatch(of: requested.count, afterUsing: progress.toolCalls) else {
             throw AgentRuntimeError.executionLimitExceeded(.toolCalls)
         }
         progress.toolCalls += requested.count
-        var calls: [AgentHistoryItem] = []
-        var results: [AgentHistoryItem] = []
-        for var invocation in requested {
-            try Task.checkCancellation()
+        let invocations = requested.map { call in
+            var invocation = call
             invocation.threadID = plan.threadID
             invocation.turnID = plan.turnID
-            try await channel.send(.toolCallStarted(invocation))
-            var result = try await execute(invocation)
-            if !result.matches(invocation) {
-                result = .failure(invocation, message: "The tool returned a result for another call.")
-            }
-            try await channel.send(.toolCallFinished(result))
-            try await turnStream.submitToolResult(result)
-            calls.append(.toolCall(invocation))
-            results.append(.toolResult(result))
+            return invocation
         }
-        progress.pendingItems += calls + results
+        // Repeats (earlier in the turn, or earlier in this batch) are answered without running.
+        var firstIndex: [ToolInvocationID: Int] = [:]
+        var toRun: [Int] = []
+        for (index, invocation) in invocations.enumerated() {
+            let earlierArguments = progress.answeredCalls[invocation.id]?.arguments ?? firstIndex[invocation.id].map { invocations[$0].arguments }
+            if let earlierArguments {
+                guard earlierArguments == invocation.arguments else {
+                    throw AgentRuntimeError(
+                        code: .responsesToolCallConflict, message: "the model repeated tool call \(invocation.id.rawValue) with different arguments"
+                    )
+                }
+                continue
+            }
+            firstIndex[invocation.id] = index
+            toRun.append(index)
+        }
+        var results = [ToolResultEnvelope?](repeating: nil, count: invocations.count)
+        let parallelSafe = toRun.map { runtime.tools.entry(named: invocations[$0].toolName)?.isParallelSafe ?? true }
+        for segment in ToolCallSchedule.segments(parallelSafe) {
+            switch segment {
+            case .alone(let position):
+                let index = toRun[position]
+                results[index] = try await runCall(invocations[index])
+            case .together(let positions):
+                for (index, result) in try await runTogether(positions.map { toRun[$0] }, of: invocations) { results[index] = result }
+            }
+        }
+        var calls: [AgentHistoryItem] = []
+        var outputs: [AgentHistoryItem] = []
+        for (index, invocation) in invocations.enumerated() {
+            if let result = results[index] {
+                try await turnStream.submitToolResult(result)
+                progress.answeredCalls[invocation.id] = (invocation.arguments, result)
+                calls.append(.toolCall(invocation))
+                outputs.append(.toolResult(result))
+            } else {
+                // A repeat: not run and not recorded twice. One repeating an earlier batch is answered
+                // with that result; a duplicate within this batch was answered with its first occurrence.
+                runtime.configuration.logSink.record(AgentLogEvent(
+                    level: .notice, category: .tools, name: "tools.call.repeated", metadata: ["tool": invocation.toolName]
+                ))
+                if firstIndex[invocation.id] == nil, let answered = progress.answeredCalls[invocation.id] {
+                    try await turnStream.submitToolResult(answered.result)
+                }
+            }
+        }
+        progress.pendingItems += calls + outputs
         try await flush(&progress)
     }
 
-    /// Runs one call: unknown tools fail, approval-gated tools ask the presenter first (no presenter:
-    /// denied), executor errors become failed results; cancellation propagates.
+    /// Runs the calls at `indexes` together, at most the runtime's cap at a time; returns their results
+    /// by index. A thrown error (cancellation) cancels the others and waits for them.
+    private func runTogether(_ indexes: [Int], of invocations: [ToolInvocation]) async throws -> [(Int, ToolResultEnvelope)] {
+        let cap = runtime.configuration.maximumParallelToolCalls
+        return try await withThrowingTaskGroup(of: (Int, ToolResultEnvelope).self) { group in
+            var results: [(Int, ToolResultEnvelope)] = []
+            var next = 0
+            var running = 0
+            while next < indexes.count || running > 0 {
+                while running < cap, next < indexes.count {
+                    let index = indexes[next]
+                    let invocation = invocations[index]
+                    group.addTask { (index, try await self.runCall(invocation)) }
+                    next += 1
+                    running += 1
+                }
+                if let finished = try await group.next() {
+                    results.append(finished)
+                    running -= 1
+                }
+            }
+            return results
+        }
+    }
+
+    /// Runs one call with its lifecycle events; a result for another identity becomes a failure of
+    /// this call.
+    private func runCall(_ invocation: ToolInvocation) async throws -> ToolResultEnvelope {
+        try Task.checkCancellation()
+        try await channel.send(.toolCallStarted(invocation))
+        var result = try await execute(invocation)
+        if !result.matches(invocation) {
+            result = .failure(invocation, message: "The tool returned a result for another call.")
+        }
+        try await channel.send(.toolCallFinished(result))
+        return result
+    }
+
+    /// Runs one call: unknown tools and refused arguments fail without running, approval-gated tools ask
+    /// the presenter first (no presenter: denied), executor errors become failed results; cancellation
+    /// propagates.
     private func execute(_ invocation: ToolInvocation) async throws -> ToolResultEnvelope {
-        guard let tool = runtime.configuration.tools.first(where: { $0.definition.name == invocation.toolName }) else {
+        guard let entry = runtime.tools.entry(named: invocation.toolName) else {
             return .failure(invocation, message: "No tool named '\(invocation.toolName)' is available.")
         }
+        let arguments: JSONValue
+        switch runtime.tools.check(invocation.arguments, for: entry) {
+        case .invalid(let reason):
+            runtime.configuration.logSink.record(AgentLogEvent(
+                level: .notice, category: .tools, name: "tools.arguments.refused", metadata: ["tool": invocation.toolName]
+            ))
+            return .failure(invocation, message: reason)
+        case .valid(let value):
+            arguments = value
+        }
+        let tool = entry.tool
         if tool.definition.approvalPolicy == .requiresApproval {
             let request = AgentApprovalRequest(
                 threadID: plan.threadID, turnID: plan.turnID, toolInvocation: invocation, title: tool.definition.name,
@@ -49,14 +141,17 @@ extension TurnDriver {
                 // A presenter that fails cannot approve: the call is denied.
                 decision = .denied
             }
+            try Task.checkCancellation()
             try await channel.send(.approvalResolved(AgentApprovalResolution(requestID: request.id, decision: decision)))
             if decision == .denied { return .denied(invocation) }
         }
+        let context = ToolExecutionContext(invocation: invocation, threadID: plan.threadID, turnID: plan.turnID, arguments: arguments)
         do {
-            return try await tool.execute(invocation)
+            return try await tool.execute(invocation, context)
         } catch is CancellationError {
             throw CancellationError()
         } catch {
+            try Task.checkCancellation()
             return .failure(invocation, message: "The tool failed.")
         }
     }

@@ -13,6 +13,8 @@ struct TurnDriver: Sendable {
     /// The turn's mutable progress (local to one drive).
     struct Progress {
         var toolCalls = 0
+        /// Every call answered in this turn: its arguments and result (repeats are answered from it).
+        var answeredCalls: [ToolInvocationID: (arguments: String, result: ToolResultEnvelope)] = [:]
         var usage: AgentUsage?
         var pendingItems: [AgentHistoryItem] = []
         var pendingMessages: [AgentMessage] = []

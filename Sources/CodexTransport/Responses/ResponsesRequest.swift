@@ -172,9 +172,12 @@ public enum ResponsesTool: Sendable, Hashable {
     /// Any other tool JSON, sent as it is.
     case raw(JSONValue)
 
-    /// A host tool: `strict: false` and `parameters` with a `properties` key.
+    /// A host tool: `parameters` with a `properties` key, and `strict: true` exactly when that schema
+    /// fits the strict subset (``CodexCore/ToolDefinition/fitsStrictMode``).
     public init(_ definition: ToolDefinition) {
-        self = .function(name: definition.name, description: definition.description, parameters: definition.wireParameters, strict: false)
+        self = .function(
+            name: definition.name, description: definition.description, parameters: definition.wireParameters, strict: definition.fitsStrictMode
+        )
     }
 
     /// The wire JSON.

@@ -125,4 +125,52 @@ struct QuickStartDraft: AgentStructuredOutput {
         #expect(try await runtime.authenticationState() == .signedIn(.init(session)))
         #expect(try await runtime.createThread().accountBinding == "acct-doc")
     }
+
+    /// A custom backend that asks for two calls as one batch and accepts results by invocation ID.
+    private struct BatchBackend: AgentBackend {
+        func startTurn(_ request: AgentBackendTurnRequest) async throws -> AgentTurnStream {
+            let results = AsyncStream<ToolResultEnvelope>.makeStream()
+            let calls = [
+                ToolInvocation(id: "call_1", toolName: "lookup_product", arguments: "{}"),
+                ToolInvocation(id: "call_2", toolName: "lookup_product", arguments: "{}"),
+            ]
+            let events = AsyncThrowingStream<AgentBackendEvent, any Error> { continuation in
+                let task = Task {
+                    continuation.yield(.toolCallsRequested(calls))
+                    var received: [String] = []
+                    for await result in results.stream {
+                        received.append(result.joinedText)
+                        if received.count == calls.count { break }
+                    }
+                    let message = AgentMessage(threadID: request.threadID, role: .assistant, text: received.joined(separator: " + "))
+                    continuation.yield(.assistantMessageCompleted(message))
+                    continuation.yield(.turnCompleted(AgentTurnSummary(turnID: request.turnID, threadID: request.threadID, finalMessage: message)))
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in task.cancel() }
+            }
+            return AgentTurnStream(events: events, submitToolResult: { envelope in results.continuation.yield(envelope) })
+        }
+    }
+
+    @Test func theSpecsParallelToolExampleCompilesAndRuns() async throws {
+        // Spec 002, "Parallel tools".
+        let lookup = ToolDefinition(
+            name: "lookup_product",
+            description: "Read product details.",
+            inputSchema: .object([
+                "type": .string("object"),
+                "properties": .object([:])
+            ]),
+            supportsParallelExecution: true
+        )
+        let runtime = try AgentRuntime(configuration: .init(
+            backend: BatchBackend(), stateStore: InMemoryRuntimeStateStore(),
+            tools: [AgentTool(definition: lookup) { invocation in .success(invocation, text: "details of \(invocation.id.rawValue)") }],
+            maximumParallelToolCalls: 4
+        ))
+        #expect(runtime.configuration.maximumParallelToolCalls == 4)
+        let thread = try await runtime.createThread()
+        #expect(try await runtime.send(Request(text: "Look up both"), in: thread.id) == "details of call_1 + details of call_2")
+    }
 }
