@@ -68,8 +68,7 @@ extension SQLiteRuntimeStateStore {
             var thread = try Self.decodeThread(key: turn.threadID.rawValue, threadBody)
             try rows.insert(into: turn.threadID, connection: connection, attachments: attachments)
             try Self.upsertTurnRow(turn, body: turnBody, connection: connection)
-            thread.status = threadStatus
-            thread.updatedAt = date
+            thread.settle(threadStatus, at: date)
             try connection.run(
                 "UPDATE threads SET updated_at = ?, body = ? WHERE id = ?",
                 [.real(date.timeIntervalSince1970), .blob(try Self.encode(thread)), .text(thread.id.rawValue)]

@@ -37,7 +37,32 @@ public enum RuntimeStateStoreConformance {
         ("deletingAThreadRemovesEverythingItOwns", deletingAThreadRemovesEverythingItOwns),
         ("turnsKeepTheLatestAndUpdateInPlace", turnsKeepTheLatestAndUpdateInPlace),
         ("recordingATurnWritesHistoryTurnAndStatusTogether", recordingATurnWritesHistoryTurnAndStatusTogether),
+        ("aPendingWaitRoundTripsAndEndsWithTheTurn", aPendingWaitRoundTripsAndEndsWithTheTurn),
     ]
+
+    static func aPendingWaitRoundTripsAndEndsWithTheTurn(_ store: any RuntimeStateStore) async throws -> [String] {
+        var problems: [String] = []
+        let started = Date(timeIntervalSince1970: 1_800_000_000)
+        var thread = AgentThread(title: "waits", createdAt: started)
+        try await store.upsertThread(thread)
+        let turn = AgentTurn(threadID: thread.id, status: .running, startedAt: started)
+        try await store.recordTurn(turn, appending: [], threadStatus: .running, at: started)
+        thread = try await store.thread(thread.id) ?? thread
+        thread.pending = AgentThreadPendingState(
+            kind: .approval, turnID: turn.id, invocation: ToolInvocation(id: "call_1", toolName: "pay", arguments: #"{"amount":5}"#),
+            approvalRequestID: AgentApprovalID(rawValue: "approval-1"), since: Date(timeIntervalSince1970: 1_800_000_005)
+        )
+        thread.settle(.waiting, at: Date(timeIntervalSince1970: 1_800_000_005))
+        try await store.upsertThread(thread)
+        if try await store.thread(thread.id) != thread { problems.append("a pending wait did not round-trip") }
+        var ended = turn
+        ended.status = .interrupted
+        try await store.recordTurn(ended, appending: [], threadStatus: .idle, at: Date(timeIntervalSince1970: 1_800_000_010))
+        let stored = try await store.thread(thread.id)
+        if stored?.pending != nil { problems.append("recording the turn's end left the pending wait") }
+        if stored?.status != .idle { problems.append("recording the turn's end did not set the thread idle") }
+        return problems
+    }
 
     static func recordingATurnWritesHistoryTurnAndStatusTogether(_ store: any RuntimeStateStore) async throws -> [String] {
         var problems: [String] = []

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 @Suite struct DemoCommandTests {
-    @Test func theOfflineDemoRunsItsThreeTurnsAndKeepsTheStateAcrossARestart() async throws {
+    @Test func theOfflineDemoRunsItsFourTurnsAndKeepsTheStateAcrossARestart() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-demo-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -17,7 +17,12 @@ import Testing
         #expect(lines.contains("   DemoShippingReply(subject: \"Your order A-1 is on its way\", urgency: \"medium\")"))
         #expect(lines.contains("   committed payload: urgency medium, 133 bytes"))
         #expect(lines.contains("   visible text (framing stripped): Here is a reply you can send. / Want a shorter one?"))
-        #expect(lines.contains("After a restart: thread \"Order A-1\" has 15 history items (6 messages), latest turn completed; the model was asked 4 times."))
+        #expect(lines.contains("   started: lookup_order {\"order_id\":\"B-2\"}"))
+        #expect(lines.contains("   started: estimate_delivery {\"order_id\":\"B-2\",\"postcode\":\"0150\"}"))
+        #expect(lines.contains("   assistant: Order B-2 is packed and should arrive Thursday."))
+        // The peak is what the tools measured (the runtime's concurrency itself is proven by ToolExecutionTests).
+        #expect(lines.contains { $0.hasPrefix("   finished: estimate_delivery, lookup_order; peak concurrency observed by the tools: ") })
+        #expect(lines.contains("After a restart: thread \"Order A-1\" has 24 history items (8 messages), latest turn completed; the model was asked 6 times."))
         #expect(!run.stdout.contains("codexkit_structured_output"))
         // The database outlives the run and passes the store's own check.
         let check = try await CommandRunner.codexctl(["db", "check", "--db", database])

@@ -33,7 +33,8 @@ public protocol RuntimeStateStore: Sendable {
     /// The most recent turn of a thread, or `nil`.
     func latestTurn(of thread: AgentThreadID) async throws -> AgentTurn?
     /// Records a turn's start or end as one atomic step: appends `history` to the turn's thread, inserts
-    /// or replaces `turn`, and sets the thread's status and `updatedAt`.
+    /// or replaces `turn`, and sets the thread's status and `updatedAt` with ``AgentThread/settle(_:at:)``
+    /// (which clears a pending wait).
     /// - Throws: `thread_not_found` (the store's error type) when the thread does not exist; nothing is
     ///   written then.
     func recordTurn(_ turn: AgentTurn, appending history: [AgentHistoryItem], threadStatus: AgentThreadStatus, at date: Date) async throws
@@ -48,8 +49,7 @@ extension RuntimeStateStore {
         }
         try await appendHistory(history, to: turn.threadID)
         try await upsertTurn(turn)
-        thread.status = threadStatus
-        thread.updatedAt = date
+        thread.settle(threadStatus, at: date)
         try await upsertThread(thread)
     }
 }

@@ -45,6 +45,9 @@ public struct AgentThread: Sendable, Hashable, Codable, Identifiable {
     public var status: AgentThreadStatus
     /// The account the thread belongs to, when bound.
     public var accountBinding: String?
+    /// The one outstanding wait of the running turn (a tool result or an approval), while the status is
+    /// ``AgentThreadStatus/waiting``; `nil` otherwise. Concurrent calls show as tool lifecycle events.
+    public var pending: AgentThreadPendingState?
     /// When it was created.
     public var createdAt: Date
     /// When it last changed.
@@ -71,6 +74,47 @@ public struct AgentThread: Sendable, Hashable, Codable, Identifiable {
         self.accountBinding = accountBinding
         self.createdAt = createdAt
         self.updatedAt = updatedAt ?? createdAt
+        self.pending = nil
+    }
+
+    /// Sets the status and `updatedAt`; any status but ``AgentThreadStatus/waiting`` also clears
+    /// ``pending``. Every store's `recordTurn` uses it, so a finished, failed or interrupted turn never
+    /// leaves a wait behind.
+    public mutating func settle(_ status: AgentThreadStatus, at date: Date) {
+        self.status = status
+        updatedAt = date
+        if status != .waiting { pending = nil }
+    }
+}
+
+/// What a thread's running turn is waiting for.
+public struct AgentThreadPendingState: Sendable, Hashable, Codable {
+    /// The kind of wait.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// A host tool is running (the first outstanding call of the batch).
+        case toolResult = "tool_result"
+        /// A call waits for the host's approval.
+        case approval
+    }
+
+    /// The kind of wait.
+    public var kind: Kind
+    /// The turn that waits.
+    public var turnID: AgentTurnID
+    /// The call waited for.
+    public var invocation: ToolInvocation
+    /// The approval request, for ``Kind/approval``.
+    public var approvalRequestID: AgentApprovalID?
+    /// When the wait began.
+    public var since: Date
+
+    /// Creates a pending state.
+    public init(kind: Kind, turnID: AgentTurnID, invocation: ToolInvocation, approvalRequestID: AgentApprovalID? = nil, since: Date) {
+        self.kind = kind
+        self.turnID = turnID
+        self.invocation = invocation
+        self.approvalRequestID = approvalRequestID
+        self.since = since
     }
 }
 

@@ -117,7 +117,7 @@ extension AgentRuntime {
                 case .closed:
                     closed += 1
                 case .noneRunning:
-                    try await store.upsertThread({ var idle = thread; idle.status = .idle; idle.updatedAt = now; return idle }())
+                    try await store.upsertThread({ var idle = thread; idle.settle(.idle, at: now); return idle }())
                 case .liveElsewhere:
                     break
                 }

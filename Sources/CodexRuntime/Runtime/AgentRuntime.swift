@@ -162,15 +162,18 @@ public final class AgentRuntime: Sendable {
     /// - Throws: ``CodexCore/AgentRuntimeError`` `thread_not_found`.
     ///
     /// The read, the change and the write run as one step of the runtime's ordered write queue, so they
-    /// never interleave with a turn's status updates. The thread's status is the runtime's to set.
+    /// never interleave with a turn's status updates. The thread's status and pending wait are the
+    /// runtime's to set.
     public func updateThread(_ id: AgentThreadID, _ change: @escaping @Sendable (inout AgentThread) -> Void) async throws -> AgentThread {
         let now = configuration.wallClock.now()
         let updated = try await writer.read { store -> AgentThread? in
             guard var thread = try await store.thread(id) else { return nil }
             let status = thread.status
+            let pending = thread.pending
             change(&thread)
             thread.id = id
             thread.status = status
+            thread.pending = pending
             thread.updatedAt = now
             try await store.upsertThread(thread)
             return thread

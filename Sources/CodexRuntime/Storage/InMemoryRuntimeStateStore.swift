@@ -104,8 +104,7 @@ public final class InMemoryRuntimeStateStore: RuntimeStateStore {
             guard var thread = state.threads[turn.threadID] else { throw AgentRuntimeError(code: .threadNotFound, message: "no such thread") }
             state.history[turn.threadID, default: []].append(contentsOf: history)
             state.upsert(turn)
-            thread.status = threadStatus
-            thread.updatedAt = date
+            thread.settle(threadStatus, at: date)
             state.threads[turn.threadID] = thread
         }
     }

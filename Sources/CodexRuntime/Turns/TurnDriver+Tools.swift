@@ -37,6 +37,7 @@ extension TurnDriver {
             toRun.append(index)
         }
         var results = [ToolResultEnvelope?](repeating: nil, count: invocations.count)
+        if let first = toRun.first { try await showPending(.toolResult, for: invocations[first]) }
         let parallelSafe = toRun.map { runtime.tools.entry(named: invocations[$0].toolName)?.isParallelSafe ?? true }
         for segment in ToolCallSchedule.segments(parallelSafe) {
             switch segment {
@@ -66,8 +67,26 @@ extension TurnDriver {
                 }
             }
         }
+        if !toRun.isEmpty { try await showPending(nil, for: nil) }
         progress.pendingItems += calls + outputs
         try await flush(&progress)
+    }
+
+    /// Shows the thread's one outstanding wait (status `waiting`), or clears it (back to `running`),
+    /// for persistent turns; written through the runtime's ordered queue before the wait begins.
+    func showPending(_ kind: AgentThreadPendingState.Kind?, for invocation: ToolInvocation?, approval: AgentApprovalID? = nil) async throws {
+        guard plan.persistent else { return }
+        let threadID = plan.threadID
+        let now = runtime.configuration.wallClock.now()
+        let pending = kind.flatMap { kind in
+            invocation.map { AgentThreadPendingState(kind: kind, turnID: plan.turnID, invocation: $0, approvalRequestID: approval, since: now) }
+        }
+        try await runtime.writer.wait(runtime.writer.enqueue { store in
+            guard var thread = try await store.thread(threadID) else { return }
+            thread.pending = pending
+            thread.settle(pending == nil ? .running : .waiting, at: now)
+            try await store.upsertThread(thread)
+        })
     }
 
     /// Runs the calls at `indexes` together, at most the runtime's cap at a time; returns their results
@@ -131,6 +150,7 @@ extension TurnDriver {
                 threadID: plan.threadID, turnID: plan.turnID, toolInvocation: invocation, title: tool.definition.name,
                 message: tool.definition.approvalMessage
             )
+            try await showPending(.approval, for: invocation, approval: request.id)
             try await channel.send(.approvalRequested(request))
             let decision: AgentApprovalDecision
             do {
@@ -142,6 +162,7 @@ extension TurnDriver {
                 decision = .denied
             }
             try Task.checkCancellation()
+            try await showPending(.toolResult, for: invocation)
             try await channel.send(.approvalResolved(AgentApprovalResolution(requestID: request.id, decision: decision)))
             if decision == .denied { return .denied(invocation) }
         }

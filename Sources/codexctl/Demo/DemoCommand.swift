@@ -40,9 +40,10 @@ enum DemoCommand: CLICommand {
     static let name = "demo"
     static let help = CommandHelp(
         overview: """
-        Run three turns offline against a loopback Responses server that replays scripted model output through \
-        the real HTTP/SSE stack: a streamed turn with a host tool call, a typed one-shot reply, and streamed prose \
-        with a structured payload. State goes to a SQLite database, which is then reopened as after a restart.
+        Run four turns offline against a loopback Responses server that replays scripted model output through \
+        the real HTTP/SSE stack: a streamed turn with a host tool call, a typed one-shot reply, streamed prose \
+        with a structured payload, and two tool calls run in parallel with their measured concurrency. State goes \
+        to a SQLite database, which is then reopened as after a restart.
         """,
         usage: "codexctl demo [--db <path>]",
         options: [("--db <path>", "Keep the state database here (default: a temporary file, removed afterwards).")]
@@ -90,16 +91,29 @@ struct DemoRun {
         var backendConfiguration = CodexResponsesBackendConfiguration(model: .gpt6Astra)
         backendConfiguration.endpoint = try ResponsesEndpoint(baseURL: server.baseURL, profile: .publicAPI)
         let backend = CodexResponsesBackend(configuration: backendConfiguration, authProvider: APIKeyAuthProvider(apiKey: "sk-demo-offline"))
-        let lookup = AgentTool(definition: ToolDefinition(
-            name: "lookup_order", description: "Look up an order's shipping status.",
-            inputSchema: ["type": "object", "properties": ["order_id": ["type": "string"]], "required": ["order_id"]]
-        )) { invocation in
-            .success(invocation, text: "Order A-1: shipped with DHL on Friday, arriving Tuesday.")
+        let concurrency = DemoConcurrency()
+        struct OrderQuery: Decodable, Sendable {
+            let order_id: String
+            let postcode: String?
+        }
+        let lookup = AgentTool(
+            name: "lookup_order", description: "Look up an order's shipping status.", input: OrderQuery.self,
+            schema: .object(properties: ["order_id": .string()]), supportsParallelExecution: true
+        ) { input, context in
+            try await concurrency.work()
+            return context.success(input.order_id == "A-1" ? "Order A-1: shipped with DHL on Friday, arriving Tuesday." : "Order \(input.order_id): packed, leaves today.")
+        }
+        let estimate = AgentTool(
+            name: "estimate_delivery", description: "Estimate the delivery day for a postcode.", input: OrderQuery.self,
+            schema: .object(properties: ["order_id": .string(), "postcode": .string()]), supportsParallelExecution: true
+        ) { input, context in
+            try await concurrency.work()
+            return context.success("\(input.order_id) to \(input.postcode ?? "?"): Thursday.")
         }
         let runtime = try AgentRuntime(configuration: .init(
             backend: backend, stateStore: try SQLiteRuntimeStateStore(path: databasePath),
             persona: AgentPersonaStack(layers: [.init(name: "support", instructions: "You are a concise shipping support agent.")]),
-            tools: [lookup]
+            tools: [lookup, estimate], maximumParallelToolCalls: 4
         ))
         try await runtime.start()  // closes turns a killed earlier run left behind (none on a fresh database)
         Console.line("CodexKit demo — offline: a loopback server replays scripted model output through the real HTTP/SSE stack.")
@@ -141,11 +155,46 @@ struct DemoRun {
         }
         Console.line("   visible text (framing stripped): \(visible.replacingOccurrences(of: "\n", with: " / "))")
 
+        Console.line("\n4. two independent tools in one batch, run in parallel (maximumParallelToolCalls: 4)")
+        concurrency.reset()
+        let batchStarted = ContinuousClock.now
+        var finished: [String] = []
+        for try await event in try await runtime.stream(Request(text: "And order B-2?"), in: thread.id) {
+            switch event {
+            case .toolCallStarted(let call): Console.line("   started: \(call.toolName) \(call.arguments)")
+            case .toolCallFinished(let result): finished.append(result.toolName)
+            case .messageCommitted(let message) where message.role == .assistant: Console.line("   assistant: \(message.text)")
+            default: break
+            }
+        }
+        let elapsed = Int((ContinuousClock.now - batchStarted).inSeconds * 1000)
+        Console.line("   finished: \(finished.sorted().joined(separator: ", ")); peak concurrency observed by the tools: \(concurrency.peak) "
+            + "(each works \(DemoConcurrency.workMilliseconds) ms; the turn took \(elapsed) ms)")
+
         let reopened = try SQLiteRuntimeStateStore(path: databasePath)
         let items = try await reopened.history(of: thread.id, query: AgentHistoryQuery(limit: 1000)).items
         let messages = items.filter { if case .message = $0 { return true } else { return false } }.count
         let turn = try await reopened.latestTurn(of: thread.id)
         Console.line("\nAfter a restart: thread \"\(try await reopened.thread(thread.id)?.title ?? "?")\" has \(items.count) history items "
             + "(\(messages) messages), latest turn \(turn?.status.rawValue ?? "none"); the model was asked \(DemoScript.responses.count) times.")
+    }
+}
+
+/// Counts how many demo tools work at once (each works a fixed time, as a real lookup would wait on I/O).
+final class DemoConcurrency: Sendable {
+    static let workMilliseconds = 200
+    private let state = Mutex<(running: Int, peak: Int)>((0, 0))
+
+    var peak: Int { state.withLock { $0.peak } }
+
+    func reset() { state.withLock { $0 = (0, 0) } }
+
+    func work() async throws {
+        state.withLock { state in
+            state.running += 1
+            state.peak = max(state.peak, state.running)
+        }
+        defer { state.withLock { $0.running -= 1 } }
+        try await Task.sleep(for: .milliseconds(Self.workMilliseconds))
     }
 }

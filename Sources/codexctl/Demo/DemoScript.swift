@@ -49,16 +49,26 @@ enum DemoScript {
 
     /// A response that calls one function.
     static func functionCall(_ id: String, callID: String, name: String, arguments: String, usage: (Int, Int)) -> [UInt8] {
+        functionCalls(id, [(callID, name, arguments)], usage: usage)
+    }
+
+    /// A response that calls several functions (one batch the runtime may run in parallel).
+    static func functionCalls(_ id: String, _ calls: [(callID: String, name: String, arguments: String)], usage: (Int, Int)) -> [UInt8] {
         var sequence = 0
         var out = event("response.created", &sequence, ["response": response(id, status: "in_progress")])
         out += event("response.output_item.done", &sequence, [
             "output_index": 0,
             "item": ["id": .string("rs_\(id)"), "type": "reasoning", "summary": [["type": "summary_text", "text": "Look the order up."]], "encrypted_content": "demo-encrypted-reasoning"],
         ])
-        out += event("response.output_item.done", &sequence, [
-            "output_index": 1,
-            "item": ["id": .string("fc_\(id)"), "type": "function_call", "status": "completed", "call_id": .string(callID), "name": .string(name), "arguments": .string(arguments)],
-        ])
+        for (offset, call) in calls.enumerated() {
+            out += event("response.output_item.done", &sequence, [
+                "output_index": .number(JSONNumber(offset + 1)),
+                "item": [
+                    "id": .string("fc_\(id)_\(offset)"), "type": "function_call", "status": "completed", "call_id": .string(call.callID),
+                    "name": .string(call.name), "arguments": .string(call.arguments),
+                ],
+            ])
+        }
         out += event("response.completed", &sequence, ["response": response(id, status: "completed", usage: usage)])
         return Array(out.utf8)
     }
@@ -72,6 +82,10 @@ enum DemoScript {
             message("resp_2", "Order A-1 shipped with DHL and arrives on Tuesday.", piece: 6, usage: (470, 14)),
             message("resp_3", draft, piece: 24, usage: (520, 40)),
             message("resp_4", framed, piece: 12, usage: (560, 61)),
+            functionCalls("resp_5", [
+                ("call_2", "lookup_order", #"{"order_id":"B-2"}"#), ("call_3", "estimate_delivery", #"{"order_id":"B-2","postcode":"0150"}"#),
+            ], usage: (610, 48)),
+            message("resp_6", "Order B-2 is packed and should arrive Thursday.", piece: 8, usage: (700, 12)),
         ]
     }
 }

@@ -173,4 +173,55 @@ struct QuickStartDraft: AgentStructuredOutput {
         let thread = try await runtime.createThread()
         #expect(try await runtime.send(Request(text: "Look up both"), in: thread.id) == "details of call_1 + details of call_2")
     }
+
+    @Test func theToolsPageExampleCompilesAndRuns() async throws {
+        struct LookupInput: Decodable, Sendable {
+            let sku: String
+        }
+        struct RefundInput: Decodable, Sendable {
+            let orderID: String
+            let cents: Int
+        }
+        let backend = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn([
+            .event(.toolCallsRequested([
+                ToolInvocation(id: "c1", toolName: "lookup_product", arguments: #"{"sku":"A-1"}"#),
+                ToolInvocation(id: "c2", toolName: "refund_order", arguments: #"{"orderID":"O-9","cents":500}"#),
+            ])),
+            .awaitToolResults, .complete(),
+        ])])
+        let store = InMemoryRuntimeStateStore()
+        // Docs/Tools.md, "A complete example", as written.
+        let lookup = AgentTool(
+            name: "lookup_product", description: "Read product details.",
+            schema: .object(properties: ["sku": .string()]),
+            supportsParallelExecution: true
+        ) { (input: LookupInput, context) in
+            try context.checkCancellation()
+            return context.success("{\"sku\": \"\(input.sku)\", \"price_cents\": 1299}")
+        }
+
+        let refund = AgentTool(
+            name: "refund_order", description: "Refund part of an order.",
+            schema: .object(properties: ["orderID": .string(), "cents": .integer]),
+            approvalPolicy: .requiresApproval, approvalMessage: "Refund this order?"
+        ) { (input: RefundInput, context) in
+            context.success("Refunded \(input.cents) cents on \(input.orderID).")
+        }
+
+        let inbox = ApprovalInbox()
+        let runtime = try AgentRuntime(configuration: .init(
+            backend: backend, approvalPresenter: inbox, stateStore: store,
+            tools: [lookup, refund], maximumParallelToolCalls: 4
+        ))
+        let approvals = Task {
+            for await request in inbox.requests {
+                inbox.resolve(request.id, request.toolInvocation.toolName == "refund_order" ? .denied : .approved)
+            }
+        }
+        defer { approvals.cancel() }
+        let thread = try await runtime.createThread()
+        _ = try await runtime.send(Request(text: "Look up A-1 and refund O-9"), in: thread.id)
+        #expect(backend.submittedResults.map(\.status) == [.success, .denied])
+        #expect(backend.submittedResults.first?.joinedText == #"{"sku": "A-1", "price_cents": 1299}"#)
+    }
 }
