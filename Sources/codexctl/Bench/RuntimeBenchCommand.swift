@@ -13,7 +13,8 @@ enum RuntimeBenchCommand: CLICommand {
         A plain text turn of --deltas deltas from the fixture backend read through AgentRuntime.stream, next to a \
         bare AsyncStream carrying the same events in the same run; then a --payload-mib MiB structured payload \
         streamed in 1 KiB deltas through stream(_:in:response:) (framing, partial snapshots, validation, decoding) \
-        next to one parse of the same payload. Reports the peak RSS.
+        next to one parse of the same payload; then 1,000 turns of a 4-call parallel batch of no-op tools, per call \
+        (turns without calls subtracted), next to the same executors in a bare TaskGroup. Reports the peak RSS.
         """,
         usage: "codexctl bench runtime [--json] [--deltas <n>] [--payload-mib <n>] [--runs <n>]",
         options: [
@@ -77,6 +78,7 @@ struct RuntimeBenchmark {
         var report = BenchReport(suite: "runtime")
         try await measureStructured(into: &report)
         try await measureEvents(into: &report)
+        try await measureToolBatches(into: &report)
         report.results.append(BenchResult(name: "process", mode: "peak RSS at the end", metric: "memory", value: Self.peakRSSMiB, unit: "MiB"))
         report.notes.append("fixture backend and in-memory store; the runtime figure includes turn start, the commit and the event channel's hand-offs")
         return report
