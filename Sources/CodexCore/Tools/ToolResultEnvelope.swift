@@ -4,7 +4,9 @@ public import Foundation
 public enum ToolResultContent: Sendable, Hashable, Codable {
     /// Text.
     case text(String)
-    /// An image URL; the runtime downloads it and, if the bytes really are an image, attaches it.
+    /// An image URL (`http` or `https`). The runtime downloads it after the call and, when the reply is a
+    /// 2xx whose bytes are a complete PNG, JPEG, GIF, WebP, HEIC or HEIF image, keeps the bytes unchanged
+    /// as an image of an assistant message in the thread's history; anything else is omitted.
     case image(URL)
 }
 

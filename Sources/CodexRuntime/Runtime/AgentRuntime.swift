@@ -53,6 +53,9 @@ public final class AgentRuntime: Sendable {
         public var tools: [AgentTool]
         /// The most parallel-safe tool calls that run at once: default 4; values below 1 become 1.
         public var maximumParallelToolCalls: Int
+        /// Fetches images tool results name by URL; `nil` (the default) makes a
+        /// ``CodexTransport/DefaultHTTPClient`` on first use.
+        public var toolImageHTTPClient: (any HTTPClient)?
         /// Skills threads and requests may select by ID.
         public var skills: [AgentSkill]
 
@@ -63,7 +66,8 @@ public final class AgentRuntime: Sendable {
             maximumBufferedEvents: Int = 64, turnLimits: AgentTurnLimits = .default,
             logSink: any AgentLogSink = NoOpAgentLogSink(), wallClock: any AgentWallClock = SystemWallClock(),
             clock: any Clock<Duration> = ContinuousClock(), model: CodexModel? = nil, persona: AgentPersonaStack? = nil,
-            tools: [AgentTool] = [], skills: [AgentSkill] = [], maximumParallelToolCalls: Int = 4
+            tools: [AgentTool] = [], skills: [AgentSkill] = [], maximumParallelToolCalls: Int = 4,
+            toolImageHTTPClient: (any HTTPClient)? = nil
         ) {
             self.authProvider = authProvider
             self.secureStore = secureStore
@@ -80,6 +84,7 @@ public final class AgentRuntime: Sendable {
             self.tools = tools
             self.skills = skills
             self.maximumParallelToolCalls = maximumParallelToolCalls
+            self.toolImageHTTPClient = toolImageHTTPClient
         }
     }
 
@@ -89,6 +94,8 @@ public final class AgentRuntime: Sendable {
     let activeTurns = ActiveTurnRegistry()
     /// The host tools with their compiled input schemas.
     let tools: ToolRegistry
+    /// Fetches the images tool results name.
+    let toolImages: ToolImageDownloader
     /// This runtime's owner lease and ID, recorded in its turns.
     let ownership: TurnOwnership
 
@@ -106,6 +113,7 @@ public final class AgentRuntime: Sendable {
     public init(configuration: Configuration) throws {
         try configuration.turnLimits.validate()
         tools = try ToolRegistry(configuration.tools)
+        toolImages = ToolImageDownloader(httpClient: configuration.toolImageHTTPClient, logSink: configuration.logSink)
         let authProvider = try Self.sessionAuthProvider(configuration)
         ownership = try TurnOwnership(store: configuration.stateStore)
         writer = RuntimeStateWriter(store: configuration.stateStore, clock: configuration.clock, logSink: configuration.logSink)

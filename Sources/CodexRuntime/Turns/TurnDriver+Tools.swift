@@ -67,8 +67,17 @@ extension TurnDriver {
                 }
             }
         }
+        let ran = toRun.compactMap { results[$0] }
+        let images = try await runtime.toolImages.attachments(for: ran)
         if !toRun.isEmpty { try await showPending(nil, for: nil) }
         progress.pendingItems += calls + outputs
+        if !images.isEmpty {
+            // Tool images are kept as an assistant message (like generated images), not sent back to the
+            // provider on replay.
+            let message = AgentMessage(threadID: plan.threadID, role: .assistant, text: "", images: images)
+            progress.pendingItems.append(.message(message))
+            progress.pendingMessages.append(message)
+        }
         try await flush(&progress)
     }
 
