@@ -77,6 +77,18 @@ public struct AgentTurnStream: Sendable {
         self.interrupt = interrupt
         self.waitUntilReady = waitUntilReady
     }
+
+    /// Submits `envelope` as the answer to `invocation`, first checking that it keeps the call's
+    /// identity (invocation ID and tool name).
+    ///
+    /// - Throws: ``AgentRuntimeError`` `invalid_tool_result` for another identity (nothing is submitted),
+    ///   or the backend's own refusal.
+    public func submit(_ envelope: ToolResultEnvelope, for invocation: ToolInvocation) async throws {
+        guard envelope.matches(invocation) else {
+            throw AgentRuntimeError(code: .invalidToolResult, message: "the result's invocation ID or tool name differs from the call it answers")
+        }
+        try await submitToolResult(envelope)
+    }
 }
 
 /// A model backend: runs turns.

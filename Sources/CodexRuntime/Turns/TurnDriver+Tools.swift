@@ -52,7 +52,7 @@ extension TurnDriver {
         var outputs: [AgentHistoryItem] = []
         for (index, invocation) in invocations.enumerated() {
             if let result = results[index] {
-                try await turnStream.submitToolResult(result)
+                try await turnStream.submit(result, for: invocation)
                 progress.answeredCalls[invocation.id] = (invocation.arguments, result)
                 calls.append(.toolCall(invocation))
                 outputs.append(.toolResult(result))
@@ -63,7 +63,7 @@ extension TurnDriver {
                     level: .notice, category: .tools, name: "tools.call.repeated", metadata: ["tool": invocation.toolName]
                 ))
                 if firstIndex[invocation.id] == nil, let answered = progress.answeredCalls[invocation.id] {
-                    try await turnStream.submitToolResult(answered.result)
+                    try await turnStream.submit(answered.result, for: invocation)
                 }
             }
         }

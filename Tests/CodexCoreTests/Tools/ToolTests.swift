@@ -1,6 +1,7 @@
 import CodexCore
 import CodexSchema
 import Foundation
+import Synchronization
 import Testing
 
 @Suite struct ToolTests {
@@ -66,4 +67,27 @@ import Testing
         #expect(sum.outputTokens == 6)
         #expect(sum.cachedInputTokens == nil)
     }
+}
+
+@Suite struct AgentTurnStreamSubmissionTests {
+    @Test func aResultForAnotherCallIsRefusedBeforeTheBackendSeesIt() async throws {
+        let received = Counter()
+        let stream = AgentTurnStream(events: AsyncThrowingStream { $0.finish() }, submitToolResult: { _ in received.increment() })
+        let call = ToolInvocation(id: "c1", toolName: "lookup", arguments: "{}")
+        let other = ToolInvocation(id: "c2", toolName: "lookup", arguments: "{}")
+        let error = await #expect(throws: AgentRuntimeError.self) { try await stream.submit(.success(other, text: "x"), for: call) }
+        #expect(error?.code == .invalidToolResult)
+        let renamed = ToolResultEnvelope(invocationID: "c1", toolName: "weather", status: .success, content: [.text("x")])
+        await #expect(throws: AgentRuntimeError.self) { try await stream.submit(renamed, for: call) }
+        #expect(received.count == 0)
+        try await stream.submit(.success(call, text: "ok"), for: call)
+        #expect(received.count == 1)
+    }
+}
+
+/// Counts calls.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    var count: Int { value.withLock { $0 } }
+    func increment() { value.withLock { $0 += 1 } }
 }
