@@ -110,11 +110,13 @@ public final class CodexResponsesBackend: AgentBackend, Sendable {
         }
         let toolResults = runner.toolResults
         let readiness = runner.readiness
+        let steering = runner.steering
         return AgentTurnStream(
             events: events,
             submitToolResult: { envelope in try toolResults.submit(envelope) },
-            steer: nil,
+            steer: { text, images in try steering.accept(text, images: images) },
             interrupt: {
+                steering.close()
                 producer.cancel()
                 toolResults.close()
             },

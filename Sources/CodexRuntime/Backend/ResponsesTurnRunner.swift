@@ -17,6 +17,8 @@ final class ResponsesTurnRunner: Sendable {
     let maximumItems: Int
     let channel: AgentEventChannel<AgentBackendEvent>
     let toolResults = ToolResultCollector()
+    /// Input the host queued for this turn's next request.
+    let steering = SteeringQueue()
     let readiness = ReadinessLatch()
     let logSink: any AgentLogSink
 
@@ -39,12 +41,14 @@ final class ResponsesTurnRunner: Sendable {
     func run() async {
         do {
             let summary = try await runPasses()
+            steering.close()
             toolResults.close()
             readiness.open()
             try? channel.sendLifecycle(.turnCompleted(summary))
             channel.finish()
         } catch {
             let failure: any Error = error is AgentEventChannel<AgentBackendEvent>.SendFailure ? CancellationError() : error
+            steering.close()
             toolResults.close()
             readiness.fail(failure)
             logSink.record(AgentLogEvent(
@@ -71,7 +75,15 @@ final class ResponsesTurnRunner: Sendable {
             bytesOfEarlierPasses += try await streamPass(request, state: &state, bytesOfEarlierPasses: bytesOfEarlierPasses)
 
             let calls = state.pass.functionCalls
-            guard !calls.isEmpty else { return state.summary() }
+            guard !calls.isEmpty else {
+                // Serialized with steering: queued input gets one more request; otherwise the turn ends
+                // and later steers are refused.
+                guard case .continueWith(let inputs) = steering.decideCompletion() else { return state.summary() }
+                guard passes < maximumPasses else { throw AgentRuntimeError.executionLimitExceeded(.modelPasses) }
+                request.input.append(contentsOf: state.pass.replayItems)
+                try await appendSteering(inputs, to: &request)
+                continue
+            }
             // Every announced call needs a later pass for its result; fail before the host runs tools
             // whose results could never be sent.
             guard passes < maximumPasses else { throw AgentRuntimeError.executionLimitExceeded(.modelPasses) }
@@ -85,6 +97,16 @@ final class ResponsesTurnRunner: Sendable {
             let results = try await toolResults.results()
             request.input.append(contentsOf: state.pass.replayItems)
             request.input.append(contentsOf: results.map(ResponsesInputItem.toolResult))
+            try await appendSteering(steering.drain(), to: &request)
+        }
+    }
+
+    /// Adds accepted steering input to the next request as user messages, and reports each as consumed
+    /// (`userMessageAccepted`: the runtime commits it with the turn).
+    private func appendSteering(_ inputs: [SteeringQueueState.Input], to request: inout ResponsesRequest) async throws {
+        for input in inputs {
+            request.input.append(.user(input.text, images: input.images))
+            try await channel.send(.userMessageAccepted(AgentMessage(threadID: turn.threadID, role: .user, text: input.text, images: input.images)))
         }
     }
 

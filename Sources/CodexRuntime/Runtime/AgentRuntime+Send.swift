@@ -87,8 +87,37 @@ extension AgentRuntime {
     /// returns to idle, the stream emits `turnInterrupted` and ends with `CancellationError`.
     /// - Parameter expectedTurnID: When given, only that turn is interrupted.
     /// - Throws: `turn_not_active` when no such turn is running.
-    public func interrupt(in threadID: AgentThreadID, expectedTurnID: AgentTurnID? = nil) throws {
+    public func interrupt(in threadID: AgentThreadID, expectedTurnID: AgentTurnID? = nil) async throws {
         try activeTurns.interrupt(in: threadID, expectedTurnID: expectedTurnID)
+    }
+
+    /// Adds input to the thread's active persistent turn: it is sent with the turn's next model request,
+    /// and when the current response would finish the turn, one more request is made for it. It cannot
+    /// change a response already being generated. Acceptance is decided together with the backend's
+    /// completion decision, so an accepted steer is always consumed by this turn (its user message is
+    /// committed when the backend sends it) and a refused one never is.
+    ///
+    /// ```swift
+    /// try await runtime.steer("Focus on recent results.", in: threadID, expectedTurnID: turnID)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - text: The input.
+    ///   - images: Images sent with it (each within ``CodexCore/AgentImageAttachment/maximumByteCount``,
+    ///     at most ``CodexCore/AgentImageAttachment/maximumPerMessage``).
+    ///   - threadID: The thread.
+    ///   - expectedTurnID: When given, only that turn is steered.
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `turn_not_active` (no such turn, a stale ID, a finished
+    ///   turn, or one whose final structured output has begun), `steering_queue_full` (512 queued),
+    ///   `steering_unsupported`, `image_too_large`, `too_many_images`.
+    public func steer(_ text: String, images: [AgentImageAttachment] = [], in threadID: AgentThreadID, expectedTurnID: AgentTurnID? = nil) async throws {
+        guard images.count <= AgentImageAttachment.maximumPerMessage else {
+            throw AgentRuntimeError(code: .tooManyImages, message: "at most \(AgentImageAttachment.maximumPerMessage) images per message")
+        }
+        for image in images { try image.validate() }
+        let steer = try await activeTurns.steering(in: threadID, expectedTurnID: expectedTurnID)
+        try await steer(text, images)
+        configuration.logSink.record(AgentLogEvent(level: .info, category: .runtime, name: "runtime.turn.steered", metadata: ["thread_id": threadID.rawValue]))
     }
 
     /// Prepares the stored state after a restart: turns a previous process left running (it was killed

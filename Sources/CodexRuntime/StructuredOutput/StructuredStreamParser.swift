@@ -71,6 +71,11 @@ struct StructuredStreamParser: Sendable {
     private(set) var visibleText = ""
     /// The committed payload, once the close marker arrived and the payload validated.
     private(set) var committed: StructuredStreamCommit?
+    /// Whether the opening marker has been seen: the structured payload has begun.
+    var hasBegunPayload: Bool {
+        if case .beforeFrame = phase { return false }
+        return true
+    }
     /// The total number of bytes handed to the JSON parser (snapshots and the final payload).
     var parsedBytes: Int { payload.parsedBytes }
 

@@ -2,13 +2,26 @@ import CodexCore
 import Synchronization
 
 /// The persistent turns running now: at most one per thread (`thread_busy`), each with the way to
-/// interrupt it.
+/// interrupt and to steer it.
 final class ActiveTurnRegistry: Sendable {
+    /// How a turn takes steering input: its backend's `steer`, or `nil` when the backend cannot.
+    typealias Steer = @Sendable (String, [AgentImageAttachment]) async throws -> Void
+
+    private enum SteeringSlot {
+        /// The backend's turn has not started yet; steer calls wait for it.
+        case waiting([CheckedContinuation<Steer?, any Error>])
+        /// The backend's `steer` (`nil`: unsupported).
+        case attached(Steer?)
+        /// The turn's final structured output has begun: no more steering.
+        case closed
+    }
+
     private struct Entry {
         let turnID: AgentTurnID
         var interrupt: (@Sendable () -> Void)?
         var interruptRequested = false
         var committing = false
+        var steering: SteeringSlot = .waiting([])
     }
 
     private let entries = Mutex<[AgentThreadID: Entry]>([:])
@@ -50,11 +63,67 @@ final class ActiveTurnRegistry: Sendable {
         }
     }
 
-    /// Releases the thread if `turnID` still holds it.
+    /// Releases the thread if `turnID` still holds it; steer calls still waiting get `turn_not_active`.
     func release(_ threadID: AgentThreadID, turnID: AgentTurnID) {
-        entries.withLock { entries in
-            if entries[threadID]?.turnID == turnID { entries[threadID] = nil }
+        let waiters = entries.withLock { entries -> [CheckedContinuation<Steer?, any Error>] in
+            guard let entry = entries[threadID], entry.turnID == turnID else { return [] }
+            entries[threadID] = nil
+            if case .waiting(let waiters) = entry.steering { return waiters }
+            return []
         }
+        for waiter in waiters { waiter.resume(throwing: Self.notActive) }
+    }
+
+    /// Records how the turn's backend takes steering input (`nil`: it cannot); waiting steer calls go on.
+    func attachSteering(_ threadID: AgentThreadID, turnID: AgentTurnID, _ steer: Steer?) {
+        let waiters = entries.withLock { entries -> [CheckedContinuation<Steer?, any Error>] in
+            guard let entry = entries[threadID], entry.turnID == turnID, case .waiting(let waiters) = entry.steering else { return [] }
+            entries[threadID]?.steering = .attached(steer)
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(returning: steer) }
+    }
+
+    /// The turn's final structured output has begun: steering is refused from now on.
+    func closeSteering(_ threadID: AgentThreadID, turnID: AgentTurnID) {
+        let waiters = entries.withLock { entries -> [CheckedContinuation<Steer?, any Error>] in
+            guard let entry = entries[threadID], entry.turnID == turnID else { return [] }
+            entries[threadID]?.steering = .closed
+            if case .waiting(let waiters) = entry.steering { return waiters }
+            return []
+        }
+        for waiter in waiters { waiter.resume(throwing: Self.notActive) }
+    }
+
+    /// How to steer the thread's active turn, waiting for its backend turn to start if needed.
+    ///
+    /// - Throws: `turn_not_active` (no such turn, another turn than `expectedTurnID`, committing, or its
+    ///   final structured output has begun), `steering_unsupported`.
+    func steering(in threadID: AgentThreadID, expectedTurnID: AgentTurnID?) async throws -> Steer {
+        let steer: Steer? = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Steer?, any Error>) in
+            let now = entries.withLock { entries -> Result<Steer?, AgentRuntimeError>? in
+                guard let entry = entries[threadID], !entry.committing, !entry.interruptRequested,
+                      expectedTurnID == nil || expectedTurnID == entry.turnID else { return .failure(Self.notActive) }
+                switch entry.steering {
+                case .closed:
+                    return .failure(Self.notActive)
+                case .attached(let steer):
+                    return .success(steer)
+                case .waiting(let waiters):
+                    entries[threadID]?.steering = .waiting(waiters + [continuation])
+                    return nil
+                }
+            }
+            if let now { continuation.resume(with: now) }
+        }
+        guard let steer else {
+            throw AgentRuntimeError(code: .steeringUnsupported, message: "the backend cannot take input during a turn")
+        }
+        return steer
+    }
+
+    private static var notActive: AgentRuntimeError {
+        AgentRuntimeError(code: .turnNotActive, message: "no such active turn in the thread, or it can no longer take input")
     }
 
     /// The turn holding the thread, if any.

@@ -34,6 +34,7 @@ struct TurnDriver: Sendable {
     func drive() async throws -> TurnSuccess {
         let backend = runtime.configuration.backend
         let turnStream = try await backend.startTurn(plan.backendRequest)
+        if plan.persistent { runtime.activeTurns.attachSteering(plan.threadID, turnID: plan.turnID, turnStream.steer) }
         do {
             return try await withTaskCancellationHandler {
                 try await run(turnStream)
@@ -110,6 +111,10 @@ struct TurnDriver: Sendable {
     }
 
     private func handleDelta(_ delta: String, progress: inout Progress) async throws {
+        if case .oneShot = plan.structured, !progress.fedDeltas, progress.deltaText.isEmpty {
+            // The one-shot reply is the structured output: it has begun.
+            runtime.activeTurns.closeSteering(plan.threadID, turnID: plan.turnID)
+        }
         guard case .streamed(let contract, _) = plan.structured else {
             progress.deltaText += delta
             try await channel.send(.assistantMessageDelta(plan.threadID, plan.turnID, delta))
@@ -119,6 +124,10 @@ struct TurnDriver: Sendable {
         progress.fedDeltas = true
         // Mutated in place (optional chaining): a copy would duplicate the payload buffer on every delta.
         let outputs = try progress.frame?.feed(delta) ?? []
+        if progress.frame?.hasBegunPayload == true {
+            // The final structured output has begun: the turn takes no more steering.
+            runtime.activeTurns.closeSteering(plan.threadID, turnID: plan.turnID)
+        }
         try await emit(outputs, contract: contract, progress: &progress)
     }
 

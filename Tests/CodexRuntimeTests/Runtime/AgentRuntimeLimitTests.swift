@@ -168,7 +168,7 @@ final class SilentInterruptibleBackend: AgentBackend {
         let runtime = try AgentRuntime(configuration: .init(backend: backend, stateStore: InMemoryRuntimeStateStore()))
         let thread = try await runtime.createThread()
         let stream = try await runtime.stream(Request(text: "x"), in: thread.id)
-        try runtime.interrupt(in: thread.id)
+        try await runtime.interrupt(in: thread.id)
         let (events, error) = await collect(stream)
         #expect(error is CancellationError)
         #expect(events.map(name).last == "turnInterrupted(interrupted_by_host)")

@@ -55,9 +55,9 @@ import Testing
         #expect(try await runtime.send(Request(text: "aside", executionMode: .ephemeral), in: thread.id) == "quick")
         #expect(backend.requests[1].history.isEmpty)
 
-        let stale = #expect(throws: AgentRuntimeError.self) { try runtime.interrupt(in: thread.id, expectedTurnID: AgentTurnID()) }
+        let stale = await #expect(throws: AgentRuntimeError.self) { try await runtime.interrupt(in: thread.id, expectedTurnID: AgentTurnID()) }
         #expect(stale?.code == .turnNotActive)
-        try runtime.interrupt(in: thread.id, expectedTurnID: turnID)
+        try await runtime.interrupt(in: thread.id, expectedTurnID: turnID)
         let (events, error) = await collect(first)
         #expect(error is CancellationError)
         #expect(events.map(name) == ["turnStarted", "turnInterrupted(interrupted_by_host)"])

@@ -34,7 +34,7 @@ import Testing
             var starts = started.stream.makeAsyncIterator()
             _ = await starts.next()
             _ = await starts.next()
-            try? runtime.interrupt(in: thread.id)
+            try? await runtime.interrupt(in: thread.id)
             return await consumer.value
         } onCancel: { consumer.cancel() }
         #expect(result.error is CancellationError)
@@ -63,7 +63,7 @@ import Testing
         let (request, result) = await withTaskCancellationHandler {
             var requests = inbox.requests.makeAsyncIterator()
             let request = await requests.next()
-            try? runtime.interrupt(in: thread.id)
+            try? await runtime.interrupt(in: thread.id)
             return (request, await consumer.value)
         } onCancel: { consumer.cancel() }
         let pending = try #require(request)

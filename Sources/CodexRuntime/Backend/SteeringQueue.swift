@@ -1,0 +1,22 @@
+import CodexCore
+import Synchronization
+
+/// ``SteeringQueueState`` behind one lock, shared by a turn's producer and the host's steer calls.
+final class SteeringQueue: Sendable {
+    private let state = Mutex(SteeringQueueState())
+
+    /// See ``SteeringQueueState/accept(_:)``.
+    func accept(_ text: String, images: [AgentImageAttachment]) throws(AgentRuntimeError) {
+        try state.withLock { state throws(AgentRuntimeError) in try state.accept(.init(text: text, images: images)) }
+    }
+
+    /// See ``SteeringQueueState/drain()``.
+    func drain() -> [SteeringQueueState.Input] { state.withLock { $0.drain() } }
+
+    /// See ``SteeringQueueState/decideCompletion()``.
+    func decideCompletion() -> SteeringQueueState.CompletionDecision { state.withLock { $0.decideCompletion() } }
+
+    /// See ``SteeringQueueState/close()``.
+    @discardableResult
+    func close() -> [SteeringQueueState.Input] { state.withLock { $0.close() } }
+}
