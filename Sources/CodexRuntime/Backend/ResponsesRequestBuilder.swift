@@ -19,12 +19,13 @@ enum ResponsesRequestBuilder {
         var request = ResponsesRequest(model: turn.model.rawValue, instructions: instructions, input: input(for: turn))
         request.store = false
         request.stream = true
-        // Like Codex: reasoning (with the resolved effort) for models the catalog knows, or when an effort
-        // is asked for; encrypted reasoning is included exactly when reasoning is sent.
+        // Like Codex: reasoning (with the resolved effort) for models the catalog knows, when an effort is
+        // asked for, or when summaries are enabled (whatever the model: the model's output decides whether
+        // they arrive); encrypted reasoning is included exactly when reasoning is sent.
         let info = CodexModelCatalog.bundled.info(for: turn.model)
-        if info != nil || turn.reasoningEffort != nil {
+        let summaries = configuration.enableReasoningSummaries
+        if info != nil || turn.reasoningEffort != nil || summaries {
             let effort = info.map { $0.resolveEffort(turn.reasoningEffort) } ?? turn.reasoningEffort
-            let summaries = configuration.enableReasoningSummaries && info?.supportsReasoningSummaries != false
             request.reasoning = .init(effort: effort, summary: summaries ? "auto" : nil)
             request.include = [encryptedReasoningInclude]
         } else {
