@@ -38,6 +38,11 @@ struct SteeringQueueState: Sendable {
         queued.append(input)
     }
 
+    /// Takes the oldest queued input, if any.
+    mutating func takeFirst() -> Input? {
+        queued.isEmpty ? nil : queued.removeFirst()
+    }
+
     /// Takes everything queued, for the request about to be sent (after tool results).
     mutating func drain() -> [Input] {
         defer { queued = [] }

@@ -30,6 +30,9 @@ public final class FixtureAgentBackend: AgentBackend {
         case hang
         /// Fails the event stream.
         case fail(AgentRuntimeError)
+        /// Emits `userMessageAccepted` for the oldest steer the host queued, waiting for one (only in a
+        /// turn that ``Turn/acceptsSteering``).
+        case consumeSteering
     }
 
     /// A scripted turn.
@@ -38,11 +41,15 @@ public final class FixtureAgentBackend: AgentBackend {
         public var steps: [Step]
         /// When set, `waitUntilReady` throws it (before any event).
         public var readinessFailure: AgentRuntimeError?
+        /// Whether the turn takes steering input (queued until a ``Step/consumeSteering`` step; refused
+        /// with `turn_not_active` after ``Step/complete(usage:)``). Default `false`: `steering_unsupported`.
+        public var acceptsSteering: Bool
 
         /// Creates a turn.
-        public init(_ steps: [Step], readinessFailure: AgentRuntimeError? = nil) {
+        public init(_ steps: [Step], readinessFailure: AgentRuntimeError? = nil, acceptsSteering: Bool = false) {
             self.steps = steps
             self.readinessFailure = readinessFailure
+            self.acceptsSteering = acceptsSteering
         }
 
         /// A plain reply: the text as deltas of at most `deltaLength` characters, the completed
@@ -67,6 +74,8 @@ public final class FixtureAgentBackend: AgentBackend {
         var requests: [AgentBackendTurnRequest] = []
         var submitted: [ToolResultEnvelope] = []
         var cancelledTurns = 0
+        var steers: [String] = []
+        var interruptions = 0
     }
 
     private let state: Mutex<State>
@@ -88,6 +97,10 @@ public final class FixtureAgentBackend: AgentBackend {
     public var submittedResults: [ToolResultEnvelope] { state.withLock { $0.submitted } }
     /// How many turns saw their cancellation (their event production ended with `CancellationError`).
     public var cancelledTurns: Int { state.withLock { $0.cancelledTurns } }
+    /// Every steer a turn accepted, in order.
+    public var acceptedSteers: [String] { state.withLock { $0.steers } }
+    /// How many times the runtime interrupted a turn explicitly (through the turn stream's `interrupt`).
+    public var interruptions: Int { state.withLock { $0.interruptions } }
 
     /// Starts the next scripted turn.
     public func startTurn(_ request: AgentBackendTurnRequest) async throws -> AgentTurnStream {
@@ -102,6 +115,11 @@ public final class FixtureAgentBackend: AgentBackend {
         return AgentTurnStream(
             events: AsyncThrowingStream(unfolding: { try await player.next() }),
             submitToolResult: { envelope in player.submit(envelope) },
+            steer: turn.acceptsSteering ? { @Sendable text, images in try player.steer(text, images: images) } : nil,
+            interrupt: { [weak self] in
+                self?.state.withLock { $0.interruptions += 1 }
+                player.closeSteering()
+            },
             waitUntilReady: {
                 if let failure = turn.readinessFailure { throw failure }
             }
@@ -115,6 +133,10 @@ public final class FixtureAgentBackend: AgentBackend {
     fileprivate func noteCancelledTurn() {
         state.withLock { $0.cancelledTurns += 1 }
     }
+
+    fileprivate func noteSteer(_ text: String) {
+        state.withLock { $0.steers.append(text) }
+    }
 }
 
 /// Plays one scripted turn on demand.
@@ -125,6 +147,8 @@ private final class FixtureTurnPlayer: Sendable {
         var submitted: Set<ToolInvocationID> = []
         var lastMessage: AgentMessage?
         var waiter: CheckedContinuation<Void, any Error>?
+        var steering = SteeringQueueState()
+        var steerWaiter: CheckedContinuation<Void, any Error>?
     }
 
     let turn: FixtureAgentBackend.Turn
@@ -147,6 +171,25 @@ private final class FixtureTurnPlayer: Sendable {
             return state.waiter
         }
         waiter?.resume()
+    }
+
+    func steer(_ text: String, images: [AgentImageAttachment]) throws(AgentRuntimeError) {
+        let waiter = try state.withLock { state throws(AgentRuntimeError) -> CheckedContinuation<Void, any Error>? in
+            try state.steering.accept(.init(text: text, images: images))
+            defer { state.steerWaiter = nil }
+            return state.steerWaiter
+        }
+        backend.noteSteer(text)
+        waiter?.resume()
+    }
+
+    func closeSteering() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            _ = state.steering.close()
+            defer { state.steerWaiter = nil }
+            return state.steerWaiter
+        }
+        waiter?.resume(throwing: CancellationError())
     }
 
     func next() async throws -> AgentBackendEvent? {
@@ -179,7 +222,10 @@ private final class FixtureTurnPlayer: Sendable {
                 }
                 return event
             case .complete(let usage):
-                let last = state.withLock { $0.lastMessage }
+                let last = state.withLock { state in
+                    _ = state.steering.close()
+                    return state.lastMessage
+                }
                 return .turnCompleted(AgentTurnSummary(turnID: request.turnID, threadID: request.threadID, finalMessage: last, usage: usage))
             case .awaitToolResults:
                 try await waitForResults()
@@ -189,7 +235,34 @@ private final class FixtureTurnPlayer: Sendable {
                 try await backend.clock.sleep(for: .seconds(86_400 * 365))
             case .fail(let error):
                 throw error
+            case .consumeSteering:
+                let input = try await nextSteer()
+                return .userMessageAccepted(AgentMessage(threadID: request.threadID, role: .user, text: input.text, images: input.images))
             }
+        }
+    }
+
+    private func nextSteer() async throws -> SteeringQueueState.Input {
+        while true {
+            if let input = state.withLock({ $0.steering.takeFirst() }) { return input }
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    let ready = state.withLock { state -> Bool in
+                        if !state.steering.queued.isEmpty || state.steering.isClosed || Task.isCancelled { return true }
+                        state.steerWaiter = continuation
+                        return false
+                    }
+                    if ready { continuation.resume() }
+                }
+            } onCancel: {
+                let waiter = state.withLock { state in
+                    defer { state.steerWaiter = nil }
+                    return state.steerWaiter
+                }
+                waiter?.resume(throwing: CancellationError())
+            }
+            try Task.checkCancellation()
+            if state.withLock({ $0.steering.isClosed && $0.steering.queued.isEmpty }) { throw CancellationError() }
         }
     }
 

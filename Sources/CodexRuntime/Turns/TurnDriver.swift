@@ -1,6 +1,7 @@
 import CodexCore
 import CodexSchema
 import Foundation
+import Synchronization
 
 /// Runs one accepted turn against the backend: translates backend events into runtime events, runs
 /// tool batches within the tool-call budget, and checks the reply (structured or not) before it is
@@ -35,15 +36,17 @@ struct TurnDriver: Sendable {
         let backend = runtime.configuration.backend
         let turnStream = try await backend.startTurn(plan.backendRequest)
         if plan.persistent { runtime.activeTurns.attachSteering(plan.threadID, turnID: plan.turnID, turnStream.steer) }
+        // Backends that opted into explicit interruption are told once: at cancellation (releasing their
+        // waits at once) or when the turn fails, whichever comes first.
+        let interruption = OnceAction(turnStream.interrupt)
         do {
             return try await withTaskCancellationHandler {
                 try await run(turnStream)
             } onCancel: {
-                // Backends that opted into explicit interruption release their waits at once.
-                if let interrupt = turnStream.interrupt { Task { await interrupt() } }
+                Task { await interruption.run() }
             }
         } catch {
-            await turnStream.interrupt?()
+            await interruption.run()
             throw error
         }
     }
@@ -245,5 +248,22 @@ struct TurnDriver: Sendable {
         summary.usage = completion.usage ?? progress.usage
         summary.finalMessage = progress.lastReply
         return TurnSuccess(summary: summary, items: progress.pendingItems, messages: progress.pendingMessages, value: progress.structuredValue)
+    }
+}
+
+/// An async action that runs at most once, whoever asks first.
+final class OnceAction: Sendable {
+    private let action: Mutex<(@Sendable () async -> Void)?>
+
+    init(_ action: (@Sendable () async -> Void)?) {
+        self.action = Mutex(action)
+    }
+
+    func run() async {
+        let pending = action.withLock { action in
+            defer { action = nil }
+            return action
+        }
+        await pending?()
     }
 }
