@@ -40,10 +40,11 @@ enum DemoCommand: CLICommand {
     static let name = "demo"
     static let help = CommandHelp(
         overview: """
-        Run four turns offline against a loopback Responses server that replays scripted model output through \
+        Run five turns offline against a loopback Responses server that replays scripted model output through \
         the real HTTP/SSE stack: a streamed turn with a host tool call, a typed one-shot reply, streamed prose \
-        with a structured payload, and two tool calls run in parallel with their measured concurrency. State goes \
-        to a SQLite database, which is then reopened as after a restart.
+        with a structured payload, two tool calls run in parallel with their measured concurrency, and a steer \
+        accepted while the model answers and sent with the turn's next request. State goes to a SQLite database, \
+        which is then reopened as after a restart.
         """,
         usage: "codexctl demo [--db <path>]",
         options: [("--db <path>", "Keep the state database here (default: a temporary file, removed afterwards).")]
@@ -78,12 +79,21 @@ struct DemoRun {
 
     func run() async throws {
         let served = Mutex(0)
+        let steerSent = Mutex(false)
         let responses = DemoScript.responses
-        let server = try LoopbackHTTPServer(keepsRequests: false) { _ in
+        let server = try LoopbackHTTPServer(keepsRequests: false) { request in
             // The n-th request gets the n-th scripted response; the last one repeats.
             let index = served.withLock { count in
                 defer { count += 1 }
                 return min(count, responses.count - 1)
+            }
+            if index == responses.count - 1, String(decoding: request.body, as: UTF8.self).contains(DemoScript.steer) {
+                steerSent.withLock { $0 = true }
+            }
+            if index == responses.count - 2 {
+                // Held after its first delta until the demo has steered.
+                return ScriptedReply(headers: [.init(name: "Content-Type", value: "text/event-stream")],
+                                     parts: [.bytes(DemoScript.held.head), .hold, .bytes(DemoScript.held.tail)], framing: .chunked)
             }
             return .body(responses[index], contentType: "text/event-stream", writeSize: 512)
         }
@@ -170,6 +180,23 @@ struct DemoRun {
         let elapsed = Int((ContinuousClock.now - batchStarted).inSeconds * 1000)
         Console.line("   finished: \(finished.sorted().joined(separator: ", ")); peak concurrency observed by the tools: \(concurrency.peak) "
             + "(each works \(DemoConcurrency.workMilliseconds) ms; the turn took \(elapsed) ms)")
+
+        Console.line("\n5. steer(_:in:expectedTurnID:) — input added while the model is still answering")
+        var turnID: AgentTurnID?
+        var steered = false
+        for try await event in try await runtime.stream(Request(text: "Summarise both orders."), in: thread.id) {
+            switch event {
+            case .turnStarted(let turn): turnID = turn.id
+            case .assistantMessageDelta where !steered:
+                steered = true
+                try await runtime.steer(DemoScript.steer, in: thread.id, expectedTurnID: turnID)
+                Console.line("   steer accepted mid-reply: \(DemoScript.steer)")
+                server.releaseHeld()
+            case .messageCommitted(let message): Console.line("   \(message.role.rawValue): \(message.text)")
+            default: break
+            }
+        }
+        Console.line("   the next model request of the same turn carried the steer: \(steerSent.withLock { $0 } ? "yes" : "no")")
 
         let reopened = try SQLiteRuntimeStateStore(path: databasePath)
         let items = try await reopened.history(of: thread.id, query: AgentHistoryQuery(limit: 1000)).items

@@ -1,4 +1,5 @@
 import CodexSchema
+import Foundation
 
 /// The scripted model side of `codexctl demo`: Responses SSE streams, one per model request, in the
 /// order the demo's turns make them.
@@ -47,6 +48,19 @@ enum DemoScript {
         return Array(out.utf8)
     }
 
+    /// ``message(_:_:piece:usage:)`` cut after its first text delta: the demo holds the rest of the
+    /// response until a steer has been accepted.
+    static func heldMessage(_ id: String, _ text: String, piece: Int, usage: (Int, Int)) -> (head: [UInt8], tail: [UInt8]) {
+        let events = String(decoding: message(id, text, piece: piece, usage: usage), as: UTF8.self)
+            .components(separatedBy: "\n\n").filter { !$0.isEmpty }.map { $0 + "\n\n" }
+        return (Array(events.prefix(3).joined().utf8), Array(events.dropFirst(3).joined().utf8))
+    }
+
+    /// The steer of the demo's fifth step.
+    static let steer = "List the most recent order first."
+    /// The response the demo holds open while it steers (the seventh request's).
+    static let held = heldMessage("resp_7", "Both orders are on their way.", piece: 10, usage: (760, 9))
+
     /// A response that calls one function.
     static func functionCall(_ id: String, callID: String, name: String, arguments: String, usage: (Int, Int)) -> [UInt8] {
         functionCalls(id, [(callID, name, arguments)], usage: usage)
@@ -86,6 +100,8 @@ enum DemoScript {
                 ("call_2", "lookup_order", #"{"order_id":"B-2"}"#), ("call_3", "estimate_delivery", #"{"order_id":"B-2","postcode":"0150"}"#),
             ], usage: (610, 48)),
             message("resp_6", "Order B-2 is packed and should arrive Thursday.", piece: 8, usage: (700, 12)),
+            held.head + held.tail,
+            message("resp_8", "Most recent first: B-2 arrives Thursday; A-1 arrived Tuesday.", piece: 12, usage: (800, 17)),
         ]
     }
 }
