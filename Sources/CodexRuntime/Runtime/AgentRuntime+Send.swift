@@ -43,6 +43,21 @@ extension AgentRuntime {
         return try await beginTurn(request, in: threadID, structured: .streamed(contract, required: options.required), outcome: nil)
     }
 
+    /// Accepts one turn and returns its execution handle at once: the events to consume, and
+    /// `waitUntilReady()`, `cancel()` and `steer(_:images:)` for this turn only.
+    /// - Throws: as ``stream(_:in:)``.
+    public func start(_ request: Request, in threadID: AgentThreadID) async throws -> AgentTurnExecution {
+        try await beginExecution(request, in: threadID, structured: .none, outcome: nil)
+    }
+
+    /// ``start(_:in:)`` for a reply with prose plus a typed payload, as ``stream(_:in:response:options:)``.
+    public func start<Output: AgentStructuredOutput>(
+        _ request: Request, in threadID: AgentThreadID, response: Output.Type, options: AgentStructuredStreamingOptions = .init()
+    ) async throws -> AgentTurnExecution {
+        let contract = try StructuredContract(Output.self)
+        return try await beginExecution(request, in: threadID, structured: .streamed(contract, required: options.required), outcome: nil)
+    }
+
     /// Runs one turn and returns the final assistant text (empty when the turn produced none).
     public func send(_ request: Request, in threadID: AgentThreadID) async throws -> String {
         try await sendWithSummary(request, in: threadID).value
@@ -132,7 +147,7 @@ extension AgentRuntime {
     /// write runs in order when storage is available.
     /// - Returns: How many abandoned turns were closed.
     @discardableResult
-    public func start() async throws -> Int {
+    public func recoverAbandonedTurns() async throws -> Int {
         try Task.checkCancellation()
         let now = configuration.wallClock.now()
         let activeTurns = self.activeTurns

@@ -10,6 +10,13 @@ extension AgentRuntime {
     func beginTurn(
         _ request: Request, in threadID: AgentThreadID, structured: TurnStructuredMode, outcome: TurnOutcome?
     ) async throws -> AgentEventStream<AgentEvent> {
+        try await beginExecution(request, in: threadID, structured: structured, outcome: outcome).events
+    }
+
+    /// ``beginTurn(_:in:structured:outcome:)`` with the accepted turn's controls.
+    func beginExecution(
+        _ request: Request, in threadID: AgentThreadID, structured: TurnStructuredMode, outcome: TurnOutcome?
+    ) async throws -> AgentTurnExecution {
         try Task.checkCancellation()
         try Self.validate(request)
         guard let thread = try await writer.read({ store in try await store.thread(threadID) }) else {

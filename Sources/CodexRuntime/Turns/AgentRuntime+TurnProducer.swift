@@ -10,8 +10,8 @@ struct TurnSuccess: Sendable {
 }
 
 extension AgentRuntime {
-    /// Starts the producer task of an accepted turn and returns its event stream.
-    func launch(_ plan: TurnPlan, outcome: TurnOutcome?) -> AgentEventStream<AgentEvent> {
+    /// Starts the producer task of an accepted turn and returns its event stream and its controls.
+    func launch(_ plan: TurnPlan, outcome: TurnOutcome?) -> AgentTurnExecution {
         let channel = AgentEventChannel<AgentEvent>(capacity: configuration.maximumBufferedEvents)
         let cancellation = TurnCancellation()
         let producer = Task { await self.produce(plan, channel: channel, cancellation: cancellation, outcome: outcome) }
@@ -25,7 +25,21 @@ extension AgentRuntime {
                 producer.cancel()
             }
         }
-        return AgentEventStream(channel)
+        let activeTurns = self.activeTurns
+        let threadID = plan.threadID
+        let turnID = plan.turnID
+        let persistent = plan.persistent
+        let cancel: @Sendable () -> Void = {
+            if persistent {
+                try? activeTurns.interrupt(in: threadID, expectedTurnID: turnID)
+            } else {
+                cancellation.note("interrupted_by_host")
+                producer.cancel()
+            }
+        }
+        return AgentTurnExecution(
+            id: plan.turnID, threadID: plan.threadID, events: AgentEventStream(channel), readiness: plan.readiness, cancelAction: cancel, runtime: self
+        )
     }
 
     /// Runs the turn within its duration budget, then commits, fails or records the interruption, and
@@ -37,6 +51,7 @@ extension AgentRuntime {
             let success = try await withDurationBudget { try await driver.drive() }
             try await commit(success, plan: plan, channel: channel, outcome: outcome)
         } catch {
+            plan.readiness.fail(error)
             await end(plan, after: error, channel: channel, cancellation: cancellation)
         }
     }

@@ -53,6 +53,7 @@ struct TurnDriver: Sendable {
 
     private func run(_ turnStream: AgentTurnStream) async throws -> TurnSuccess {
         try await turnStream.waitUntilReady()
+        plan.readiness.open()
         var progress = Progress()
         var completion: AgentTurnSummary?
         for try await event in turnStream.events {

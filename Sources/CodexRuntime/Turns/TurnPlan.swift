@@ -6,6 +6,9 @@ struct TurnPlan: Sendable {
     let turn: AgentTurn
     let backendRequest: AgentBackendTurnRequest
     let structured: TurnStructuredMode
+    /// Opened when the backend accepted the turn's first request (before any output or tool effect), or
+    /// failed with the error that ended the turn first.
+    let readiness = ReadinessLatch()
     var persistent: Bool { turn.executionMode == .threaded }
     var threadID: AgentThreadID { thread.id }
     var turnID: AgentTurnID { turn.id }

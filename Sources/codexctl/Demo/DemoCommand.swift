@@ -125,7 +125,7 @@ struct DemoRun {
             persona: AgentPersonaStack(layers: [.init(name: "support", instructions: "You are a concise shipping support agent.")]),
             tools: [lookup, estimate], maximumParallelToolCalls: 4
         ))
-        try await runtime.start()  // closes turns a killed earlier run left behind (none on a fresh database)
+        try await runtime.recoverAbandonedTurns()  // closes turns a killed earlier run left behind (none on a fresh database)
         Console.line("CodexKit demo — offline: a loopback server replays scripted model output through the real HTTP/SSE stack.")
         Console.line("State database: \(databasePath)\n")
         let thread = try await runtime.createThread(title: "Order A-1", model: .gpt6Astra, reasoningEffort: .low)

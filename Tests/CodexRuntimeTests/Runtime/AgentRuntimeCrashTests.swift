@@ -34,10 +34,10 @@ import Testing
         #expect(try await store.latestTurn(of: thread)?.status == .running, "the crash left the turn running")
         let backend = FixtureAgentBackend(turns: [.reply("after the crash")])
         let runtime = try AgentRuntime(configuration: .init(backend: backend, stateStore: store))
-        #expect(try await runtime.start() == 1, "start() closes the abandoned turn")
+        #expect(try await runtime.recoverAbandonedTurns() == 1, "recoverAbandonedTurns() closes the abandoned turn")
         #expect(try await runtime.resumeThread(thread).status == .idle)
         #expect(try await store.latestTurn(of: thread)?.status == .interrupted)
-        #expect(try await runtime.start() == 0, "start() is idempotent")
+        #expect(try await runtime.recoverAbandonedTurns() == 0, "recoverAbandonedTurns() is idempotent")
         #expect(try await runtime.send(Request(text: "hello again"), in: thread) == "after the crash")
         #expect(describe(try await history(store, thread)) == [
             "event turn_started", "user: before the crash", "event turn_interrupted",
@@ -88,7 +88,7 @@ import Testing
         // A third host restarts on the same database while the other host's turn is still running.
         let store = try SQLiteRuntimeStateStore(path: path)
         let runtime = try AgentRuntime(configuration: .init(backend: FixtureAgentBackend(turns: [.reply("recovered")]), stateStore: store))
-        #expect(try await runtime.start() == 1, "only the killed host's turn is abandoned")
+        #expect(try await runtime.recoverAbandonedTurns() == 1, "only the killed host's turn is abandoned")
         #expect(try await store.latestTurn(of: killed)?.status == .interrupted)
         #expect(try await store.latestTurn(of: alive)?.status == .running, "the live host's turn is untouched")
         #expect(try await store.thread(alive)?.status == .running)
@@ -100,7 +100,7 @@ import Testing
         // Once the other host dies too, its turn is abandoned and recovered.
         kill(try #require(pids[alive]), SIGKILL)
         #expect(try await aliveOutcome.killed)
-        #expect(try await runtime.start() == 1)
+        #expect(try await runtime.recoverAbandonedTurns() == 1)
         #expect(try await store.latestTurn(of: alive)?.status == .interrupted)
         #expect(try await store.thread(alive)?.status == .idle)
         #expect(try await store.check().isHealthy)

@@ -77,7 +77,7 @@ final class SQLiteWriteLock {
         let lock = try SQLiteWriteLock(path: path)
         let task = Task { () -> (any Error)? in
             do {
-                _ = try await runtime.start()
+                _ = try await runtime.recoverAbandonedTurns()
                 return nil
             } catch {
                 return error
