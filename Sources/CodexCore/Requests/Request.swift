@@ -124,7 +124,7 @@ public struct NoRequestOptions: RequestOptionsRepresentable {
 
 /// Whether a turn uses the thread's history.
 public enum RequestExecutionMode: String, Sendable, Hashable, Codable {
-    /// Replays history, records the transcript, updates pending state and captures memories.
+    /// Replays the thread's history, records the transcript and updates the thread's pending state.
     case threaded
     /// Fast and transient: no history replay, compaction, transcript or pending-state writes, or memory
     /// capture; still streams, runs tools and decodes structured output.

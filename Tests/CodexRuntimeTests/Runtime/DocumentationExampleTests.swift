@@ -224,4 +224,51 @@ struct QuickStartDraft: AgentStructuredOutput {
         #expect(backend.submittedResults.map(\.status) == [.success, .denied])
         #expect(backend.submittedResults.first?.joinedText == #"{"sku": "A-1", "price_cents": 1299}"#)
     }
+
+    @Test func theSpecsProgressSteeringAndInterruptionExamplesCompileAndRun() async throws {
+        // Spec 002, "Progress and message phases".
+        let configuration = CodexResponsesBackendConfiguration(enableReasoningSummaries: true)
+        #expect(configuration.enableReasoningSummaries)
+
+        let commentary = AgentMessage(threadID: "", role: .assistant, text: "Looking.", phase: .commentary)
+        let backend = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn(
+            [.event(.progress(.messageStarted(itemID: "m1", phase: .commentary))), .event(.assistantMessageCompleted(commentary)),
+             .event(.assistantMessageDelta("Working")), .consumeSteering, .hang],
+            acceptsSteering: true
+        )])
+        let store = InMemoryRuntimeStateStore()
+        let runtime = try AgentRuntime(configuration: .init(backend: backend, stateStore: store))
+        let thread = try await runtime.createThread()
+        let threadID = thread.id
+        var kinds: [String] = []
+        await #expect(throws: CancellationError.self) {
+            for try await event in try await runtime.stream(Request(text: "Find results."), in: threadID) {
+                switch event {
+                case .progress: kinds.append("progress")
+                case .rateLimitsUpdated: kinds.append("rateLimits")
+                case .turnInterrupted: kinds.append("interrupted")
+                case .messageCommitted(let message) where message.phase == .commentary || message.phase == .finalAnswer: kinds.append("phase")
+                case .assistantMessageDelta:
+                    let turnID = try #require(runtime.activeTurnID(in: threadID))
+                    // Spec 002, "Steering and interruption".
+                    try await runtime.steer(
+                        "Focus on recent results.",
+                        in: threadID,
+                        expectedTurnID: turnID
+                    )
+
+                    try await runtime.interrupt(in: threadID, expectedTurnID: turnID)
+                default: break
+                }
+            }
+        }
+        #expect(kinds == ["progress", "interrupted"])
+        #expect(backend.acceptedSteers == ["Focus on recent results."])
+        #expect(try await store.latestTurn(of: threadID)?.status == AgentTurnStatus.interrupted)
+        let events = try await history(store, threadID).compactMap { item -> AgentSystemEventType? in
+            if case .systemEvent(let event) = item { return event.type }
+            return nil
+        }
+        #expect(events.last == AgentSystemEventType.turnInterrupted)
+    }
 }
