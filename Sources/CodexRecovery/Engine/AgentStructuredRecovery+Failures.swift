@@ -3,7 +3,7 @@ import CodexTransport
 import Foundation
 
 extension AgentStructuredRecovery {
-    /// Applies the spec's failure table to a failed attempt: saves the failure, then either schedules a
+    /// Applies the failure table (`Docs/Recovery.md`) to a failed attempt: saves the failure, then either schedules a
     /// replacement (returns, and the loop continues) or throws.
     func handleFailure(_ error: any Error, _ record: inout RecoveryOperationRecord, _ execution: Execution, credentials: AuthCredentials) async throws {
         let id = record.operationID

@@ -68,6 +68,8 @@ final class ResponsesTurnRunner: Sendable {
         var request = firstRequest
         var bytesOfEarlierPasses = 0
         var passes = 0
+        // Input steered before the first request goes with it; a one-pass turn takes no more.
+        try await appendSteering(steering.drain(closing: maximumPasses <= 1), to: &request)
         while true {
             passes += 1
             guard passes <= maximumPasses else { throw AgentRuntimeError.executionLimitExceeded(.modelPasses) }
@@ -78,8 +80,13 @@ final class ResponsesTurnRunner: Sendable {
             guard !calls.isEmpty else {
                 // Serialized with steering: queued input gets one more request; otherwise the turn ends
                 // and later steers are refused.
-                guard case .continueWith(let inputs) = steering.decideCompletion() else { return state.summary() }
-                guard passes < maximumPasses else { throw AgentRuntimeError.executionLimitExceeded(.modelPasses) }
+                guard passes < maximumPasses else {
+                    // No pass is left for queued input: the queue was closed when the last request went.
+                    return state.summary()
+                }
+                guard case .continueWith(let inputs) = steering.decideCompletion(closing: passes + 1 >= maximumPasses) else {
+                    return state.summary()
+                }
                 request.input.append(contentsOf: state.pass.replayItems)
                 try await appendSteering(inputs, to: &request)
                 continue
@@ -97,7 +104,7 @@ final class ResponsesTurnRunner: Sendable {
             let results = try await toolResults.results()
             request.input.append(contentsOf: state.pass.replayItems)
             request.input.append(contentsOf: results.map(ResponsesInputItem.toolResult))
-            try await appendSteering(steering.drain(), to: &request)
+            try await appendSteering(steering.drain(closing: passes + 1 >= maximumPasses), to: &request)
         }
     }
 

@@ -10,11 +10,11 @@ final class SteeringQueue: Sendable {
         try state.withLock { state throws(AgentRuntimeError) in try state.accept(.init(text: text, images: images)) }
     }
 
-    /// See ``SteeringQueueState/drain()``.
-    func drain() -> [SteeringQueueState.Input] { state.withLock { $0.drain() } }
+    /// See ``SteeringQueueState/drain(closing:)``.
+    func drain(closing: Bool) -> [SteeringQueueState.Input] { state.withLock { $0.drain(closing: closing) } }
 
-    /// See ``SteeringQueueState/decideCompletion()``.
-    func decideCompletion() -> SteeringQueueState.CompletionDecision { state.withLock { $0.decideCompletion() } }
+    /// See ``SteeringQueueState/decideCompletion(closing:)``.
+    func decideCompletion(closing: Bool) -> SteeringQueueState.CompletionDecision { state.withLock { $0.decideCompletion(closing: closing) } }
 
     /// See ``SteeringQueueState/close()``.
     @discardableResult

@@ -43,19 +43,23 @@ struct SteeringQueueState: Sendable {
         queued.isEmpty ? nil : queued.removeFirst()
     }
 
-    /// Takes everything queued, for the request about to be sent (after tool results).
-    mutating func drain() -> [Input] {
+    /// Takes everything queued, for the request about to be sent (after tool results). When that
+    /// request is the turn's last (`closing`), the queue also refuses from now on: no later request could
+    /// carry more.
+    mutating func drain(closing: Bool = false) -> [Input] {
+        if closing { isClosed = true }
         defer { queued = [] }
         return queued
     }
 
-    /// Decides, when a response finished without tool calls, whether the turn completes.
-    mutating func decideCompletion() -> CompletionDecision {
+    /// Decides, when a response finished without tool calls, whether the turn completes; `closing` as
+    /// for ``drain(closing:)`` when the request it would add is the turn's last.
+    mutating func decideCompletion(closing: Bool = false) -> CompletionDecision {
         guard !queued.isEmpty else {
             isClosed = true
             return .finish
         }
-        return .continueWith(drain())
+        return .continueWith(drain(closing: closing))
     }
 
     /// Refuses further input (the turn failed, was interrupted or ended); returns what was still queued.

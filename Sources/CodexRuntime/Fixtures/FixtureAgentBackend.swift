@@ -41,8 +41,9 @@ public final class FixtureAgentBackend: AgentBackend {
         public var steps: [Step]
         /// When set, `waitUntilReady` throws it (before any event).
         public var readinessFailure: AgentRuntimeError?
-        /// Whether the turn takes steering input (queued until a ``Step/consumeSteering`` step; refused
-        /// with `turn_not_active` after ``Step/complete(usage:)``). Default `false`: `steering_unsupported`.
+        /// Whether the turn takes steering input (queued until a ``Step/consumeSteering`` step, or consumed
+        /// at ``Step/complete(usage:)``; refused with `turn_not_active` after it). Default `false`:
+        /// `steering_unsupported`.
         public var acceptsSteering: Bool
 
         /// Creates a turn.
@@ -222,9 +223,18 @@ private final class FixtureTurnPlayer: Sendable {
                 }
                 return event
             case .complete(let usage):
-                let last = state.withLock { state in
+                // Like the built-in backend, accepted steering is never dropped: each leftover steer is
+                // consumed (userMessageAccepted) before the turn completes.
+                let (leftover, last) = state.withLock { state -> (SteeringQueueState.Input?, AgentMessage?) in
+                    if let input = state.steering.takeFirst() {
+                        state.index -= 1  // this .complete step runs again after the steer
+                        return (input, nil)
+                    }
                     _ = state.steering.close()
-                    return state.lastMessage
+                    return (nil, state.lastMessage)
+                }
+                if let leftover {
+                    return .userMessageAccepted(AgentMessage(threadID: request.threadID, role: .user, text: leftover.text, images: leftover.images))
                 }
                 return .turnCompleted(AgentTurnSummary(turnID: request.turnID, threadID: request.threadID, finalMessage: last, usage: usage))
             case .awaitToolResults:

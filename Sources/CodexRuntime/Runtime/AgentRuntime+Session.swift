@@ -54,18 +54,15 @@ extension AgentRuntime {
         return manager
     }
 
-    /// The provider the runtime uses: the configured one, or a session manager over `secureStore`.
+    /// The provider the runtime uses, checked against `secureStore`: a secure store needs a
+    /// ``CodexTransport/ChatGPTSessionManager`` over that same store as the auth provider (the one the
+    /// backend also uses), so a sign-in, switch or sign-out reaches every model request.
     static func sessionAuthProvider(_ configuration: Configuration) throws -> (any AuthProvider)? {
         guard let secureStore = configuration.secureStore else { return configuration.authProvider }
-        guard let provider = configuration.authProvider else {
-            return ChatGPTSessionManager(
-                secureStore: secureStore, httpClient: DefaultHTTPClient(), wallClock: configuration.wallClock, logSink: configuration.logSink
-            )
-        }
-        guard let manager = provider as? ChatGPTSessionManager else {
+        guard let manager = configuration.authProvider as? ChatGPTSessionManager else {
             throw AgentRuntimeError(
                 code: .invalidConfiguration,
-                message: "a secure store keeps a ChatGPT session; this auth provider keeps none (pass no provider, or a ChatGPTSessionManager over the store)"
+                message: "a secure store needs a ChatGPTSessionManager over it as the auth provider (pass the same manager to the backend)"
             )
         }
         guard manager.sessionStore?.store.directory.standardizedFileURL == secureStore.directory.standardizedFileURL else {

@@ -23,10 +23,10 @@ public final class AgentRuntime: Sendable {
         /// ``AgentRuntime/useSession(_:)``, ``AgentRuntime/signOut()`` and
         /// ``AgentRuntime/authenticationState()``.
         public var authProvider: (any AuthProvider)?
-        /// Where the runtime keeps the signed-in ChatGPT session. With no `authProvider`, the runtime
-        /// makes a ``CodexTransport/ChatGPTSessionManager`` over it (restored on first use, renewals
-        /// saved, removed by sign-out); with a ``CodexTransport/ChatGPTSessionManager`` it must be that
-        /// manager's store. Any other provider keeps no session, so a secure store with it is refused.
+        /// Where the runtime keeps the signed-in ChatGPT session: the store of the
+        /// ``CodexTransport/ChatGPTSessionManager`` passed as `authProvider` (and to the backend), which
+        /// restores it on first use, saves renewals and removes it on sign-out. A secure store with no
+        /// provider, another provider, or a manager over another store fails construction.
         public var secureStore: FileSecureStore?
         /// Runs model turns.
         public var backend: any AgentBackend
@@ -102,9 +102,8 @@ public final class AgentRuntime: Sendable {
     /// Validates the configuration: turn limits must have a non-negative tool count and a finite,
     /// positive duration of at most one year (`nil` removes a limit); tool names must be valid and
     /// unique and every input schema one CodexSchema can enforce; `maximumParallelToolCalls` is raised to
-    /// at least 1; the event capacity is clamped to 1…4,096; a `secureStore` needs no provider (the runtime
-    /// then makes a ``CodexTransport/ChatGPTSessionManager`` over it) or a session manager over that same
-    /// store. When the state store issues owner leases
+    /// at least 1; the event capacity is clamped to 1…4,096; a `secureStore` needs a
+    /// ``CodexTransport/ChatGPTSessionManager`` over that same store as the auth provider. When the state store issues owner leases
     /// (``CodexCore/RuntimeOwnerLeasing``: the SQLite and in-memory stores do), the runtime takes one and
     /// holds it until it is released, so runtimes in other processes never treat its running turns as
     /// abandoned.

@@ -8,8 +8,8 @@ final class ActiveTurnRegistry: Sendable {
     typealias Steer = @Sendable (String, [AgentImageAttachment]) async throws -> Void
 
     private enum SteeringSlot {
-        /// The backend's turn has not started yet; steer calls wait for it.
-        case waiting([CheckedContinuation<Steer?, any Error>])
+        /// The backend's turn has not started yet; steer calls wait for it (by waiter ID).
+        case waiting([UInt64: CheckedContinuation<Steer?, any Error>])
         /// The backend's `steer` (`nil`: unsupported).
         case attached(Steer?)
         /// The turn's final structured output has begun: no more steering.
@@ -21,10 +21,11 @@ final class ActiveTurnRegistry: Sendable {
         var interrupt: (@Sendable () -> Void)?
         var interruptRequested = false
         var committing = false
-        var steering: SteeringSlot = .waiting([])
+        var steering: SteeringSlot = .waiting([:])
     }
 
     private let entries = Mutex<[AgentThreadID: Entry]>([:])
+    private let waiterIDs = Mutex<UInt64>(0)
 
     /// Reserves the thread for a turn.
     /// - Throws: `thread_busy` when another persistent turn holds it.
@@ -68,7 +69,7 @@ final class ActiveTurnRegistry: Sendable {
         let waiters = entries.withLock { entries -> [CheckedContinuation<Steer?, any Error>] in
             guard let entry = entries[threadID], entry.turnID == turnID else { return [] }
             entries[threadID] = nil
-            if case .waiting(let waiters) = entry.steering { return waiters }
+            if case .waiting(let waiters) = entry.steering { return Array(waiters.values) }
             return []
         }
         for waiter in waiters { waiter.resume(throwing: Self.notActive) }
@@ -79,7 +80,7 @@ final class ActiveTurnRegistry: Sendable {
         let waiters = entries.withLock { entries -> [CheckedContinuation<Steer?, any Error>] in
             guard let entry = entries[threadID], entry.turnID == turnID, case .waiting(let waiters) = entry.steering else { return [] }
             entries[threadID]?.steering = .attached(steer)
-            return waiters
+            return Array(waiters.values)
         }
         for waiter in waiters { waiter.resume(returning: steer) }
     }
@@ -89,7 +90,7 @@ final class ActiveTurnRegistry: Sendable {
         let waiters = entries.withLock { entries -> [CheckedContinuation<Steer?, any Error>] in
             guard let entry = entries[threadID], entry.turnID == turnID else { return [] }
             entries[threadID]?.steering = .closed
-            if case .waiting(let waiters) = entry.steering { return waiters }
+            if case .waiting(let waiters) = entry.steering { return Array(waiters.values) }
             return []
         }
         for waiter in waiters { waiter.resume(throwing: Self.notActive) }
@@ -100,21 +101,36 @@ final class ActiveTurnRegistry: Sendable {
     /// - Throws: `turn_not_active` (no such turn, another turn than `expectedTurnID`, committing, or its
     ///   final structured output has begun), `steering_unsupported`.
     func steering(in threadID: AgentThreadID, expectedTurnID: AgentTurnID?) async throws -> Steer {
-        let steer: Steer? = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Steer?, any Error>) in
-            let now = entries.withLock { entries -> Result<Steer?, AgentRuntimeError>? in
-                guard let entry = entries[threadID], !entry.committing, !entry.interruptRequested,
-                      expectedTurnID == nil || expectedTurnID == entry.turnID else { return .failure(Self.notActive) }
-                switch entry.steering {
-                case .closed:
-                    return .failure(Self.notActive)
-                case .attached(let steer):
-                    return .success(steer)
-                case .waiting(let waiters):
-                    entries[threadID]?.steering = .waiting(waiters + [continuation])
-                    return nil
+        let id = waiterIDs.withLock { next -> UInt64 in
+            next += 1
+            return next
+        }
+        let steer: Steer? = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Steer?, any Error>) in
+                let now = entries.withLock { entries -> Result<Steer?, any Error>? in
+                    guard let entry = entries[threadID], !entry.committing, !entry.interruptRequested,
+                          expectedTurnID == nil || expectedTurnID == entry.turnID else { return .failure(Self.notActive) }
+                    switch entry.steering {
+                    case .closed:
+                        return .failure(Self.notActive)
+                    case .attached(let steer):
+                        return .success(steer)
+                    case .waiting(var waiters):
+                        if Task.isCancelled { return .failure(CancellationError()) }
+                        waiters[id] = continuation
+                        entries[threadID]?.steering = .waiting(waiters)
+                        return nil
+                    }
                 }
+                if let now { continuation.resume(with: now) }
             }
-            if let now { continuation.resume(with: now) }
+        } onCancel: {
+            let waiter = entries.withLock { entries -> CheckedContinuation<Steer?, any Error>? in
+                guard case .waiting(var waiters)? = entries[threadID]?.steering, let waiter = waiters.removeValue(forKey: id) else { return nil }
+                entries[threadID]?.steering = .waiting(waiters)
+                return waiter
+            }
+            waiter?.resume(throwing: CancellationError())
         }
         guard let steer else {
             throw AgentRuntimeError(code: .steeringUnsupported, message: "the backend cannot take input during a turn")

@@ -74,7 +74,7 @@ struct StructuredContract: Sendable {
         }
     }
 
-    /// Whether a partial snapshot decodes into the Swift type (spec: a partial is emitted only then).
+    /// Whether a partial snapshot decodes into the Swift type (a partial is emitted only then).
     func decodes(_ value: JSONValue) -> Bool {
         (try? decode(value)) != nil
     }

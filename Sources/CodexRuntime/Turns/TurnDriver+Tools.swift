@@ -50,6 +50,7 @@ extension TurnDriver {
         }
         var calls: [AgentHistoryItem] = []
         var outputs: [AgentHistoryItem] = []
+        var resubmitted: Set<ToolInvocationID> = []
         for (index, invocation) in invocations.enumerated() {
             if let result = results[index] {
                 try await turnStream.submit(result, for: invocation)
@@ -62,7 +63,7 @@ extension TurnDriver {
                 runtime.configuration.logSink.record(AgentLogEvent(
                     level: .notice, category: .tools, name: "tools.call.repeated", metadata: ["tool": invocation.toolName]
                 ))
-                if firstIndex[invocation.id] == nil, let answered = progress.answeredCalls[invocation.id] {
+                if firstIndex[invocation.id] == nil, resubmitted.insert(invocation.id).inserted, let answered = progress.answeredCalls[invocation.id] {
                     try await turnStream.submit(answered.result, for: invocation)
                 }
             }

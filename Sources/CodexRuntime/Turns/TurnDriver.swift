@@ -30,6 +30,8 @@ struct TurnDriver: Sendable {
         var deltaText = ""
         /// A committed payload a custom backend reported, to store with the next assistant message.
         var backendCommit: AgentStructuredOutputMetadata?
+        /// Steered input arrived after the committed payload: the next payload replaces it.
+        var commitReplaceable = false
     }
 
     func drive() async throws -> TurnSuccess {
@@ -84,6 +86,10 @@ struct TurnDriver: Sendable {
         case .turnStarted, .providerContextUpdated, .turnCompleted:
             break
         case .progress(let value):
+            if case .oneShot = plan.structured, case .messageStarted(_, .finalAnswer?) = value {
+                // The final one-shot reply (the structured output) has begun.
+                runtime.activeTurns.closeSteering(plan.threadID, turnID: plan.turnID)
+            }
             try await channel.send(.progress(value))
         case .rateLimitsUpdated(let limits):
             try await channel.send(.rateLimitsUpdated(limits))
@@ -104,6 +110,8 @@ struct TurnDriver: Sendable {
         case .toolCallsRequested(let invocations):
             try await runTools(invocations, progress: &progress, turnStream: turnStream)
         case .userMessageAccepted(var message):
+            // Steered input after a committed payload asks for an updated reply: its payload replaces it.
+            if progress.structuredCommitted { progress.commitReplaceable = true }
             message.threadID = plan.threadID
             progress.pendingItems.append(.message(message))
             progress.pendingMessages.append(message)
@@ -115,10 +123,6 @@ struct TurnDriver: Sendable {
     }
 
     private func handleDelta(_ delta: String, progress: inout Progress) async throws {
-        if case .oneShot = plan.structured, !progress.fedDeltas, progress.deltaText.isEmpty {
-            // The one-shot reply is the structured output: it has begun.
-            runtime.activeTurns.closeSteering(plan.threadID, turnID: plan.turnID)
-        }
         guard case .streamed(let contract, _) = plan.structured else {
             progress.deltaText += delta
             try await channel.send(.assistantMessageDelta(plan.threadID, plan.turnID, delta))
@@ -190,12 +194,13 @@ struct TurnDriver: Sendable {
                 guard contract.decodes(value) else { continue }
                 try await channel.send(.structuredOutputPartial(AgentStructuredOutputSnapshot(formatName: contract.format.name, value: value, isCommitted: false)))
             case .committed(let commit):
-                guard !progress.structuredCommitted else {
+                guard !progress.structuredCommitted || progress.commitReplaceable else {
                     throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the reply carried more than one structured payload")
                 }
                 // The parser validated the payload fully with this contract's validator.
                 progress.structuredValue = try contract.decodeValidated(commit.value)
                 progress.structuredCommitted = true
+                progress.commitReplaceable = false
                 try await channel.send(.structuredOutputCommitted(AgentStructuredOutputSnapshot(formatName: contract.format.name, value: commit.value, isCommitted: true)))
             }
         }

@@ -149,24 +149,29 @@ public actor ChatGPTSessionManager: AgentSessionManaging {
 
     // MARK: - State
 
+    /// Waits for `task`. The first waiter to resume while `task` still holds the refresh slot clears it
+    /// and applies the result (in memory first, then saved: a rotated refresh token is never lost to a
+    /// failed save); later waiters of the same task only return it. Nothing is applied when the session
+    /// was signed out or replaced meanwhile.
     private func awaitRefresh(_ task: Task<ChatGPTSession, any Error>, generation started: Int) async throws -> ChatGPTSession {
-        let renewed: ChatGPTSession
-        do {
-            renewed = try await task.value
-        } catch {
-            if refreshTask?.generation == started { refreshTask = nil }
-            logSink.record(AgentLogEvent(level: .warning, category: .auth, name: "auth.session.refresh_failed",
-                                         metadata: ["error_code": (error as? AgentRuntimeError)?.code.rawValue ?? "unknown"]))
-            guard generation == started else { throw Self.replacedDuringRefresh(session) }
-            throw error
-        }
-        if refreshTask?.generation == started { refreshTask = nil }
+        let result = await task.result
+        let applies = refreshTask?.task == task
+        if applies { refreshTask = nil }
         guard generation == started else { throw Self.replacedDuringRefresh(session) }
-        // In memory first: a rotated refresh token must never be lost to a failed save.
-        session = renewed
-        try sessionStore?.save(renewed)
-        logSink.record(AgentLogEvent(level: .info, category: .auth, name: "auth.session.refreshed", metadata: ["account_id_known": "true"]))
-        return renewed
+        switch result {
+        case .failure(let error):
+            if applies {
+                logSink.record(AgentLogEvent(level: .warning, category: .auth, name: "auth.session.refresh_failed",
+                                             metadata: ["error_code": (error as? AgentRuntimeError)?.code.rawValue ?? "unknown"]))
+            }
+            throw error
+        case .success(let renewed):
+            guard applies else { return renewed }
+            session = renewed
+            try sessionStore?.save(renewed)
+            logSink.record(AgentLogEvent(level: .info, category: .auth, name: "auth.session.refreshed", metadata: ["account_id_known": "true"]))
+            return renewed
+        }
     }
 
     private static func replacedDuringRefresh(_ current: ChatGPTSession?) -> AgentRuntimeError {

@@ -20,6 +20,12 @@ struct ResponsesAttempt {
         }
     }
 
+    /// An error a middleware step raised itself (no credentials, a refused sign-in, a host's own error):
+    /// final, never retried, passed on unchanged.
+    struct StepFailure: Error {
+        let error: any Error
+    }
+
     /// What ``next(progress:maximumBytes:)`` produced.
     enum Step {
         /// An event for the caller.
@@ -60,7 +66,7 @@ struct ResponsesAttempt {
     ///   - progress: The stream's progress, updated by every event delivered.
     ///   - maximumBytes: The most body bytes this attempt may receive, or `nil`.
     /// - Throws: The attempt's failure: an ``CodexCore/AgentRuntimeError`` the stream may retry, a
-    ///   `CancellationError`, or an error a middleware step raised (passed on unchanged).
+    ///   `CancellationError`, or a ``StepFailure`` (final).
     mutating func next(progress: inout Progress, maximumBytes: Int?) async throws -> Step {
         while !finished {
             if pendingIndex < pending.count {
@@ -151,7 +157,7 @@ struct ResponsesAttempt {
         } catch {
             // A step's own failure (no credentials, a refused sign-in) is final and passes unchanged; a
             // failure of the HTTP client is a lost connection.
-            guard context.transportFailed else { throw close(error) }
+            guard context.transportFailed else { throw close(StepFailure(error: error)) }
             throw close(Self.interrupted(error, progress: progress))
         }
         let limits = RateLimitParser.snapshots(fromHeaders: response.headers, now: client.wallClock.now())

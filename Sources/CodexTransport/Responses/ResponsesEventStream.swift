@@ -68,6 +68,9 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
                 let step: ResponsesAttempt.Step?
                 do {
                     step = try await attempt?.next(progress: &progress, maximumBytes: budget)
+                } catch let failure as ResponsesAttempt.StepFailure {
+                    finished = true
+                    throw failure.error
                 } catch let failure as AgentRuntimeError {
                     try await retryOrThrow(failure)
                     continue

@@ -18,9 +18,14 @@ import Testing
         ))
     }
 
-    @Test func aSecureStoreAloneGivesTheRuntimeASessionManagerThatSurvivesARestart() async throws {
+    private func managed(_ directory: URL) throws -> AgentRuntime {
+        let store = try FileSecureStore(directory: directory)
+        return try runtime(secureStore: store, authProvider: ChatGPTSessionManager(secureStore: store, httpClient: DefaultHTTPClient()))
+    }
+
+    @Test func theSessionManagersStoreKeepsTheSessionAcrossARestart() async throws {
         let directory = try temporaryDirectory().appendingPathComponent("secrets")
-        let first = try runtime(secureStore: try FileSecureStore(directory: directory))
+        let first = try managed(directory)
         #expect(first.configuration.authProvider is ChatGPTSessionManager)
         #expect(try await first.authenticationState() == .signedOut)
         #expect(try await first.createThread().accountBinding == nil)
@@ -30,7 +35,7 @@ import Testing
         #expect(account.accountID == "acct-7")
         #expect(try await first.createThread().accountBinding == "acct-7")
 
-        let restarted = try runtime(secureStore: try FileSecureStore(directory: directory))
+        let restarted = try managed(directory)
         #expect(try await restarted.authenticationState() == state)
         #expect(try await restarted.createThread().accountBinding == "acct-7")
         try await restarted.useSession(try session(account: "acct-8"))
@@ -38,7 +43,7 @@ import Testing
         try await restarted.signOut()
         #expect(try await restarted.authenticationState() == .signedOut)
         #expect(try await restarted.createThread().accountBinding == nil)
-        #expect(try await runtime(secureStore: try FileSecureStore(directory: directory)).authenticationState() == .signedOut)
+        #expect(try await managed(directory).authenticationState() == .signedOut)
     }
 
     @Test func aProviderThatKeepsNoSessionCannotSignInOrOut() async throws {
@@ -55,6 +60,8 @@ import Testing
 
     @Test func aSecureStoreThatNoProviderWouldReadIsRefused() async throws {
         let store = try FileSecureStore(directory: try temporaryDirectory().appendingPathComponent("secrets"))
+        let alone = #expect(throws: AgentRuntimeError.self) { try runtime(secureStore: store) }
+        #expect(alone?.code == .invalidConfiguration)
         let withAPIKey = #expect(throws: AgentRuntimeError.self) {
             try runtime(secureStore: store, authProvider: APIKeyAuthProvider(apiKey: "sk-test-000000"))
         }

@@ -1,5 +1,6 @@
 import CodexCore
 import CodexRuntime
+import CodexSchema
 import CodexTestSupport
 import Foundation
 import Testing
@@ -43,4 +44,70 @@ import Testing
         #expect(backend.interruptions == 1)
         #expect(backend.acceptedSteers.isEmpty)
     }
+
+    @Test func aSteerTheScriptNeverConsumedIsConsumedAtCompletion() async throws {
+        // The fixture produces its next step as soon as the runtime asks: a sleep on a manual clock holds
+        // the turn until the test has steered.
+        let clock = ManualClock()
+        let backend = FixtureAgentBackend(
+            turns: [FixtureAgentBackend.Turn([.event(.assistantMessageDelta("Working")), .sleep(.seconds(1)), .complete()], acceptsSteering: true)],
+            clock: clock
+        )
+        let runtime = try AgentRuntime(configuration: .init(backend: backend, stateStore: InMemoryRuntimeStateStore()))
+        let thread = try await runtime.createThread()
+        var names: [String] = []
+        for try await event in try await runtime.stream(Request(text: "Go."), in: thread.id) {
+            names.append(name(event))
+            if case .assistantMessageDelta = event {
+                try await runtime.steer("Also this.", in: thread.id)
+                await clock.waitForSleepers(count: 1)
+                clock.advance(by: .seconds(1))
+            }
+        }
+        #expect(names.contains("committed(user: Also this.)"))
+        #expect(names.last == "turnCompleted")
+    }
+
+    @Test func aSteerAcceptedBeforeThePayloadLetsTheNextReplysPayloadReplaceIt() async throws {
+        let frame = { (subject: String) in "<codexkit_structured_output>\n{\"subject\":\"\(subject)\"}\n</codexkit_structured_output>" }
+        let firstText = "Draft.\n" + frame("First")
+        let secondText = "Updated.\n" + frame("Second")
+        let clock = ManualClock()
+        let backend = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn([
+            .event(.assistantMessageDelta("Draft.\n")), .sleep(.seconds(1)), .event(.assistantMessageDelta(frame("First"))),
+            .event(.assistantMessageCompleted(AgentMessage(threadID: "", role: .assistant, text: firstText))),
+            .consumeSteering,
+            .event(.assistantMessageDelta(secondText)),
+            .event(.assistantMessageCompleted(AgentMessage(threadID: "", role: .assistant, text: secondText))),
+            .complete(),
+        ], acceptsSteering: true)], clock: clock)
+        let runtime = try AgentRuntime(configuration: .init(backend: backend, stateStore: InMemoryRuntimeStateStore()))
+        let thread = try await runtime.createThread()
+        var subjects: [String] = []
+        var refusal: AgentRuntimeError.Code?
+        for try await event in try await runtime.stream(Request(text: "Draft it."), in: thread.id, response: FixtureDraft.self) {
+            switch event {
+            case .assistantMessageDelta(_, _, "Draft.\n"):
+                try await runtime.steer("Shorter.", in: thread.id)  // before the payload: accepted
+                await clock.waitForSleepers(count: 1)
+                clock.advance(by: .seconds(1))
+            case .structuredOutputCommitted(let snapshot):
+                subjects.append(snapshot.value["subject"]?.stringValue ?? "")
+                if subjects.count == 1 {
+                    do { try await runtime.steer("Too late.", in: thread.id) } catch let error as AgentRuntimeError { refusal = error.code }
+                }
+            default:
+                break
+            }
+        }
+        #expect(subjects == ["First", "Second"])
+        #expect(refusal == .turnNotActive)
+        #expect(backend.acceptedSteers == ["Shorter."])
+    }
+}
+
+/// The structured reply of the fixture steering tests.
+struct FixtureDraft: AgentStructuredOutput {
+    let subject: String
+    static let responseFormat = AgentStructuredOutputFormat(name: "draft", schema: .object(properties: ["subject": .string()]))
 }

@@ -46,3 +46,21 @@ import Testing
         try state.accept(input("after a drain"))
     }
 }
+
+@Suite struct SteeringQueueClosingTests {
+    private func input(_ text: String) -> SteeringQueueState.Input { .init(text: text, images: []) }
+
+    @Test func theLastRequestTakesWhatIsQueuedAndRefusesMore() throws {
+        var draining = SteeringQueueState()
+        try draining.accept(input("a"))
+        #expect(draining.drain(closing: true) == [input("a")])
+        let late = #expect(throws: AgentRuntimeError.self) { try draining.accept(input("late")) }
+        #expect(late?.code == .turnNotActive)
+
+        var completing = SteeringQueueState()
+        try completing.accept(input("b"))
+        #expect(completing.decideCompletion(closing: true) == .continueWith([input("b")]))
+        let after = #expect(throws: AgentRuntimeError.self) { try completing.accept(input("late")) }
+        #expect(after?.code == .turnNotActive)
+    }
+}

@@ -142,7 +142,8 @@ import Testing
             let last = try #require(requests.last)
             let mentions = (try JSONValue(parsing: last.body))["input"]?.arrayValue?.filter { $0["content"]?[0]?["text"]?.stringValue == text }.count
             #expect(mentions == (wasAccepted ? 1 : 0), "round \(round)")
-            #expect(requests.count == (wasAccepted ? 2 : 1), "round \(round)")
+            // An accepted steer goes with the first request when it came before it was sent, else with one more.
+            #expect(wasAccepted ? (1...2).contains(requests.count) : requests.count == 1, "round \(round)")
         }
         #expect(accepted + refused == 25)
     }

@@ -170,6 +170,14 @@ final class ApprovingPresenter: AgentApprovalPresenting {
         #expect((limited.error as? AgentRuntimeError)?.executionLimit == .toolCalls)
     }
 
+    @Test func aCallRepeatedTwiceInALaterBatchIsAnsweredOnce() async throws {
+        let probe = ToolProbe()
+        let result = try await run([[call("c1")], [call("c1"), call("c1")]], tools: [probed("lookup", parallel: false, probe: probe)])
+        #expect(result.error == nil)
+        #expect(probe.log == ["start c1", "end c1"])
+        #expect(result.backend.submittedResults.map(\.invocationID.rawValue) == ["c1", "c1"])
+    }
+
     @Test func aRepeatedCallIDWithOtherArgumentsFailsTheTurn() async throws {
         let probe = ToolProbe()
         let result = try await run(

@@ -67,6 +67,31 @@ import Testing
         #expect(try await manager.credentials().binding == "acct-2")
     }
 
+    @Test func concurrentCallersShareOneRefreshWhichIsAppliedAndSavedOnce() async throws {
+        let server = try LoopbackHTTPServer(replies: [
+            ScriptedReply(headers: [.init(name: "Content-Type", value: "application/json")], parts: [.hold,
+                .bytes(Array(#"{"access_token":"\#(TestJWT.accessToken(expiresAt: 10_000, marker: "new"))","refresh_token":"rt-new"}"#.utf8))]),
+        ])
+        defer { server.shutdown() }
+        let log = InMemoryAgentLogSink()
+        let directory = try temporaryDirectory().appendingPathComponent("secrets")
+        let manager = try manager(directory, issuer: server.baseURL, log: log)
+        try await manager.useSession(try session(expiresAt: 1_050))
+        let callers = (0..<10).map { _ in Task { try await manager.credentials().bearerToken } }
+        let tokens = try await withTaskCancellationHandler {
+            #expect(await server.waitForRequests(count: 1, timeout: .seconds(60)))
+            server.releaseHeld()
+            var tokens: Set<String> = []
+            for caller in callers { tokens.insert(try await caller.value) }
+            return tokens
+        } onCancel: { callers.forEach { $0.cancel() } }
+        #expect(tokens == [TestJWT.accessToken(expiresAt: 10_000, marker: "new")])
+        #expect(server.requests.count == 1)
+        #expect(await manager.refreshes == 1)
+        #expect(log.events(named: "auth.session.refreshed").count == 1)
+        #expect(try await self.manager(directory).credentials().bearerToken == TestJWT.accessToken(expiresAt: 10_000, marker: "new"))
+    }
+
     @Test func aSignInThatFinishesAfterASignOutIsDropped() async throws {
         let directory = try temporaryDirectory().appendingPathComponent("secrets")
         let manager = try manager(directory)

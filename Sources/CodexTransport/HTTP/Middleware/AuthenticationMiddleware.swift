@@ -39,9 +39,15 @@ public struct AuthenticationMiddleware: HTTPMiddleware {
         case .provider(let provider, let renewsUnauthorized):
             let credentials = try await provider.credentials()
             let response = try await send(request, with: credentials, context: context, next: next)
-            guard response.statusCode == 401, renewsUnauthorized,
-                  let renewed = try await provider.recoverAfterUnauthorized(credentials), renewed.binding == credentials.binding
-            else { return response }
+            guard response.statusCode == 401, renewsUnauthorized else { return response }
+            let renewed: AuthCredentials?
+            do {
+                renewed = try await provider.recoverAfterUnauthorized(credentials)
+            } catch {
+                response.body.cancel()
+                throw error
+            }
+            guard let renewed, renewed.binding == credentials.binding else { return response }
             response.body.cancel()
             logSink.record(AgentLogEvent(level: .info, category: .auth, name: "auth.unauthorized.recovered"))
             return try await send(request, with: renewed, context: context, next: next)

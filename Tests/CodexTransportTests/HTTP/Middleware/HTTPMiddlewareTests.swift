@@ -87,6 +87,23 @@ import Testing
         #expect(clock.sleeps.isEmpty)
     }
 
+    @Test func aStepsOwnRetryableLookingErrorIsStillFinal() async throws {
+        struct FailingSignIn: HTTPMiddleware {
+            func intercept(_ request: HTTPRequest, context: HTTPMiddlewareContext, next: HTTPMiddlewareNext) async throws -> HTTPResponse {
+                throw AgentRuntimeError(code: .transportFailure, message: "the token issuer is unreachable")
+            }
+        }
+        let server = try LoopbackHTTPServer(replies: [.sse([completed])])
+        defer { server.shutdown() }
+        let clock = ImmediateClock()
+        let client = try client(server, [FailingSignIn()], clock: clock)
+        let error = await #expect(throws: AgentRuntimeError.self) { try await client.collect() }
+        #expect(error?.code == .transportFailure)
+        #expect(error?.retry == nil)
+        #expect(clock.sleeps.isEmpty)
+        #expect(server.requestCount == 0)
+    }
+
     @Test func aStepMaySendAgainAndTheUnusedResponseIsClosed() async throws {
         /// Sends once more after a 503, without the stream's retry.
         struct ResendOn503: HTTPMiddleware {
