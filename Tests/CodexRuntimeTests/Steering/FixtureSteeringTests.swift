@@ -104,6 +104,64 @@ import Testing
         #expect(refusal == .turnNotActive)
         #expect(backend.acceptedSteers == ["Shorter."])
     }
+
+    @Test func aOneShotTurnTakesSteeringUntilItsFinalAnswerStarts() async throws {
+        let clock = ManualClock()
+        let reply = AgentMessage(threadID: "", role: .assistant, text: #"{"subject":"Hi"}"#, phase: .finalAnswer)
+        let backend = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn([
+            .event(.progress(.messageStarted(itemID: "c1", phase: .commentary))), .sleep(.seconds(1)), .consumeSteering,
+            .event(.progress(.messageStarted(itemID: "f1", phase: .finalAnswer))), .sleep(.seconds(1)),
+            .event(.assistantMessageCompleted(reply)), .complete(),
+        ], acceptsSteering: true)], clock: clock)
+        let runtime = try AgentRuntime(configuration: .init(backend: backend, stateStore: InMemoryRuntimeStateStore()))
+        let thread = try await runtime.createThread()
+        let send = Task { try await runtime.send(Request(text: "Draft it."), in: thread.id, response: FixtureDraft.self) }
+        let draft = try await withTaskCancellationHandler {
+            await clock.waitForSleepers(count: 1)
+            try await runtime.steer("Be brief.", in: thread.id)  // during commentary: accepted
+            clock.advance(by: .seconds(1))
+            await clock.waitForSleepers(count: 1)
+            let refused = await #expect(throws: AgentRuntimeError.self) { try await runtime.steer("Too late.", in: thread.id) }
+            #expect(refused?.code == .turnNotActive)
+            clock.advance(by: .seconds(1))
+            return try await send.value
+        } onCancel: { send.cancel() }
+        #expect(draft.subject == "Hi")
+        #expect(backend.acceptedSteers == ["Be brief."])
+    }
+
+    @Test func aSteerWaitingForTheBackendTurnCanBeCancelled() async throws {
+        let gate = AsyncStream<Void>.makeStream()
+        let entered = AsyncStream<Void>.makeStream()
+        struct GatedBackend: AgentBackend {
+            let inner: FixtureAgentBackend
+            let gate: AsyncStream<Void>
+            let entered: AsyncStream<Void>.Continuation
+            func startTurn(_ request: AgentBackendTurnRequest) async throws -> AgentTurnStream {
+                entered.yield()
+                for await _ in gate { break }
+                return try await inner.startTurn(request)
+            }
+        }
+        let inner = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn([.consumeSteering, .complete()], acceptsSteering: true)])
+        let runtime = try AgentRuntime(configuration: .init(
+            backend: GatedBackend(inner: inner, gate: gate.stream, entered: entered.continuation), stateStore: InMemoryRuntimeStateStore()
+        ))
+        let thread = try await runtime.createThread()
+        let stream = try await runtime.stream(Request(text: "Go."), in: thread.id)
+        let consumer = Task { await collect(stream) }
+        var starts = entered.stream.makeAsyncIterator()
+        _ = await starts.next()
+        // The backend's turn has not started: a steer waits for it, and its caller may give up.
+        let waiting = Task { try await runtime.steer("Never mind.", in: thread.id) }
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        gate.continuation.yield()
+        try await runtime.steer("This one.", in: thread.id)
+        let (_, error) = await consumer.value
+        #expect(error == nil)
+        #expect(inner.acceptedSteers == ["This one."])
+    }
 }
 
 /// The structured reply of the fixture steering tests.

@@ -104,6 +104,24 @@ import Testing
         #expect(server.requestCount == 0)
     }
 
+    @Test func aRenewalThatThrowsClosesTheRejectedResponse() async throws {
+        struct RefusingRenewal: AuthProvider {
+            func credentials() async throws -> AuthCredentials { AuthCredentials(bearerToken: "token-abcdef", binding: "acct") }
+            func recoverAfterUnauthorized(_ rejected: AuthCredentials) async throws -> AuthCredentials? {
+                throw AgentRuntimeError(code: .refreshFailed, message: "sign in again")
+            }
+        }
+        let unauthorized = ScriptedReply(status: 401, headers: [.init(name: "Content-Type", value: "application/json")],
+                                         parts: [.bytes(Array(#"{"error":{"message":"expired"}}"#.utf8)), .hold], framing: .chunked)
+        let server = try LoopbackHTTPServer(replies: [unauthorized])
+        defer { server.shutdown() }
+        let client = try client(server, [AuthenticationMiddleware(provider: RefusingRenewal())])
+        let error = await #expect(throws: AgentRuntimeError.self) { try await client.collect() }
+        #expect(error?.code == .refreshFailed)
+        // The 401's body was held open by the server: only the step's cancel closes that connection.
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+    }
+
     @Test func aStepMaySendAgainAndTheUnusedResponseIsClosed() async throws {
         /// Sends once more after a 503, without the stream's retry.
         struct ResendOn503: HTTPMiddleware {
