@@ -9,21 +9,24 @@ extension AgentImageAttachment {
     /// `ftyp` first and a `meta` box. Walks are linear and never read past the end.
     public static func completeImageMimeType(_ data: Data) -> String? {
         guard let type = sniffMimeType(data) else { return nil }
-        let bytes = [UInt8](data)
+        return data.withUnsafeBytes { raw in isComplete(type, raw.bindMemory(to: UInt8.self)) } ? type : nil
+    }
+
+    private static func isComplete(_ type: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         switch type {
-        case "image/png": return isCompletePNG(bytes) ? type : nil
-        case "image/jpeg": return bytes.count >= 4 && bytes[bytes.count - 2] == 0xFF && bytes[bytes.count - 1] == 0xD9 ? type : nil
-        case "image/gif": return bytes.count >= 14 && bytes[bytes.count - 1] == 0x3B ? type : nil
-        case "image/webp": return isCompleteWebP(bytes) ? type : nil
-        default: return isCompleteISOBMFF(bytes) ? type : nil
+        case "image/png": return isCompletePNG(bytes)
+        case "image/jpeg": return bytes.count >= 4 && bytes[bytes.count - 2] == 0xFF && bytes[bytes.count - 1] == 0xD9
+        case "image/gif": return bytes.count >= 14 && bytes[bytes.count - 1] == 0x3B
+        case "image/webp": return isCompleteWebP(bytes)
+        default: return isCompleteISOBMFF(bytes)
         }
     }
 
-    private static func bigEndian32(_ bytes: [UInt8], _ offset: Int) -> Int {
+    private static func bigEndian32(_ bytes: UnsafeBufferPointer<UInt8>, _ offset: Int) -> Int {
         Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
     }
 
-    private static func isCompletePNG(_ bytes: [UInt8]) -> Bool {
+    private static func isCompletePNG(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var offset = 8
         while offset + 12 <= bytes.count {
             let length = bigEndian32(bytes, offset)
@@ -36,13 +39,13 @@ extension AgentImageAttachment {
         return false
     }
 
-    private static func isCompleteWebP(_ bytes: [UInt8]) -> Bool {
+    private static func isCompleteWebP(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard bytes.count >= 16 else { return false }
         let size = Int(bytes[4]) | Int(bytes[5]) << 8 | Int(bytes[6]) << 16 | Int(bytes[7]) << 24
         return size >= 8 && size + 8 <= bytes.count
     }
 
-    private static func isCompleteISOBMFF(_ bytes: [UInt8]) -> Bool {
+    private static func isCompleteISOBMFF(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var offset = 0
         var sawMeta = false
         var first = true

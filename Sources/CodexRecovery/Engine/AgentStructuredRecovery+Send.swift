@@ -124,14 +124,12 @@ extension AgentStructuredRecovery {
     /// Saves `record` after re-checking the lease's lock file, on the store's queue; `record` takes the
     /// saved `updatedAt` only when the save succeeded.
     func persist(_ record: inout RecoveryOperationRecord, _ partition: RecoveryPartition, _ lease: RecoveryLease) async throws(AgentRecoveryError) {
-        var saved = record
-        saved.updatedAt = wallClock.now()
-        let copy = saved
-        try await partition.perform { () throws(AgentRecoveryError) in
-            try lease.verify()
-            try partition.save(copy)
+        let unsaved = record
+        record = try await partition.perform { () throws(AgentRecoveryError) in
+            var saved = unsaved
+            try self.persistOnQueue(&saved, partition, lease)
+            return saved
         }
-        record = saved
     }
 
     /// ``persist(_:_:_:)`` for a body already running on the store's queue (under a lock).

@@ -255,43 +255,50 @@ private final class FixtureTurnPlayer: Sendable {
     private func nextSteer() async throws -> SteeringQueueState.Input {
         while true {
             if let input = state.withLock({ $0.steering.takeFirst() }) { return input }
-            try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    let ready = state.withLock { state -> Bool in
-                        if !state.steering.queued.isEmpty || state.steering.isClosed || Task.isCancelled { return true }
-                        state.steerWaiter = continuation
-                        return false
-                    }
-                    if ready { continuation.resume() }
-                }
-            } onCancel: {
-                let waiter = state.withLock { state in
-                    defer { state.steerWaiter = nil }
-                    return state.steerWaiter
-                }
-                waiter?.resume(throwing: CancellationError())
-            }
-            try Task.checkCancellation()
+            try await suspend(until: { !$0.steering.queued.isEmpty || $0.steering.isClosed }, as: .steering)
             if state.withLock({ $0.steering.isClosed && $0.steering.queued.isEmpty }) { throw CancellationError() }
         }
     }
 
     private func waitForResults() async throws {
+        try await suspend(until: { $0.announced.isSubset(of: $0.submitted) }, as: .results)
+    }
+
+    /// What a suspended step waits for: each kind keeps its continuation in its own slot.
+    private enum Wait: Sendable {
+        case results
+        case steering
+
+        func take(_ state: inout State) -> CheckedContinuation<Void, any Error>? {
+            switch self {
+            case .results: defer { state.waiter = nil }; return state.waiter
+            case .steering: defer { state.steerWaiter = nil }; return state.steerWaiter
+            }
+        }
+
+        func keep(_ continuation: CheckedContinuation<Void, any Error>, in state: inout State) {
+            switch self {
+            case .results: state.waiter = continuation
+            case .steering: state.steerWaiter = continuation
+            }
+        }
+    }
+
+    /// Suspends until `ready` holds (checked now, then whenever the continuation kept for `wait` is
+    /// resumed) or the task is cancelled (`CancellationError`).
+    private func suspend(until ready: @escaping @Sendable (State) -> Bool, as wait: Wait) async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let ready = state.withLock { state -> Bool in
-                    if state.announced.isSubset(of: state.submitted) || Task.isCancelled { return true }
-                    state.waiter = continuation
+                let now = state.withLock { state -> Bool in
+                    if ready(state) || Task.isCancelled { return true }
+                    wait.keep(continuation, in: &state)
                     return false
                 }
-                if ready { continuation.resume() }
+                if now { continuation.resume() }
             }
         } onCancel: {
-            let waiter = state.withLock { state in
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume(throwing: CancellationError())
+            let pending = state.withLock { wait.take(&$0) }
+            pending?.resume(throwing: CancellationError())
         }
         try Task.checkCancellation()
     }

@@ -14,6 +14,12 @@ final class ActiveTurnRegistry: Sendable {
         case attached(Steer?)
         /// The turn's final structured output has begun: no more steering.
         case closed
+
+        /// The steer calls still waiting for the backend's turn.
+        var waiters: [CheckedContinuation<Steer?, any Error>] {
+            if case .waiting(let waiters) = self { return Array(waiters.values) }
+            return []
+        }
     }
 
     private struct Entry {
@@ -69,8 +75,7 @@ final class ActiveTurnRegistry: Sendable {
         let waiters = entries.withLock { entries -> [CheckedContinuation<Steer?, any Error>] in
             guard let entry = entries[threadID], entry.turnID == turnID else { return [] }
             entries[threadID] = nil
-            if case .waiting(let waiters) = entry.steering { return Array(waiters.values) }
-            return []
+            return entry.steering.waiters
         }
         for waiter in waiters { waiter.resume(throwing: Self.notActive) }
     }
@@ -78,9 +83,9 @@ final class ActiveTurnRegistry: Sendable {
     /// Records how the turn's backend takes steering input (`nil`: it cannot); waiting steer calls go on.
     func attachSteering(_ threadID: AgentThreadID, turnID: AgentTurnID, _ steer: Steer?) {
         let waiters = entries.withLock { entries -> [CheckedContinuation<Steer?, any Error>] in
-            guard let entry = entries[threadID], entry.turnID == turnID, case .waiting(let waiters) = entry.steering else { return [] }
+            guard let entry = entries[threadID], entry.turnID == turnID, case .waiting = entry.steering else { return [] }
             entries[threadID]?.steering = .attached(steer)
-            return Array(waiters.values)
+            return entry.steering.waiters
         }
         for waiter in waiters { waiter.resume(returning: steer) }
     }
@@ -90,8 +95,7 @@ final class ActiveTurnRegistry: Sendable {
         let waiters = entries.withLock { entries -> [CheckedContinuation<Steer?, any Error>] in
             guard let entry = entries[threadID], entry.turnID == turnID else { return [] }
             entries[threadID]?.steering = .closed
-            if case .waiting(let waiters) = entry.steering { return Array(waiters.values) }
-            return []
+            return entry.steering.waiters
         }
         for waiter in waiters { waiter.resume(throwing: Self.notActive) }
     }

@@ -116,11 +116,7 @@ import Testing
 
 @Suite struct AgentRuntimeModelDefaultTests {
     @Test func threadsWithoutAModelUseTheBackendsConfiguredModel() async throws {
-        var script = ResponsesScript()
-        script.created("resp_1")
-        script.messageDone("msg_1", "ok", index: 0)
-        script.completed("resp_1")
-        let server = try LoopbackHTTPServer(replies: [.sse(script.events)])
+        let server = try LoopbackHTTPServer(replies: [ResponsesScript.completedReply("resp_1", "ok", phase: nil)])
         defer { server.shutdown() }
         let backend = try BackendHarness.backend(server, configuration: .init(model: .gpt6Luna))
         let runtime = try AgentRuntime(configuration: .init(backend: backend, stateStore: InMemoryRuntimeStateStore()))
@@ -132,11 +128,7 @@ import Testing
 
 @Suite struct AgentRuntimeInstructionTests {
     @Test func skillsAddToTheBackendsBasePersonalityWhenNoPersonaApplies() async throws {
-        var script = ResponsesScript()
-        script.created("resp_1")
-        script.messageDone("msg_1", "ok", index: 0)
-        script.completed("resp_1")
-        let server = try LoopbackHTTPServer(replies: [.sse(script.events)])
+        let server = try LoopbackHTTPServer(replies: [ResponsesScript.completedReply("resp_1", "ok", phase: nil)])
         defer { server.shutdown() }
         let backend = try BackendHarness.backend(server, configuration: .init(instructions: "Base personality."))
         let runtime = try AgentRuntime(configuration: .init(

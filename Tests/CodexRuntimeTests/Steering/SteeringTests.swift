@@ -10,14 +10,6 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct SteeringTests {
     private typealias H = BackendHarness
 
-    private func completedReply(_ id: String, _ text: String) -> ScriptedReply {
-        var script = ResponsesScript()
-        script.created(id)
-        script.messageDone("msg_\(id)", text, index: 0, phase: "final_answer")
-        script.completed(id)
-        return .sse(script.events)
-    }
-
     @Test func aSteerDuringTheResponseIsSentWithOneMoreRequestOfTheSameTurn() async throws {
         var first = ResponsesScript()
         first.created("resp_1")
@@ -29,7 +21,7 @@ import Testing
         rest.completed("resp_1")
         let held = ScriptedReply(headers: [.init(name: "Content-Type", value: "text/event-stream")],
                                  parts: [.bytes(Array(first.text.utf8)), .hold, .bytes(Array(rest.events.suffix(2).joined().utf8))], framing: .chunked)
-        let server = try LoopbackHTTPServer(replies: [held, completedReply("resp_2", "Recent results only.")])
+        let server = try LoopbackHTTPServer(replies: [held, ResponsesScript.completedReply("resp_2", "Recent results only.")])
         defer { server.shutdown() }
         let store = InMemoryRuntimeStateStore()
         let runtime = try AgentRuntime(configuration: .init(backend: try H.backend(server), stateStore: store))
@@ -112,7 +104,7 @@ import Testing
 
     @Test(arguments: [11, 23, 47])
     func steeringRacingCompletionIsNeverLostNorDuplicated(seed: UInt64) async throws {
-        let server = try LoopbackHTTPServer { _ in completedReply("resp", "done") }
+        let server = try LoopbackHTTPServer { _ in ResponsesScript.completedReply("resp", "done") }
         defer { server.shutdown() }
         let runtime = try AgentRuntime(configuration: .init(backend: try H.backend(server), stateStore: InMemoryRuntimeStateStore()))
         var random = seed

@@ -59,6 +59,15 @@ struct ResponsesScript {
         add("response.completed", #""response":{"id":"\#(id)","status":"completed","usage":{"input_tokens":\#(input),"input_tokens_details":{"cached_tokens":2},"output_tokens":\#(output),"output_tokens_details":{"reasoning_tokens":1},"total_tokens":\#(input + output)}}"#)
     }
 
+    /// A whole reply: `response.created`, one completed final-answer message with `text`, `response.completed`.
+    static func completedReply(_ id: String, _ text: String, phase: String? = "final_answer") -> ScriptedReply {
+        var script = ResponsesScript()
+        script.created(id)
+        script.messageDone("msg_\(id)", text, index: 0, phase: phase)
+        script.completed(id)
+        return .sse(script.events)
+    }
+
     /// The usage `completed(_:input:output:)` reports.
     static func usage(input: Int = 10, output: Int = 5) -> AgentUsage {
         AgentUsage(inputTokens: input, cachedInputTokens: 2, outputTokens: output, reasoningOutputTokens: 1, totalTokens: input + output)

@@ -176,3 +176,18 @@ final class Counter: Sendable {
     func increment() { value.withLock { $0 += 1 } }
     var count: Int { value.withLock { $0 } }
 }
+
+/// A parallel-safe tool named `slow` that never finishes by itself: each call yields on `started`, then
+/// waits until it is cancelled, which it counts in `cancelled`.
+func slowTool(started: AsyncStream<Void>.Continuation, cancelled: Counter) -> AgentTool {
+    AgentTool(definition: ToolDefinition(name: "slow", description: "Slow.", inputSchema: ["type": "object"], supportsParallelExecution: true)) { invocation in
+        started.yield()
+        do {
+            try await Task.sleep(for: .seconds(86_400))
+        } catch {
+            cancelled.increment()
+            throw error
+        }
+        return .success(invocation, text: "never")
+    }
+}

@@ -191,17 +191,7 @@ final class ApprovingPresenter: AgentApprovalPresenting {
     @Test func cancellingTheTurnCancelsEveryRunningParallelExecutor() async throws {
         let cancelled = Counter()
         let started = AsyncStream<Void>.makeStream()
-        let tool = AgentTool(definition: ToolDefinition(name: "slow", description: "Slow.", inputSchema: ["type": "object"], supportsParallelExecution: true)) {
-            invocation in
-            started.continuation.yield()
-            do {
-                try await Task.sleep(for: .seconds(86_400))
-            } catch {
-                cancelled.increment()
-                throw error
-            }
-            return .success(invocation, text: "never")
-        }
+        let tool = slowTool(started: started.continuation, cancelled: cancelled)
         let backend = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn([
             .event(.toolCallsRequested([call("c1", "slow"), call("c2", "slow")])), .awaitToolResults, .complete(),
         ])])

@@ -11,17 +11,7 @@ import Testing
     @Test func interruptingDuringRunningToolsCancelsEveryExecutor() async throws {
         let cancelled = Counter()
         let started = AsyncStream<Void>.makeStream()
-        let slow = AgentTool(definition: ToolDefinition(name: "slow", description: "Slow.", inputSchema: ["type": "object"], supportsParallelExecution: true)) {
-            invocation in
-            started.continuation.yield()
-            do {
-                try await Task.sleep(for: .seconds(86_400))
-            } catch {
-                cancelled.increment()
-                throw error
-            }
-            return .success(invocation, text: "never")
-        }
+        let slow = slowTool(started: started.continuation, cancelled: cancelled)
         let backend = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn([
             .event(.toolCallsRequested([call("c1", "slow"), call("c2", "slow")])), .awaitToolResults, .complete(),
         ])])
