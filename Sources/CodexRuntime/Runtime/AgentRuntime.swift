@@ -58,6 +58,11 @@ public final class AgentRuntime: Sendable {
         public var toolImageHTTPClient: (any HTTPClient)?
         /// Skills threads and requests may select by ID.
         public var skills: [AgentSkill]
+        /// How often a turn whose first request a backend could not get accepted (its readiness failed
+        /// with a retryable error no lower layer retried) is started again, with backoff on ``clock``:
+        /// default 3 attempts. The built-in backend's transport retries its own failures, so they are
+        /// not retried again here.
+        public var readinessRetryPolicy: RetryPolicy
 
         /// Creates a configuration; ``AgentRuntime/init(configuration:)`` validates it.
         public init(
@@ -67,7 +72,7 @@ public final class AgentRuntime: Sendable {
             logSink: any AgentLogSink = NoOpAgentLogSink(), wallClock: any AgentWallClock = SystemWallClock(),
             clock: any Clock<Duration> = ContinuousClock(), model: CodexModel? = nil, persona: AgentPersonaStack? = nil,
             tools: [AgentTool] = [], skills: [AgentSkill] = [], maximumParallelToolCalls: Int = 4,
-            toolImageHTTPClient: (any HTTPClient)? = nil
+            toolImageHTTPClient: (any HTTPClient)? = nil, readinessRetryPolicy: RetryPolicy = .default
         ) {
             self.authProvider = authProvider
             self.secureStore = secureStore
@@ -85,6 +90,7 @@ public final class AgentRuntime: Sendable {
             self.skills = skills
             self.maximumParallelToolCalls = maximumParallelToolCalls
             self.toolImageHTTPClient = toolImageHTTPClient
+            self.readinessRetryPolicy = readinessRetryPolicy
         }
     }
 

@@ -146,6 +146,11 @@ final class ActiveTurnRegistry: Sendable {
         AgentRuntimeError(code: .turnNotActive, message: "no such active turn in the thread, or it can no longer take input")
     }
 
+    /// How many steer calls wait for the thread's turn to become ready (for tests).
+    func steeringWaiterCount(in threadID: AgentThreadID) -> Int {
+        entries.withLock { $0[threadID]?.steering.waiters.count ?? 0 }
+    }
+
     /// The turn holding the thread, if any.
     func activeTurn(in threadID: AgentThreadID) -> AgentTurnID? {
         entries.withLock { $0[threadID]?.turnID }

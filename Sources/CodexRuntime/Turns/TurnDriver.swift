@@ -34,28 +34,43 @@ struct TurnDriver: Sendable {
         var commitReplaceable = false
     }
 
+    /// Starts the backend's turn and runs it. A readiness failure that is safe to retry starts the turn
+    /// again under the runtime's readiness retry policy (see ``readinessRetry(after:attempt:)``).
     func drive() async throws -> TurnSuccess {
         let backend = runtime.configuration.backend
-        let turnStream = try await backend.startTurn(plan.backendRequest)
-        if plan.persistent { runtime.activeTurns.attachSteering(plan.threadID, turnID: plan.turnID, turnStream.steer) }
-        // Backends that opted into explicit interruption are told once: at cancellation (releasing their
-        // waits at once) or when the turn fails, whichever comes first.
-        let interruption = OnceAction(turnStream.interrupt)
-        do {
-            return try await withTaskCancellationHandler {
-                try await run(turnStream)
-            } onCancel: {
-                Task { await interruption.run() }
+        var attempt = 1
+        while true {
+            let turnStream = try await backend.startTurn(plan.backendRequest)
+            // Backends that opted into explicit interruption are told once: at cancellation (releasing
+            // their waits at once) or when the turn (or this attempt) fails, whichever comes first.
+            let interruption = OnceAction(turnStream.interrupt)
+            do {
+                return try await withTaskCancellationHandler {
+                    do {
+                        try await turnStream.waitUntilReady()
+                    } catch {
+                        throw ReadinessFailure(error: error)
+                    }
+                    // Steering attaches once the request is accepted, so no steer is taken by an attempt
+                    // that is then retried.
+                    if plan.persistent { runtime.activeTurns.attachSteering(plan.threadID, turnID: plan.turnID, turnStream.steer) }
+                    plan.readiness.open()
+                    return try await run(turnStream)
+                } onCancel: {
+                    Task { await interruption.run() }
+                }
+            } catch let failure as ReadinessFailure {
+                await interruption.run()
+                try await readinessRetry(after: failure.error, attempt: attempt)
+                attempt += 1
+            } catch {
+                await interruption.run()
+                throw error
             }
-        } catch {
-            await interruption.run()
-            throw error
         }
     }
 
     private func run(_ turnStream: AgentTurnStream) async throws -> TurnSuccess {
-        try await turnStream.waitUntilReady()
-        plan.readiness.open()
         var progress = Progress()
         var completion: AgentTurnSummary?
         for try await event in turnStream.events {

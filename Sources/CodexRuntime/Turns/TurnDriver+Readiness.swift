@@ -1,0 +1,40 @@
+import CodexCore
+import CodexTransport
+
+/// A backend's `waitUntilReady` failed: nothing of the attempt reached the host yet.
+struct ReadinessFailure: Error {
+    let error: any Error
+}
+
+extension TurnDriver {
+    /// Decides whether the turn's initial request is tried again after attempt `attempt` failed to
+    /// become ready, and waits the policy's backoff on the runtime's clock when it is.
+    ///
+    /// A readiness failure is by contract safe to retry (no output, no tool effect). The runtime retries
+    /// it when the failure class is retryable (``CodexTransport/RetryPolicy/isRetryable(_:)``) and no
+    /// lower layer retried it already: a failure that carries retry bookkeeping
+    /// (``CodexCore/AgentRuntimeError/retry``, which the built-in backend's transport sets) has had its
+    /// retries, and retry layers never stack.
+    ///
+    /// - Throws: The failure itself (with the runtime's retry bookkeeping when the runtime applied its
+    ///   policy), or `CancellationError` when the turn is cancelled during the backoff.
+    func readinessRetry(after error: any Error, attempt: Int) async throws {
+        guard var failure = error as? AgentRuntimeError, failure.retry == nil, RetryPolicy.isRetryable(failure) else { throw error }
+        let policy = runtime.configuration.readinessRetryPolicy
+        guard attempt < policy.maximumAttempts else {
+            failure.retry = .init(attempt: attempt, maximumAttempts: policy.maximumAttempts, isRetryable: true, safety: .beforeOutput)
+            throw failure
+        }
+        var random = SystemRandomNumberGenerator()
+        let delay = policy.delay(afterAttempt: attempt, retryAfter: failure.http?.retryAfter, using: &random)
+        runtime.configuration.logSink.record(AgentLogEvent(
+            level: .notice, category: .retry, name: "retry.scheduled", message: "retrying a turn whose first request was not accepted",
+            metadata: [
+                "thread_id": plan.threadID.rawValue, "turn_id": plan.turnID.rawValue, "error_code": failure.code.rawValue,
+                "attempt": String(attempt), "maximum_attempts": String(policy.maximumAttempts),
+                "delay_ms": String(Int(delay.inSeconds * 1000)),
+            ]
+        ))
+        try await runtime.configuration.clock.sleep(for: delay)
+    }
+}
