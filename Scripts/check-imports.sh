@@ -19,7 +19,7 @@ allowed_for() {
     CodexTransport)     echo "CodexCore CodexSchema CCurl FoundationNetworking $toolchain" ;;
     CodexRecovery)      echo "CodexCore CodexSchema CodexTransport $toolchain" ;;
     CodexStorageSQLite) echo "CodexCore CSQLite $toolchain" ;;
-    CodexRuntime)       echo "CodexCore CodexSchema CodexTransport CodexRecovery $toolchain" ;;
+    CodexRuntime)       echo "CodexCore CodexSchema CodexTransport CodexRecovery Observation $toolchain" ;;
     codexctl)           echo "CodexSchema CodexCore CodexTransport CodexRecovery CodexStorageSQLite CodexRuntime CodexLoopback FoundationNetworking $toolchain" ;;
     CSQLite)            echo "" ;;
     CCurl)              echo "" ;;

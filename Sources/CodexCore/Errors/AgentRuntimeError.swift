@@ -123,6 +123,9 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         public static let sessionReplaced: Code = "session_replaced"
         /// The model repeated a tool call's ID with different arguments within one turn.
         public static let responsesToolCallConflict: Code = "responses_tool_call_conflict"
+        /// A buffered observation's reader fell further behind than the buffer's limit; the sequence
+        /// ended rather than grow.
+        public static let observationBufferOverflow: Code = "observation_buffer_overflow"
     }
 
     /// HTTP details of a failed provider response.

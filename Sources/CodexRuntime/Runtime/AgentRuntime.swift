@@ -97,6 +97,8 @@ public final class AgentRuntime: Sendable {
     /// The validated configuration (`maximumBufferedEvents` already clamped).
     public let configuration: Configuration
     let writer: RuntimeStateWriter
+    /// Every write the state store accepted, for observations.
+    let changes = RuntimeChangeFeed()
     let activeTurns = ActiveTurnRegistry()
     /// The host tools with their compiled input schemas.
     let tools: ToolRegistry
@@ -121,7 +123,7 @@ public final class AgentRuntime: Sendable {
         toolImages = ToolImageDownloader(httpClient: configuration.toolImageHTTPClient, logSink: configuration.logSink)
         let authProvider = try Self.sessionAuthProvider(configuration)
         ownership = try TurnOwnership(store: configuration.stateStore)
-        writer = RuntimeStateWriter(store: configuration.stateStore, clock: configuration.clock, logSink: configuration.logSink)
+        writer = RuntimeStateWriter(store: configuration.stateStore, clock: configuration.clock, logSink: configuration.logSink, changes: changes)
         var validated = configuration
         validated.authProvider = authProvider
         validated.maximumParallelToolCalls = max(1, configuration.maximumParallelToolCalls)

@@ -18,10 +18,15 @@ final class RuntimeStateWriter: Sendable {
     ///   - store: The state store; transient failures of its calls are retried until they succeed.
     ///   - clock: The clock the pauses between retries run on.
     ///   - logSink: Told about each retry (`runtime.storage.retry`).
-    init(store: any RuntimeStateStore, clock: any Clock<Duration> = ContinuousClock(), logSink: any AgentLogSink = NoOpAgentLogSink()) {
-        self.store = RetryingStateStore(base: store, clock: clock) { operation in
+    ///   - changes: Told about every write the store accepted, from inside that write's queue step.
+    init(
+        store: any RuntimeStateStore, clock: any Clock<Duration> = ContinuousClock(), logSink: any AgentLogSink = NoOpAgentLogSink(),
+        changes: RuntimeChangeFeed = RuntimeChangeFeed()
+    ) {
+        let retrying = RetryingStateStore(base: store, clock: clock) { operation in
             logSink.record(AgentLogEvent(level: .notice, category: .persistence, name: "runtime.storage.retry", metadata: ["operation": operation]))
         }
+        self.store = ObservedStateStore(base: retrying, feed: changes)
     }
 
     /// Enqueues `operation` after every earlier write. A failure becomes the runtime error its meaning
