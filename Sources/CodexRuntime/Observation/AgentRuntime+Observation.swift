@@ -31,11 +31,12 @@ extension AgentRuntime {
         })
     }
 
-    /// A thread's messages (every role, in history order): now, and again after each turn, steer or
-    /// edit adds messages. The sequence ends when the thread is deleted.
+    /// A thread's messages (every role, in history order): now, and again after each turn or steer adds
+    /// messages. The sequence ends when the thread is deleted.
     ///
     /// After the first read, each snapshot is the previous one plus the messages just appended: the
-    /// history is not read again, so a long thread costs only what changed.
+    /// history is not read again, so a long thread costs only what changed. Each snapshot is a whole
+    /// list: a `.buffered(limit:)` reader that falls behind holds up to `limit` of them.
     ///
     /// - Throws: (from the sequence) `thread_not_found` when the thread does not exist.
     public func observeMessages(in threadID: AgentThreadID, buffering: AgentObservationBuffering = .latest) -> AgentObservation<[AgentMessage]> {

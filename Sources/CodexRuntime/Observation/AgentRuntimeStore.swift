@@ -51,6 +51,8 @@ public final class AgentRuntimeStore {
     public var pending: AgentThreadPendingState? { selectedThread?.pending }
 
     @ObservationIgnored private let observers = ObserverTasks()
+    /// Counts selections; observers of an older selection stop applying what they see.
+    @ObservationIgnored private var generation: UInt64 = 0
 
     /// Creates a store and starts following the runtime's threads.
     public init(runtime: AgentRuntime) {
@@ -69,11 +71,15 @@ public final class AgentRuntimeStore {
         observers.cancelAll()
     }
 
-    /// Selects a thread (or none) and returns once its thread and messages are loaded.
-    /// - Throws: `thread_not_found`, or the state store's error.
+    /// Selects a thread (or none) and returns once its thread and messages are loaded. A later `select`
+    /// replaces this one even while it loads.
+    /// - Throws: `thread_not_found` (nothing is selected then), the state store's error, or
+    ///   `CancellationError` when the calling task is cancelled.
     public func select(_ id: AgentThreadID?) async throws {
         observers.cancel("thread")
         observers.cancel("messages")
+        generation += 1
+        let generation = self.generation
         selectedThreadID = id
         selectedThread = nil
         messages = []
@@ -81,39 +87,58 @@ public final class AgentRuntimeStore {
         latestProgress = nil
         activeTurnID = id.flatMap { runtime.activeTurnID(in: $0) }
         guard let id else { return }
-        try await follow(runtime.observeThread(id: id), as: "thread", id: id) { store, thread in
-            store.selectedThread = thread
-        } ended: { store in
-            store.deselect(id)
+        do {
+            try await follow(runtime.observeThread(id: id), as: "thread", generation: generation) { store, thread in
+                store.selectedThread = thread
+                // A turn this store did not start is shown while the thread runs, and cleared once it is idle.
+                store.activeTurnID = thread.status == .idle ? nil : store.runtime.activeTurnID(in: id) ?? store.activeTurnID
+            } ended: { store in
+                store.deselect(id)
+            }
+            guard generation == self.generation else { return }
+            try await follow(runtime.observeMessages(in: id), as: "messages", generation: generation) { store, messages in
+                store.messages = messages
+            } ended: { _ in }
+            try Task.checkCancellation()
+        } catch {
+            if generation == self.generation {
+                observers.cancel("thread")
+                observers.cancel("messages")
+                deselect(id)
+            }
+            throw error
         }
-        try await follow(runtime.observeMessages(in: id), as: "messages", id: id) { store, messages in
-            store.messages = messages
-        } ended: { _ in }
     }
 
-    /// Follows `observation` in a task kept under `role` while `id` stays selected, and returns once its
-    /// first snapshot was applied (or the observation failed or ended first).
+    /// Follows `observation` in a task kept under `role` while selection `generation` lasts, and returns
+    /// once its first snapshot was applied (or the observation failed or ended first, or the caller was
+    /// cancelled).
     private func follow<Value: Sendable>(
-        _ observation: AgentObservation<Value>, as role: String, id: AgentThreadID,
+        _ observation: AgentObservation<Value>, as role: String, generation: UInt64,
         apply: @escaping @MainActor (AgentRuntimeStore, Value) -> Void, ended: @escaping @MainActor (AgentRuntimeStore) -> Void
     ) async throws {
-        try await withCheckedThrowingContinuation { (loaded: CheckedContinuation<Void, any Error>) in
-            observers.set(role, Task { @MainActor [weak self] in
-                var first: CheckedContinuation<Void, any Error>? = loaded
-                do {
-                    for try await value in observation {
-                        guard !Task.isCancelled, let self, self.selectedThreadID == id else { break }
-                        apply(self, value)
+        let observers = self.observers
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (loaded: CheckedContinuation<Void, any Error>) in
+                observers.set(role, Task { @MainActor [weak self] in
+                    var first: CheckedContinuation<Void, any Error>? = loaded
+                    do {
+                        for try await value in observation {
+                            guard !Task.isCancelled, let self, self.generation == generation else { break }
+                            apply(self, value)
+                            first?.resume()
+                            first = nil
+                        }
+                        if first == nil, !Task.isCancelled, let self, self.generation == generation { ended(self) }
                         first?.resume()
-                        first = nil
+                    } catch {
+                        self?.note(error)
+                        first?.resume(throwing: error)
                     }
-                    if first == nil, !Task.isCancelled, let self { ended(self) }
-                    first?.resume()
-                } catch {
-                    self?.note(error)
-                    first?.resume(throwing: error)
-                }
-            })
+                })
+            }
+        } onCancel: {
+            observers.cancel(role)
         }
     }
 

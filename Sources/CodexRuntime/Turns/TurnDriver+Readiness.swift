@@ -19,7 +19,8 @@ extension TurnDriver {
     /// - Throws: The failure itself (with the runtime's retry bookkeeping when the runtime applied its
     ///   policy), or `CancellationError` when the turn is cancelled during the backoff.
     func readinessRetry(after error: any Error, attempt: Int) async throws {
-        guard var failure = error as? AgentRuntimeError, failure.retry == nil, RetryPolicy.isRetryable(failure) else { throw error }
+        try Task.checkCancellation()
+        guard var failure = error as? AgentRuntimeError, failure.retry == nil, Self.isRetryable(failure) else { throw error }
         let policy = runtime.configuration.readinessRetryPolicy
         guard attempt < policy.maximumAttempts else {
             failure.retry = .init(attempt: attempt, maximumAttempts: policy.maximumAttempts, isRetryable: true, safety: .beforeOutput)
@@ -36,5 +37,14 @@ extension TurnDriver {
             ]
         ))
         try await runtime.configuration.clock.sleep(for: delay)
+    }
+
+    /// The retryable classes: ``CodexTransport/RetryPolicy/isRetryable(_:)``, and failures whose HTTP
+    /// status is one of the retryable statuses (``CodexTransport/ResponsesErrorMapper/retryableStatuses``:
+    /// 408, 409, 425, 429, 5xx gateways) unless the quota is exhausted.
+    static func isRetryable(_ failure: AgentRuntimeError) -> Bool {
+        if RetryPolicy.isRetryable(failure) { return true }
+        guard let status = failure.http?.statusCode, failure.code != .quotaExceeded else { return false }
+        return ResponsesErrorMapper.retryableStatuses.contains(status)
     }
 }

@@ -90,6 +90,34 @@ import Testing
         #expect(noTurn?.code == .turnNotActive)
     }
 
+    @Test func aTurnAnotherCallerRunsIsShownAndClearedWhenTheThreadIsIdle() async throws {
+        let (store, _) = try store([FixtureAgentBackend.Turn([.hang])])
+        let thread = try await store.createThread()
+        let stream = try await store.runtime.stream(Request(text: "elsewhere"), in: thread.id)
+        let consumer = Task { await collect(stream) }
+        let result = await withTaskCancellationHandler {
+            await eventually("the store shows the running turn") { await store.activeTurnID != nil }
+            #expect(store.activeTurnID == store.runtime.activeTurnID(in: thread.id))
+            try? await store.interrupt()
+            return await consumer.value
+        } onCancel: { consumer.cancel() }
+        #expect(result.error is CancellationError)
+        await eventually("the store clears it once the thread is idle") { await store.activeTurnID == nil }
+    }
+
+    @Test func theNewerOfTwoSelectionsWins() async throws {
+        let (store, _) = try store([.reply("x")])
+        let first = try await store.runtime.createThread(title: "first")
+        let second = try await store.runtime.createThread(title: "second")
+        async let a: Void = store.select(first.id)
+        async let b: Void = store.select(second.id)
+        _ = try await (a, b)
+        let winner = try #require(store.selectedThreadID)
+        #expect(store.selectedThread?.id == winner)
+        _ = try await store.runtime.send(Request(text: "hello"), in: winner)
+        await eventually("the winner's messages stay observed") { await store.messages.map(\.text) == ["hello", "x"] }
+    }
+
     @Test func toolActivityAndItsPeakConcurrencyAreCounted() async throws {
         // Both calls wait for each other, so both are running at once before either finishes.
         let meeting = Meeting(parties: 2)
@@ -127,6 +155,9 @@ import Testing
         #expect(steer?.code == .invalidRequest)
         let missing = await #expect(throws: AgentRuntimeError.self) { try await store.select(AgentThreadID()) }
         #expect(missing?.code == .threadNotFound)
+        #expect(store.selectedThreadID == nil, "a failed selection selects nothing")
+        let afterFailure = await #expect(throws: AgentRuntimeError.self) { try await store.send("Hi") }
+        #expect(afterFailure?.code == .invalidRequest)
         let thread = try await store.createThread()
         try await store.runtime.deleteThread(thread.id)
         await eventually("the deleted thread is no longer selected") { await store.selectedThreadID == nil }

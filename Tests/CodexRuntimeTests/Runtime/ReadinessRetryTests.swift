@@ -37,6 +37,7 @@ import Testing
             await clock.waitForSleepers(count: 1)
             #expect(backend.requests.count == 1, "no second attempt before the backoff elapsed")
             clock.advance(by: .milliseconds(499))
+            #expect(clock.sleeperCount == 1, "the backoff is still sleeping")
             #expect(backend.requests.count == 1)
             clock.advance(by: .milliseconds(1))
             return await collect(execution.events)
@@ -71,9 +72,39 @@ import Testing
         #expect(try await store.latestTurn(of: thread.id)?.status == .failed)
     }
 
+    @Test func aCustomBackendsRetryableStatusIsRetried() async throws {
+        let busy = AgentRuntimeError(code: .providerOverloaded, message: "busy", http: .init(statusCode: 503))
+        let backend = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn([.complete()], readinessFailure: busy), .reply("ok", deltaLength: 100)])
+        let runtime = try runtime(backend)
+        let thread = try await runtime.createThread()
+        let (events, error) = await collect(try await runtime.stream(Request(text: "Hello"), in: thread.id))
+        #expect(error == nil)
+        #expect(events.map(name).last == "turnCompleted")
+        #expect(backend.requests.count == 2)
+    }
+
+    @Test func cancellingDuringTheBackoffInterruptsTheTurnWithoutAnotherAttempt() async throws {
+        let clock = ManualClock()
+        let backend = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn([.complete()], readinessFailure: Self.dropped)])
+        let store = InMemoryRuntimeStateStore()
+        let runtime = try runtime(backend, store: store, clock: clock, policy: RetryPolicy(maximumAttempts: 3, initialDelay: .seconds(1), jitter: 0))
+        let thread = try await runtime.createThread()
+        let execution = try await runtime.start(Request(text: "Hello"), in: thread.id)
+        let (events, error) = await withTaskCancellationHandler {
+            await clock.waitForSleepers(count: 1)
+            execution.cancel()
+            return await collect(execution.events)
+        } onCancel: { execution.cancel() }
+        #expect(error is CancellationError)
+        #expect(events.map(name).last == "turnInterrupted(interrupted_by_host)")
+        #expect(backend.requests.count == 1)
+        #expect(try await store.latestTurn(of: thread.id)?.status == .interrupted)
+    }
+
     @Test(arguments: [
         AgentRuntimeError(code: .unauthorized, message: "sign in"),
-        AgentRuntimeError(code: .quotaExceeded, message: "quota"),
+        AgentRuntimeError(code: .quotaExceeded, message: "quota", http: .init(statusCode: 429)),
+        AgentRuntimeError(code: .invalidRequest, message: "bad", http: .init(statusCode: 400)),
         AgentRuntimeError(code: .transportFailure, message: "already retried", retry: .init(attempt: 3, maximumAttempts: 3, isRetryable: true, safety: .beforeOutput)),
     ])
     func failuresThatAreNotRetryableOrWereRetriedBelowAreNotRetried(_ failure: AgentRuntimeError) async throws {
