@@ -126,6 +126,8 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         /// A buffered observation's reader fell further behind than the buffer's limit; the sequence
         /// ended rather than grow.
         public static let observationBufferOverflow: Code = "observation_buffer_overflow"
+        /// No model the host's selection policy accepts is available to the account.
+        public static let modelUnavailable: Code = "model_unavailable"
     }
 
     /// HTTP details of a failed provider response.

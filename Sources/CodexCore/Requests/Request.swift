@@ -34,6 +34,14 @@ public struct Request: Sendable, Hashable, Codable {
     public var personaOverride: AgentPersonaStack?
     /// Which skills apply to this request.
     public var skillSelection: AgentSkillSelection
+    /// The model and effort for this turn only: binding, ahead of any selector, the thread's model and
+    /// the backend's default.
+    public var modelOverride: CodexModelConfiguration?
+    /// What the host needs this turn for (for example `"news-summary"`), given to the model selector. It
+    /// is never sent to the model.
+    public var selectionPurpose: String?
+    /// What the turn needs of its model, given to the model selector.
+    public var modelRequirements: AgentModelRequirements?
 
     /// Creates a request without context or options.
     public init(

@@ -5,10 +5,9 @@ public import CodexTransport
 /// or the public API), stateless (`store: false`) and streamed.
 ///
 /// ```swift
-/// let backend = CodexResponsesBackend(
-///     configuration: .init(model: .gpt6Astra, enableImageGeneration: true),
-///     authProvider: ChatGPTSessionAuthProvider(…)
-/// )
+/// let backend = CodexResponsesBackend(configuration: .init(model: .gpt6Astra, enableImageGeneration: true))
+/// let runtime = try AgentRuntime(configuration: .init(authProvider: auth, backend: backend, stateStore: store))
+/// // or, used directly: CodexResponsesBackend(configuration: …, authProvider: auth)
 /// let turn = try await backend.startTurn(AgentBackendTurnRequest(
 ///     threadID: threadID, turnID: AgentTurnID(), request: Request(text: "Hello"), model: .gpt6Astra
 /// ))
@@ -43,12 +42,17 @@ public import CodexTransport
 ///   (``CodexResponsesBackendConfiguration/maximumBufferedEvents``) and lossless: while the reader
 ///   pauses, the backend stops reading the network. Cancelling the reading task, or releasing the
 ///   stream and its iterator, cancels the turn and closes its connection.
-public final class CodexResponsesBackend: AgentBackend, Sendable {
+public final class CodexResponsesBackend: AgentBackend, AgentBackendModelDiscovering, AgentBackendRateLimitReporting,
+    AgentBackendAuthenticating, Sendable {
     /// The options the backend was created with.
     public let configuration: CodexResponsesBackendConfiguration
     /// The configured model: what the runtime uses for threads without their own model.
     public var defaultModel: CodexModel? { configuration.model }
     private let client: ResponsesClient
+    private let catalog: ModelCatalogClient
+    private let authProvider: any AuthProvider
+    /// Set when the backend was created without a provider: it then uses the runtime's.
+    private let adopted: AdoptedAuthProvider?
     private let logSink: any AgentLogSink
 
     /// Creates a backend.
@@ -56,29 +60,70 @@ public final class CodexResponsesBackend: AgentBackend, Sendable {
     /// - Parameters:
     ///   - configuration: Endpoint, hosted features, budgets and queue size.
     ///   - httpClient: The HTTP seam. Default ``CodexTransport/DefaultHTTPClient`` (libcurl on Linux, URLSession on Apple platforms).
-    ///   - authProvider: Supplies credentials (ChatGPT session or API key).
+    ///   - authProvider: Supplies credentials (ChatGPT session or API key). `nil` (the default): the
+    ///     backend uses the auth provider of the runtime it is given to (requests fail with
+    ///     `not_signed_in` until then).
     ///   - clock: The clock retry waits use.
     ///   - wallClock: The date source for rate-limit resets and `Retry-After` dates.
     ///   - logSink: Receives log-safe events (never prompts, model output or credentials).
     public init(
         configuration: CodexResponsesBackendConfiguration = .init(),
         httpClient: any HTTPClient = DefaultHTTPClient(),
-        authProvider: any AuthProvider,
+        authProvider: (any AuthProvider)? = nil,
         clock: any Clock<Duration> = ContinuousClock(),
         wallClock: any AgentWallClock = SystemWallClock(),
         logSink: any AgentLogSink = NoOpAgentLogSink()
     ) {
         self.configuration = configuration
         self.logSink = logSink
+        let adopted = authProvider == nil ? AdoptedAuthProvider() : nil
+        let provider: any AuthProvider = authProvider ?? adopted ?? AdoptedAuthProvider()
+        self.adopted = adopted
+        self.authProvider = provider
+        let catalog = ModelCatalogClient(
+            endpoint: configuration.endpoint, httpClient: httpClient, authProvider: provider, clientVersion: configuration.modelClientVersion,
+            wallClock: wallClock
+        )
+        self.catalog = catalog
+        var clientConfiguration = configuration.clientConfiguration
+        clientConfiguration.modelsETagObserver = { etag, binding in catalog.noteModelsETag(etag, binding: binding) }
         client = ResponsesClient(
-            configuration: configuration.clientConfiguration, httpClient: httpClient, authProvider: authProvider, clock: clock,
+            configuration: clientConfiguration, httpClient: httpClient, authProvider: provider, clock: clock,
             wallClock: wallClock, logSink: logSink
         )
     }
 
-    /// The latest account rate-limit snapshot per family seen on any response or `codex.rate_limits`
-    /// event, sorted by family.
-    public var rateLimits: [AgentRateLimitSnapshot] { client.rateLimits }
+    /// Takes the runtime's auth provider when the backend was created without one (the first offered
+    /// wins); a backend with its own provider keeps it.
+    public func adoptAuthProvider(_ provider: any AuthProvider) {
+        adopted?.adopt(provider)
+    }
+
+    /// The latest snapshot per limit family that responses (error responses included) and
+    /// `codex.rate_limits` events reported for the account signed in now, sorted by family; never a new
+    /// request.
+    public func rateLimits() async -> [AgentRateLimitSnapshot] {
+        guard let binding = await authProvider.currentBinding() else { return [] }
+        return client.rateLimits(for: binding)
+    }
+
+    /// The Codex `/models` catalog for the signed-in account under `policy`: cached per account for
+    /// 300 s and revalidated with its ETag; `.preferCached` falls back to a stale cache or the bundled
+    /// catalog for failures other than authentication, `.refresh` reports them, `.cachedOnly` sends
+    /// nothing. A refresh also updates ``contextWindow(for:)``.
+    public func listModels(policy: CodexModelRefreshPolicy) async throws -> CodexModelCatalogSnapshot {
+        try await catalog.catalog(policy: policy)
+    }
+
+    /// The context window of `model` for the signed-in account: from its latest fetched catalog when
+    /// that lists the model, else the bundled catalog's, else `nil` (an unknown model).
+    public func contextWindow(for model: CodexModel) async -> Int? {
+        if let binding = await authProvider.currentBinding(), let models = catalog.cachedModels(for: binding),
+           let info = CodexModelCatalog(models: models).info(for: model) {
+            return info.contextWindow
+        }
+        return CodexModelCatalog.bundled.info(for: model)?.contextWindow
+    }
 
     /// Starts a turn: the first request is sent at once, in the background.
     ///
@@ -86,7 +131,8 @@ public final class CodexResponsesBackend: AgentBackend, Sendable {
     /// - Returns: The turn's events and controls. `submitToolResult` answers announced tool calls,
     ///   `interrupt` cancels the turn (the events then end with `CancellationError`), `waitUntilReady`
     ///   returns once the first response was accepted and throws when the first request failed before
-    ///   any output. `steer` is not supported (`nil`).
+    ///   any output. `steer` queues input for the turn's next request (see
+    ///   ``AgentRuntime/steer(_:images:in:expectedTurnID:)``).
     /// - Throws: ``CodexCore/AgentRuntimeError`` `invalid_tool_definition` or `image_too_large` for an
     ///   unusable request, or `CancellationError` when the calling task is cancelled.
     public func startTurn(_ request: AgentBackendTurnRequest) async throws -> AgentTurnStream {

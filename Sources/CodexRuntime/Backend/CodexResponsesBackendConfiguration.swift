@@ -53,6 +53,9 @@ public struct CodexResponsesBackendConfiguration: Sendable {
     public var retryPolicy: RetryPolicy
     /// Base instructions used when a turn request's `instructions` is empty.
     public var instructions: String?
+    /// The `client_version` of model discovery (`GET {base}/models`): the server compatibility version to
+    /// ask for. Default `0.153.0`.
+    public var modelClientVersion: String
 
     /// Creates a configuration; every option has a default.
     ///
@@ -69,6 +72,7 @@ public struct CodexResponsesBackendConfiguration: Sendable {
     ///   - streamIdleTimeout: The stream idle timeout in seconds.
     ///   - retryPolicy: The retry policy.
     ///   - instructions: Base instructions for turns that bring none.
+    ///   - modelClientVersion: The model discovery's `client_version`.
     public init(
         model: CodexModel = .default,
         endpoint: ResponsesEndpoint = .chatGPT,
@@ -81,7 +85,8 @@ public struct CodexResponsesBackendConfiguration: Sendable {
         maximumBufferedEvents: Int = 64,
         streamIdleTimeout: TimeInterval = 300,
         retryPolicy: RetryPolicy = .default,
-        instructions: String? = nil
+        instructions: String? = nil,
+        modelClientVersion: String = ModelCatalogClient.defaultClientVersion
     ) {
         self.model = model
         self.endpoint = endpoint
@@ -95,6 +100,7 @@ public struct CodexResponsesBackendConfiguration: Sendable {
         self.streamIdleTimeout = streamIdleTimeout
         self.retryPolicy = retryPolicy
         self.instructions = instructions
+        self.modelClientVersion = modelClientVersion
     }
 
     /// ``maximumBufferedEvents`` clamped to 1…4,096.

@@ -145,7 +145,7 @@ public final class AgentRuntimeStore {
     /// Creates a thread and selects it.
     @discardableResult
     public func createThread(title: String? = nil, configuration: AgentThreadConfiguration = AgentThreadConfiguration()) async throws -> AgentThread {
-        let thread = try await runtime.createThread(title: title, model: configuration.model, reasoningEffort: configuration.reasoningEffort)
+        let thread = try await runtime.createThread(title: title, configuration: configuration)
         try await select(thread.id)
         return thread
     }

@@ -23,6 +23,7 @@ extension AgentRuntime {
             throw AgentRuntimeError(code: .threadNotFound, message: "no such thread")
         }
         let instructions = try instructions(for: request, thread: thread)
+        let model = try await selectModel(for: request, thread: thread, structured: structured)
         try Task.checkCancellation()
         let now = configuration.wallClock.now()
         let turn = AgentTurn(threadID: threadID, status: .running, executionMode: request.executionMode, startedAt: now, ownerID: ownership.ownerID)
@@ -44,7 +45,7 @@ extension AgentRuntime {
             thread: thread, turn: turn,
             backendRequest: AgentBackendTurnRequest(
                 threadID: threadID, turnID: turn.id, request: request, history: history,
-                model: thread.configuration.model ?? configuration.model ?? configuration.backend.defaultModel ?? .default, reasoningEffort: thread.configuration.reasoningEffort,
+                model: model.model, reasoningEffort: model.reasoningEffort,
                 instructions: instructions.persona, skillInstructions: instructions.skills, tools: configuration.tools.map(\.definition),
                 responseFormat: { if case .oneShot(let contract) = structured { return contract.format } else { return nil } }(),
                 responseContract: Self.responseContract(for: structured)

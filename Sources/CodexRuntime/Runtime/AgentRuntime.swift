@@ -58,6 +58,9 @@ public final class AgentRuntime: Sendable {
         public var toolImageHTTPClient: (any HTTPClient)?
         /// Skills threads and requests may select by ID.
         public var skills: [AgentSkill]
+        /// The host's model policy for turns without a request override (``CodexModelSelecting``);
+        /// `nil`: the thread's model, else the backend's default.
+        public var modelSelector: (any CodexModelSelecting)?
         /// How often a turn whose first request a backend could not get accepted (its readiness failed
         /// with a retryable error no lower layer retried) is started again, with backoff on ``clock``:
         /// default 3 attempts. The built-in backend's transport retries its own failures, so they are
@@ -72,7 +75,8 @@ public final class AgentRuntime: Sendable {
             logSink: any AgentLogSink = NoOpAgentLogSink(), wallClock: any AgentWallClock = SystemWallClock(),
             clock: any Clock<Duration> = ContinuousClock(), model: CodexModel? = nil, persona: AgentPersonaStack? = nil,
             tools: [AgentTool] = [], skills: [AgentSkill] = [], maximumParallelToolCalls: Int = 4,
-            toolImageHTTPClient: (any HTTPClient)? = nil, readinessRetryPolicy: RetryPolicy = .default
+            toolImageHTTPClient: (any HTTPClient)? = nil, readinessRetryPolicy: RetryPolicy = .default,
+            modelSelector: (any CodexModelSelecting)? = nil
         ) {
             self.authProvider = authProvider
             self.secureStore = secureStore
@@ -91,6 +95,7 @@ public final class AgentRuntime: Sendable {
             self.maximumParallelToolCalls = maximumParallelToolCalls
             self.toolImageHTTPClient = toolImageHTTPClient
             self.readinessRetryPolicy = readinessRetryPolicy
+            self.modelSelector = modelSelector
         }
     }
 
@@ -107,7 +112,8 @@ public final class AgentRuntime: Sendable {
     /// This runtime's owner lease and ID, recorded in its turns.
     let ownership: TurnOwnership
 
-    /// Validates the configuration: turn limits must have a non-negative tool count and a finite,
+    /// Validates the configuration (and offers the auth provider to a backend that can adopt it,
+    /// ``AgentBackendAuthenticating``, such as a ``CodexResponsesBackend`` created without one): turn limits must have a non-negative tool count and a finite,
     /// positive duration of at most one year (`nil` removes a limit); tool names must be valid and
     /// unique and every input schema one CodexSchema can enforce; `maximumParallelToolCalls` is raised to
     /// at least 1; the event capacity is clamped to 1…4,096; a `secureStore` needs a
@@ -131,6 +137,9 @@ public final class AgentRuntime: Sendable {
             max(configuration.maximumBufferedEvents, AgentEventChannel<Int>.capacityRange.lowerBound), AgentEventChannel<Int>.capacityRange.upperBound
         )
         self.configuration = validated
+        if let authProvider, let backend = configuration.backend as? any AgentBackendAuthenticating {
+            backend.adoptAuthProvider(authProvider)
+        }
     }
 
     // MARK: - Threads

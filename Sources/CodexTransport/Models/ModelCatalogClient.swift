@@ -125,6 +125,11 @@ public final class ModelCatalogClient: Sendable {
         }
     }
 
+    /// The models cached for account `binding` (fresh or stale), or `nil` when none were fetched for it.
+    public func cachedModels(for binding: String) -> [CodexModelInfo]? {
+        cache.withLock { $0[binding]?.catalog }
+    }
+
     /// Marks the account's cache stale when a `/responses` reply's `X-Models-Etag` differs from its ETag.
     public func noteModelsETag(_ etag: String, binding: String) {
         cache.withLock { cache in

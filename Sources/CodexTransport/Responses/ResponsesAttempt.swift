@@ -112,7 +112,7 @@ struct ResponsesAttempt {
             errorEvent = ResponsesErrorMapper.error(streamEvent: event.kind, responseID: progress.responseID)
             return nil
         case .rateLimits(let snapshots):
-            stream.client.record(limits: snapshots, modelsETag: nil)
+            stream.client.record(limits: snapshots, modelsETag: nil, binding: context.credentials.last?.binding)
             return event
         case .outputItemAdded(_, let item), .outputItemDone(_, let item):
             progress.outputDelivered = true
@@ -161,7 +161,7 @@ struct ResponsesAttempt {
             throw close(Self.interrupted(error, progress: progress))
         }
         let limits = RateLimitParser.snapshots(fromHeaders: response.headers, now: client.wallClock.now())
-        client.record(limits: limits, modelsETag: response.headers["x-models-etag"])
+        client.record(limits: limits, modelsETag: response.headers["x-models-etag"], binding: context.credentials.last?.binding)
         if let etag = response.headers["x-models-etag"], let binding = context.credentials.last?.binding {
             client.configuration.modelsETagObserver?(etag, binding)
         }

@@ -64,7 +64,9 @@ public final class ResponsesClient: Sendable {
     let clock: any Clock<Duration>
     let wallClock: any AgentWallClock
     let logSink: any AgentLogSink
-    private let latest = Mutex<(limits: [String: AgentRateLimitSnapshot], modelsETag: String?)>(([:], nil))
+    /// The latest limits per account binding and family, the account that reported last, and the
+    /// latest `X-Models-Etag`.
+    private let latest = Mutex<(limits: [String: [String: AgentRateLimitSnapshot]], lastBinding: String?, modelsETag: String?)>(([:], nil, nil))
 
     /// Creates a client with the ordinary chain: ``AuthenticationMiddleware`` over `authProvider` (one
     /// renewal after a 401), then ``HTTPLoggingMiddleware``.
@@ -139,17 +141,32 @@ public final class ResponsesClient: Sendable {
         ResponsesEventStream(client: self, body: encodedBody, sessionID: sessionID, clientRequestID: clientRequestID)
     }
 
-    /// The latest rate-limit snapshot per family seen on any response or event, sorted by family.
+    /// The latest rate-limit snapshot per family for the account that reported most recently, sorted by
+    /// family (prefer ``rateLimits(for:)`` with the signed-in account's binding).
     public var rateLimits: [AgentRateLimitSnapshot] {
-        latest.withLock { $0.limits.values.sorted { $0.limitID < $1.limitID } }
+        latest.withLock { state in
+            guard let binding = state.lastBinding else { return [] }
+            return (state.limits[binding] ?? [:]).values.sorted { $0.limitID < $1.limitID }
+        }
+    }
+
+    /// The latest rate-limit snapshot per family seen on any response (error responses included) or
+    /// `codex.rate_limits` event of requests sent with credentials of account `binding`, sorted by family;
+    /// empty for an account that reported none (another account's limits are never returned).
+    public func rateLimits(for binding: String) -> [AgentRateLimitSnapshot] {
+        latest.withLock { ($0.limits[binding] ?? [:]).values.sorted { $0.limitID < $1.limitID } }
     }
 
     /// The `X-Models-Etag` of the latest response, if any.
     public var latestModelsETag: String? { latest.withLock { $0.modelsETag } }
 
-    func record(limits: [AgentRateLimitSnapshot], modelsETag: String?) {
+    /// Records what a response or event of a request sent for account `binding` reported.
+    func record(limits: [AgentRateLimitSnapshot], modelsETag: String?, binding: String?) {
         latest.withLock { state in
-            for snapshot in limits { state.limits[snapshot.limitID] = snapshot }
+            if let binding, !limits.isEmpty {
+                for snapshot in limits { state.limits[binding, default: [:]][snapshot.limitID] = snapshot }
+                state.lastBinding = binding
+            }
             if let modelsETag { state.modelsETag = modelsETag }
         }
     }

@@ -271,4 +271,47 @@ struct QuickStartDraft: AgentStructuredOutput {
         }
         #expect(events.last == AgentSystemEventType.turnInterrupted)
     }
+
+    @Test func theSpecsModelDiscoveryLimitsAndAstraExamplesCompileAndRun() async throws {
+        let catalogServer = try LoopbackHTTPServer(replies: [.json(RuntimeModelsTests.catalog), .json(RuntimeModelsTests.catalog)])
+        defer { catalogServer.shutdown() }
+        // Spec 002, "GPT-6 Astra": the backend as the spec writes it (credentials come from the runtime).
+        let plain = CodexResponsesBackend(configuration: .init(model: .gpt6Astra))
+        let threadConfiguration = AgentThreadConfiguration(model: .gpt6Astra)
+        #expect(plain.defaultModel == .gpt6Astra)
+        #expect(threadConfiguration.model == .gpt6Astra)
+
+        var configuration = CodexResponsesBackendConfiguration(model: .gpt6Astra)
+        configuration.endpoint = try ResponsesEndpoint(baseURL: catalogServer.baseURL.appendingPathComponent("api/codex"), profile: .chatGPT)
+        let backend = CodexResponsesBackend(configuration: configuration, httpClient: DefaultHTTPClient(clock: ManualClock()))
+        let runtime = try AgentRuntime(configuration: .init(
+            authProvider: APIKeyAuthProvider(apiKey: "sk-test"), backend: backend, stateStore: InMemoryRuntimeStateStore()
+        ))
+        _ = try await runtime.createThread(title: "Astra", configuration: threadConfiguration)
+
+        // Spec 002, "Model discovery".
+        let catalog = try await runtime.listModels()
+        let choices = catalog.visibleModels
+
+        // Require a successful network refresh:
+        let refreshed = try await runtime.listModels(policy: .refresh)
+
+        // Avoid network I/O:
+        let offline = try await runtime.listModels(policy: .cachedOnly)
+
+        #expect(choices.map(\.model) == [.gpt6Astra, .gpt6Luna])
+        #expect(refreshed.source == .remote)
+        #expect(offline.source == .cache)
+        #expect(catalogServer.requests.count == 2)
+
+        // Spec 002, "Account limits".
+        let limits = try await runtime.rateLimits()
+        var printed: [String] = []
+        for limit in limits {
+            if let window = limit.primary {
+                printed.append("\(window.remainingPercent) \(window.resetsAt as Any)")
+            }
+        }
+        #expect(printed.isEmpty, "no response has reported limits yet")
+    }
 }
