@@ -19,7 +19,8 @@ extension AgentStructuredRecovery {
     }
 
     /// Cancels the operation permanently: no further generation, no late delivery, no manual retry from
-    /// it. An idle operation's saved content is erased at once; an active owner does it when it stops.
+    /// it. The saved request and any saved completion are kept (``abandon(_:store:)`` removes them); the
+    /// receipt is refused from now on. An active owner stops within the lifecycle poll interval.
     /// - Throws: ``AgentRecoveryError`` (`state_unavailable`, storage codes).
     public func cancel(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) async throws {
         try await command(.cancelled, handle, store: store)
@@ -45,9 +46,8 @@ extension AgentStructuredRecovery {
             }
             guard written, let lease = try? partition.lease(id), var record = try partition.load(RecoveryOperationRecord.self, id) else { return nil }
             if command == .cancelled {
-                guard record.state != .cancelled || record.completedPayload != nil else { return nil }
+                guard record.state != .cancelled else { return nil }
                 try record.apply(.cancel)
-                record.completedPayload = nil
             } else if record.completedPayload == nil, RecoveryOperationRecord.state(after: .suspend, from: record.state) != nil {
                 try record.apply(.suspend)
             } else {

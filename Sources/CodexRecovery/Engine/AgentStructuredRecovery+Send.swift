@@ -278,11 +278,11 @@ extension AgentStructuredRecovery {
         }
     }
 
-    /// Saves the stopped state: `cancelled` (payload erased) or `suspended` (budget and completion kept).
+    /// Saves the stopped state: `cancelled` (content kept, delivery fenced) or `suspended` (budget and
+    /// completion kept).
     func stop(_ record: inout RecoveryOperationRecord, _ execution: Execution, command: RecoveryControlRecord.Command) async throws {
         if command == .cancelled {
             try record.apply(.cancel)
-            record.completedPayload = nil
             try await persist(&record, execution.partition, execution.lease)
             emit("recovery.operation.cancelled", record)
         } else if record.completedPayload == nil {

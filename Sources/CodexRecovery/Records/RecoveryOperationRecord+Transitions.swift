@@ -16,8 +16,7 @@ extension RecoveryOperationRecord {
         case complete
         /// A suspension (the host's command or its task's cancellation) of a run without a result.
         case suspend
-        /// A permanent cancellation; allowed from every state (a cancelled operation is cancelled again
-        /// when a late copy of its payload is erased).
+        /// A permanent cancellation; allowed from every state (a saved payload is kept, never delivered).
         case cancel
     }
 

@@ -147,7 +147,9 @@ struct RecoveryOperationRecord: RecoveryRecord, Equatable {
         guard Self.maximumAttemptsRange.contains(maximumAttempts) else { throw RecoveryRecordInvariantError("maximumAttempts is out of range") }
         guard (0...maximumAttempts).contains(attemptsUsed) else { throw RecoveryRecordInvariantError("attemptsUsed is out of range") }
         guard attempts.count == attemptsUsed else { throw RecoveryRecordInvariantError("the attempt ledger does not match attemptsUsed") }
-        guard (state == .completed) == (completedPayload != nil) else {
+        // A saved payload belongs to a completed operation, or to one cancelled after it completed (kept
+        // until abandoned, never delivered); a completed operation always has one.
+        guard state == .completed ? completedPayload != nil : (completedPayload == nil || state == .cancelled) else {
             throw RecoveryRecordInvariantError("the completed state and the saved payload disagree")
         }
         guard !binding.isEmpty else { throw RecoveryRecordInvariantError("the record has no account binding") }

@@ -10,14 +10,19 @@ import Testing
 /// Lifecycle commands racing an execution, the manual-retry source table, and storage failures around
 /// the attempt ledger.
 @Suite(.timeLimit(.minutes(1))) struct RecoveryRaceAndRetryRuleTests {
-    @Test func cancellingAnIdleOperationErasesItsSavedCompletion() async throws {
+    @Test func cancellingAnIdleOperationKeepsItsSavedCompletionButNeverDeliversIt() async throws {
         let harness = try RecoveryHarness(replies: [Streams.complete()])
         let handle = try await harness.prepare()
         _ = try await harness.send(handle)
+        let before = try #require(try harness.record(handle))
         try await harness.recovery.cancel(handle, store: harness.store)
         let record = try #require(try harness.record(handle))
         #expect(record.state == .cancelled)
-        #expect(record.completedPayload == nil)
+        #expect(record.completedPayload != nil)
+        #expect(record.completedPayload == before.completedPayload)
+        #expect(record.request == before.request)
+        let reopened = await #expect(throws: AgentRecoveryError.self) { try await harness.send(handle) }
+        #expect(reopened?.code == .cancelled)
         let receipt = await #expect(throws: AgentRecoveryError.self) { try await harness.recovery.receipt(handle, store: harness.store) }
         #expect(receipt?.code == .cancelled)
         let acknowledge = await #expect(throws: AgentRecoveryError.self) { try await harness.recovery.acknowledge(handle, store: harness.store) }
@@ -25,6 +30,9 @@ import Testing
         // A later suspend never turns the cancel back into something resumable.
         try await harness.recovery.suspend(handle, store: harness.store)
         #expect(try await harness.status(handle).availability == .permanentlyCancelled)
+        try await harness.recovery.abandon(handle, store: harness.store)
+        #expect(try harness.record(handle) == nil, "only abandonment removes the content")
+        #expect(harness.generationRequests.count == 1)
     }
 
     @Test func aLateApprovalAfterACancelFromAnotherInstanceSendsNothing() async throws {
