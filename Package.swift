@@ -38,7 +38,7 @@ let package = Package(
         // The system SQLite through a module map (system libraries only this way).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CodexStorageSQLite", dependencies: ["CodexCore", "CSQLite"], swiftSettings: swiftSettings),
-        .target(name: "CodexRuntime", dependencies: ["CodexCore", "CodexSchema", "CodexTransport"], swiftSettings: swiftSettings),
+        .target(name: "CodexRuntime", dependencies: ["CodexCore", "CodexSchema", "CodexTransport", "CodexRecovery"], swiftSettings: swiftSettings),
         // The loopback HTTP/1.1 server: scripted replies over real sockets, for tests, benchmarks and the
         // offline demo (one server for all of them).
         .target(name: "CodexLoopback", path: "Tests/CodexLoopback", swiftSettings: swiftSettings),

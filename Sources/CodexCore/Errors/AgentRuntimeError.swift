@@ -128,6 +128,8 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         public static let observationBufferOverflow: Code = "observation_buffer_overflow"
         /// No model the host's selection policy accepts is available to the account.
         public static let modelUnavailable: Code = "model_unavailable"
+        /// The runtime's backend cannot run structured recovery (it has no SDK-owned recovery adapter).
+        public static let structuredRecoveryUnsupported: Code = "structured_recovery_unsupported"
     }
 
     /// HTTP details of a failed provider response.

@@ -51,7 +51,7 @@ public final class AgentStructuredRecovery: Sendable {
 
     let configuration: Configuration
     let httpClient: any HTTPClient
-    let authProvider: any AuthProvider
+    package let authProvider: any AuthProvider
     let clock: any Clock<Duration>
     let wallClock: any AgentWallClock
     let logSink: any AgentLogSink
@@ -139,7 +139,7 @@ public final class AgentStructuredRecovery: Sendable {
             retryPolicy: options.retryPolicy, maximumAttempts: options.maximumAttempts, expiresAt: options.expiresAt, state: .prepared,
             attemptsUsed: 0, pendingAttemptID: nil, attempts: [], nextAttemptAt: nil, responseID: nil, lastSequenceNumber: nil,
             lastFailure: nil, blocker: nil, completedPayload: nil, createdAt: now, updatedAt: now, completedAt: nil,
-            previousOperationID: lineage?.previousOperationID, rootOperationID: lineage?.rootOperationID ?? operationID,
+            previousOperationID: lineage?.previousOperationID ?? options.previousOperationID, rootOperationID: lineage?.rootOperationID ?? operationID,
             retryActionID: lineage?.retryActionID, successor: nil, originalRequest: request
         )
         try await store.perform { () throws(AgentRecoveryError) in
@@ -154,6 +154,23 @@ public final class AgentStructuredRecovery: Sendable {
         }
         emit("recovery.operation.prepared", record)
         return AgentStructuredRecoveryHandle(operationID: operationID)
+    }
+
+    /// The request an operation was prepared from and its output format (what a reselecting manual
+    /// retry prepares again), read without a lease.
+    /// - Throws: ``AgentRecoveryError`` `state_unavailable` (no record, or one without its original
+    ///   request), storage codes.
+    package func originalRequest(
+        of handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore
+    ) async throws -> (request: Request, format: AgentStructuredOutputFormat) {
+        let id = handle.operationID
+        let record = try await store.perform { () throws(AgentRecoveryError) in
+            try store.existingPartition(of: id).load(RecoveryOperationRecord.self, id)
+        }
+        guard let record, let request = record.originalRequest else {
+            throw AgentRecoveryError(code: .stateUnavailable, message: "the operation's original request is not available", operationID: id)
+        }
+        return (request, record.request.format)
     }
 
     static func check(_ options: AgentRecoveryPreparationOptions) throws(AgentRecoveryError) {

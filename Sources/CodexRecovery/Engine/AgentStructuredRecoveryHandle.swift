@@ -57,11 +57,15 @@ public struct AgentRecoveryPreparationOptions: Sendable, Hashable {
     public var inputRevision: String?
     /// The host's contract version for the output (≤ 1,024 bytes).
     public var contractVersion: String?
+    /// An earlier operation of the same host job this one replaces (a host's own link for diagnostics,
+    /// shown as the status's `previousOperationID`; it carries over no budget, receipt or completion).
+    public var previousOperationID: UUID?
 
     /// Creates options.
     public init(
         maximumAttempts: Int = Self.defaultMaximumAttempts, expiresAt: Date? = nil, retryPolicy: AgentRecoveryRetryPolicy = .init(),
-        scope: String? = nil, hostJobID: String? = nil, inputRevision: String? = nil, contractVersion: String? = nil
+        scope: String? = nil, hostJobID: String? = nil, inputRevision: String? = nil, contractVersion: String? = nil,
+        previousOperationID: UUID? = nil
     ) {
         self.maximumAttempts = maximumAttempts
         self.expiresAt = expiresAt
@@ -70,6 +74,7 @@ public struct AgentRecoveryPreparationOptions: Sendable, Hashable {
         self.hostJobID = hostJobID
         self.inputRevision = inputRevision
         self.contractVersion = contractVersion
+        self.previousOperationID = previousOperationID
     }
 }
 

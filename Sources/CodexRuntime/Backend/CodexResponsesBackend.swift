@@ -1,4 +1,5 @@
 public import CodexCore
+import CodexRecovery
 public import CodexTransport
 
 /// The built-in model backend: runs turns against the OpenAI Responses API (the ChatGPT/Codex backend
@@ -43,7 +44,7 @@ public import CodexTransport
 ///   pauses, the backend stops reading the network. Cancelling the reading task, or releasing the
 ///   stream and its iterator, cancels the turn and closes its connection.
 public final class CodexResponsesBackend: AgentBackend, AgentBackendModelDiscovering, AgentBackendRateLimitReporting,
-    AgentBackendAuthenticating, Sendable {
+    AgentBackendAuthenticating, AgentBackendStructuredRecoverySupporting, Sendable {
     /// The options the backend was created with.
     public let configuration: CodexResponsesBackendConfiguration
     /// The configured model: what the runtime uses for threads without their own model.
@@ -54,6 +55,8 @@ public final class CodexResponsesBackend: AgentBackend, AgentBackendModelDiscove
     /// Set when the backend was created without a provider: it then uses the runtime's.
     private let adopted: AdoptedAuthProvider?
     private let logSink: any AgentLogSink
+    /// Runs structured recovery with this backend's endpoint, HTTP client and credentials.
+    public let structuredRecoveryAdapter: AgentStructuredRecoveryAdapter
 
     /// Creates a backend.
     ///
@@ -90,6 +93,13 @@ public final class CodexResponsesBackend: AgentBackend, AgentBackendModelDiscove
         client = ResponsesClient(
             configuration: clientConfiguration, httpClient: httpClient, authProvider: provider, clock: clock,
             wallClock: wallClock, logSink: logSink
+        )
+        structuredRecoveryAdapter = AgentStructuredRecoveryAdapter(
+            recovery: AgentStructuredRecovery(
+                configuration: .init(endpoint: configuration.endpoint, timeouts: configuration.clientConfiguration.timeouts),
+                httpClient: httpClient, authProvider: provider, clock: clock, wallClock: wallClock, logSink: logSink
+            ),
+            enableReasoningSummaries: configuration.enableReasoningSummaries, baseInstructions: configuration.instructions
         )
     }
 

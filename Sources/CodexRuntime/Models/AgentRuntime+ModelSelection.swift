@@ -7,6 +7,11 @@ extension AgentRuntime {
     ///
     /// - Throws: The selector's error (for example `model_unavailable`), or the catalog's.
     func selectModel(for request: Request, thread: AgentThread, structured: TurnStructuredMode) async throws -> CodexModelConfiguration {
+        try await selectModel(for: request, thread: thread, responseFormat: structured.contract?.format)
+    }
+
+    /// ``selectModel(for:thread:structured:)`` for a known response format (structured recovery).
+    func selectModel(for request: Request, thread: AgentThread, responseFormat: AgentStructuredOutputFormat?) async throws -> CodexModelConfiguration {
         let backend = configuration.backend
         let baseline = CodexModelConfiguration(
             model: thread.configuration.model ?? configuration.model ?? backend.defaultModel ?? .default,
@@ -19,7 +24,7 @@ extension AgentRuntime {
             (selected, source) = (override, "request_override")
         } else {
             let context = CodexModelSelectionContext(
-                threadID: thread.id, purpose: request.selectionPurpose, responseFormat: structured.contract?.format, baseline: baseline,
+                threadID: thread.id, purpose: request.selectionPurpose, responseFormat: responseFormat, baseline: baseline,
                 requirements: request.modelRequirements, needsImageInput: !request.images.isEmpty,
                 catalog: CatalogLoader { [self] policy in try await self.listModels(policy: policy) }
             )

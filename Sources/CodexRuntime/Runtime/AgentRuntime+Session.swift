@@ -30,11 +30,24 @@ extension AgentRuntime {
     }
 
     /// Forgets the signed-in session, in memory and in the secure store; model requests then fail with
-    /// `not_signed_in` until a session is used again.
+    /// `not_signed_in` until a session is used again. Active persistent turns are interrupted and running
+    /// structured recovery sends are suspended first (their budgets and saved completions are kept).
     ///
     /// - Throws: ``CodexCore/AgentRuntimeError`` `session_management_unsupported` or `secure_store_failure`.
     public func signOut() async throws {
-        try await sessionManager().signOut()
+        let manager = try sessionManager()
+        await stopActiveWork()
+        try await manager.signOut()
+    }
+
+    /// Interrupts every active persistent turn and suspends every running structured recovery send
+    /// (their budgets and saved completions are kept): what sign-out and background expiry do first.
+    /// - Returns: How many turns and recovery sends were asked to stop.
+    @discardableResult
+    func stopActiveWork() async -> (turns: Int, recoveries: Int) {
+        let turns = activeTurns.interruptAll()
+        let recoveries = await recoveries.suspendAll()
+        return (turns, recoveries)
     }
 
     /// Who is signed in: read from the secure store once, never from the network.

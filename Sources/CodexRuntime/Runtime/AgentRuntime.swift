@@ -1,6 +1,7 @@
 public import CodexCore
 public import CodexTransport
 import Foundation
+import Synchronization
 
 /// What a host app talks to: threads, turns and their events over a backend and a state store.
 ///
@@ -61,6 +62,9 @@ public final class AgentRuntime: Sendable {
         /// The host's model policy for turns without a request override (``CodexModelSelecting``);
         /// `nil`: the thread's model, else the backend's default.
         public var modelSelector: (any CodexModelSelecting)?
+        /// The host's permission to keep working: when it expires, active turns are interrupted and
+        /// running structured recovery sends are suspended (``AgentBackgroundActivity``).
+        public var backgroundActivity: AgentBackgroundActivity?
         /// How often a turn whose first request a backend could not get accepted (its readiness failed
         /// with a retryable error no lower layer retried) is started again, with backoff on ``clock``:
         /// default 3 attempts. The built-in backend's transport retries its own failures, so they are
@@ -76,7 +80,7 @@ public final class AgentRuntime: Sendable {
             clock: any Clock<Duration> = ContinuousClock(), model: CodexModel? = nil, persona: AgentPersonaStack? = nil,
             tools: [AgentTool] = [], skills: [AgentSkill] = [], maximumParallelToolCalls: Int = 4,
             toolImageHTTPClient: (any HTTPClient)? = nil, readinessRetryPolicy: RetryPolicy = .default,
-            modelSelector: (any CodexModelSelecting)? = nil
+            modelSelector: (any CodexModelSelecting)? = nil, backgroundActivity: AgentBackgroundActivity? = nil
         ) {
             self.authProvider = authProvider
             self.secureStore = secureStore
@@ -96,6 +100,7 @@ public final class AgentRuntime: Sendable {
             self.toolImageHTTPClient = toolImageHTTPClient
             self.readinessRetryPolicy = readinessRetryPolicy
             self.modelSelector = modelSelector
+            self.backgroundActivity = backgroundActivity
         }
     }
 
@@ -105,12 +110,16 @@ public final class AgentRuntime: Sendable {
     /// Every write the state store accepted, for observations.
     let changes = RuntimeChangeFeed()
     let activeTurns = ActiveTurnRegistry()
+    /// Structured recovery sends running now.
+    let recoveries = ActiveRecoveries()
     /// The host tools with their compiled input schemas.
     let tools: ToolRegistry
     /// Fetches the images tool results name.
     let toolImages: ToolImageDownloader
     /// This runtime's owner lease and ID, recorded in its turns.
     let ownership: TurnOwnership
+    /// The handler registered with the configuration's background activity.
+    private let expiryHandler = Mutex<UInt64?>(nil)
 
     /// Validates the configuration (and offers the auth provider to a backend that can adopt it,
     /// ``AgentBackendAuthenticating``, such as a ``CodexResponsesBackend`` created without one): turn limits must have a non-negative tool count and a finite,
@@ -140,6 +149,17 @@ public final class AgentRuntime: Sendable {
         if let authProvider, let backend = configuration.backend as? any AgentBackendAuthenticating {
             backend.adoptAuthProvider(authProvider)
         }
+        if let activity = configuration.backgroundActivity {
+            let id = activity.onExpiry { [weak self] in
+                guard let self else { return }
+                Task { await self.stopActiveWork() }
+            }
+            expiryHandler.withLock { $0 = id }
+        }
+    }
+
+    deinit {
+        if let id = expiryHandler.withLock({ $0 }) { configuration.backgroundActivity?.removeHandler(id) }
     }
 
     // MARK: - Threads

@@ -156,6 +156,22 @@ final class ActiveTurnRegistry: Sendable {
         entries.withLock { $0[threadID]?.turnID }
     }
 
+    /// Interrupts every active turn that is not committing (sign-out, background expiry).
+    /// - Returns: How many turns were asked to stop.
+    @discardableResult
+    func interruptAll() -> Int {
+        let actions = entries.withLock { entries -> [(@Sendable () -> Void)?] in
+            var actions: [(@Sendable () -> Void)?] = []
+            for (threadID, entry) in entries where !entry.committing {
+                entries[threadID]?.interruptRequested = true
+                actions.append(entry.interrupt)
+            }
+            return actions
+        }
+        for action in actions { action?() }
+        return actions.count
+    }
+
     /// Interrupts the thread's active turn (now, or as soon as its producer starts).
     /// - Throws: `turn_not_active` when no turn (or another turn than `expectedTurnID`) is active.
     func interrupt(in threadID: AgentThreadID, expectedTurnID: AgentTurnID?) throws(AgentRuntimeError) {

@@ -23,6 +23,29 @@ import Testing
         return try runtime(secureStore: store, authProvider: ChatGPTSessionManager(secureStore: store, httpClient: DefaultHTTPClient()))
     }
 
+    @Test func signingOutInterruptsTheActiveTurnBeforeForgettingTheSession() async throws {
+        let directory = try temporaryDirectory().appendingPathComponent("secrets")
+        let secrets = try FileSecureStore(directory: directory)
+        let store = InMemoryRuntimeStateStore()
+        let runtime = try AgentRuntime(configuration: .init(
+            authProvider: ChatGPTSessionManager(secureStore: secrets, httpClient: DefaultHTTPClient()), secureStore: secrets,
+            backend: FixtureAgentBackend(turns: [FixtureAgentBackend.Turn([.hang])]), stateStore: store
+        ))
+        _ = try await runtime.signIn { try self.session(account: "acct-9") }
+        let thread = try await runtime.createThread()
+        let stream = try await runtime.stream(Request(text: "x"), in: thread.id)
+        let consumer = Task { await collect(stream) }
+        let result = await withTaskCancellationHandler {
+            await eventually("the turn runs") { runtime.activeTurnID(in: thread.id) != nil }
+            try? await runtime.signOut()
+            return await consumer.value
+        } onCancel: { consumer.cancel() }
+        #expect(result.error is CancellationError)
+        #expect(result.events.map(name).last == "turnInterrupted(interrupted_by_host)")
+        #expect(try await store.latestTurn(of: thread.id)?.status == .interrupted)
+        #expect(try await runtime.authenticationState() == .signedOut)
+    }
+
     @Test func theSessionManagersStoreKeepsTheSessionAcrossARestart() async throws {
         let directory = try temporaryDirectory().appendingPathComponent("secrets")
         let first = try managed(directory)
