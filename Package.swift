@@ -75,16 +75,25 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
-        // A host application the recovery process tests launch as real child processes (and kill).
+        // A host application the recovery process tests launch as real child processes (and kill); it
+        // runs the handoff through the recovery engine (`--api engine`) or the runtime facade (`--api runtime`).
         .executableTarget(
-            name: "RecoveryFixture",
-            dependencies: ["CodexRecovery", "CodexTransport", "CodexCore", "CodexSchema"],
-            path: "Tests/RecoveryFixture",
+            name: "RecoveryIntegrationFixture",
+            dependencies: ["CodexRuntime", "CodexRecovery", "CodexTransport", "CodexCore", "CodexSchema"],
+            path: "Tests/RecoveryIntegrationFixture",
             swiftSettings: swiftSettings
         ),
+        // The recovery engine's suite.
         .testTarget(
-            name: "CodexRecoveryTests",
-            dependencies: ["CodexRecovery", "CodexTransport", "CodexCore", "CodexSchema", "CodexTestSupport", "RecoveryFixture"],
+            name: "StructuredRecoveryTests",
+            dependencies: ["CodexRecovery", "CodexTransport", "CodexCore", "CodexSchema", "CodexTestSupport", "RecoveryIntegrationFixture"],
+            swiftSettings: swiftSettings
+        ),
+        // The public-API proof: the recovery handoff as a host writes it against AgentRuntime, importing
+        // public API only.
+        .testTarget(
+            name: "CodexKitRecoveryIntegrationTests",
+            dependencies: ["CodexRuntime", "CodexRecovery", "CodexTransport", "CodexCore", "CodexSchema", "CodexTestSupport", "RecoveryIntegrationFixture"],
             swiftSettings: swiftSettings
         ),
         // Appends to a shared database from another process (concurrency and SIGKILL tests).

@@ -1,11 +1,14 @@
-// RecoveryFixture: plays a host application for the recovery process tests. It keeps a small host
+// RecoveryIntegrationFixture: plays a host application for the recovery process tests. It keeps a small host
 // store (host.json: job, revision, handle, committed value, commit count, acknowledged), runs the spec's
 // handoff (prepare → persist handle → sendRecovering → host commit → acknowledge) against a Responses
 // endpoint, and can die on purpose: `--exit-after receipt|commit` exits with 73 / 74 at those points,
 // `--exit-after handle` exits with 75 once the handle is stored, and `--kill-at <operation>:<n>` SIGKILLs
-// itself right after the n-th such file-system call of the store.
+// itself right after the n-th such file-system call of the store. `--api runtime` runs the same handoff
+// through AgentRuntime (public API only) with a wrapper backend that delegates the recovery adapter and
+// selects the model by the host's purpose; `--api engine` (the default) calls the recovery engine.
 import CodexCore
 import CodexRecovery
+import CodexRuntime
 import CodexSchema
 import CodexTransport
 import Foundation
@@ -135,6 +138,68 @@ final class KillingFileSystem: RecoveryFileSystem {
     func close(_ descriptor: Int32) { real.close(descriptor) }
 }
 
+/// A host's wrapper around the built-in backend: it delegates the SDK-owned recovery adapter and picks
+/// the model by the request's purpose.
+struct HostBackend: AgentBackendStructuredRecoverySupporting, AgentBackendRequestPreparing, AgentBackendAuthenticating {
+    let base: CodexResponsesBackend
+
+    func startTurn(_ request: AgentBackendTurnRequest) async throws -> AgentTurnStream { try await base.startTurn(request) }
+    var structuredRecoveryAdapter: AgentStructuredRecoveryAdapter { base.structuredRecoveryAdapter }
+    func adoptAuthProvider(_ provider: any AuthProvider) { base.adoptAuthProvider(provider) }
+
+    func prepareModelSelection(in context: CodexModelSelectionContext) async throws -> CodexModelSelection? {
+        guard context.purpose == "shipping-decision" else { return nil }
+        return CodexModelSelection(configuration: CodexModelConfiguration(model: .gpt6Astra, reasoningEffort: .low), policyID: "host-purpose")
+    }
+}
+
+/// The three calls of the handoff, through the engine or through the runtime.
+struct RecoveryFront {
+    let prepare: @Sendable (_ job: String, _ revision: String) async throws -> AgentStructuredRecoveryHandle
+    let send: @Sendable (AgentStructuredRecoveryHandle, @escaping @Sendable (AgentRecoveryAttempt) async throws -> Bool) async throws -> Verdict
+    let acknowledge: @Sendable (AgentStructuredRecoveryHandle) async throws -> Void
+
+    static let prompt = "Decide whether shipment 42 may leave today."
+    static let retryPolicy = AgentRecoveryRetryPolicy(initialBackoff: 0, maximumBackoff: 0)
+
+    static func engine(store: AgentStructuredRecoveryStore, endpoint: ResponsesEndpoint) -> RecoveryFront {
+        let recovery = AgentStructuredRecovery(
+            configuration: .init(endpoint: endpoint), httpClient: DefaultHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "sk-fixture-key")
+        )
+        return RecoveryFront(
+            prepare: { job, revision in
+                try await recovery.prepare(
+                    Request(text: prompt, executionMode: .ephemeral), format: Verdict.responseFormat,
+                    model: .init(model: "gpt-6-astra", reasoningEffort: .low), store: store,
+                    options: .init(maximumAttempts: 3, retryPolicy: retryPolicy, hostJobID: job, inputRevision: revision)
+                )
+            },
+            send: { handle, authorize in try await recovery.sendRecovering(handle, response: Verdict.self, store: store, authorizeAttempt: authorize) },
+            acknowledge: { handle in try await recovery.acknowledge(handle, store: store) }
+        )
+    }
+
+    static func runtime(store: AgentStructuredRecoveryStore, endpoint: ResponsesEndpoint) throws -> RecoveryFront {
+        let backend = HostBackend(base: CodexResponsesBackend(configuration: .init(model: .gpt6Sol, endpoint: endpoint)))
+        let runtime = try AgentRuntime(configuration: .init(
+            authProvider: APIKeyAuthProvider(apiKey: "sk-fixture-key"), backend: backend, stateStore: InMemoryRuntimeStateStore()
+        ))
+        return RecoveryFront(
+            prepare: { job, revision in
+                var request = Request(text: prompt, executionMode: .ephemeral)
+                request.selectionPurpose = "shipping-decision"
+                let thread = try await runtime.createThread(title: "recovery")
+                return try await runtime.prepareStructuredRecovery(
+                    request, in: thread.id, response: Verdict.self, store: store, maximumAttempts: 3, retryPolicy: retryPolicy,
+                    hostJobID: job, inputRevision: revision
+                )
+            },
+            send: { handle, authorize in try await runtime.sendRecovering(handle, response: Verdict.self, store: store, authorizeAttempt: authorize) },
+            acknowledge: { handle in try await runtime.acknowledgeStructuredRecovery(handle, store: store) }
+        )
+    }
+}
+
 func option(_ name: String, in arguments: [String]) -> String? {
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
     return arguments[index + 1]
@@ -159,20 +224,15 @@ func run() async throws -> Int32 {
     let authorizationLog = URL(fileURLWithPath: hostPath).deletingLastPathComponent().appendingPathComponent("authorizations.log")
 
     let store = try AgentStructuredRecoveryStore(directory: URL(fileURLWithPath: storePath), fileSystem: KillingFileSystem(target: killTarget))
-    let recovery = AgentStructuredRecovery(
-        configuration: .init(endpoint: try ResponsesEndpoint(baseURL: baseURL, profile: .publicAPI)),
-        httpClient: DefaultHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "sk-fixture-key")
-    )
+    let endpoint = try ResponsesEndpoint(baseURL: baseURL, profile: .publicAPI)
+    let recovery = option("--api", in: arguments) == "runtime"
+        ? try RecoveryFront.runtime(store: store, endpoint: endpoint) : RecoveryFront.engine(store: store, endpoint: endpoint)
     let host = HostStore(url: URL(fileURLWithPath: hostPath))
     var state = try host.load(job: job, revision: revision)
 
     // 1-2. Prepare once, and persist the handle in the host transaction before any send.
     if state.handle == nil {
-        let handle = try await recovery.prepare(
-            Request(text: "Decide whether shipment 42 may leave today.", executionMode: .ephemeral), format: Verdict.responseFormat,
-            model: .init(model: "gpt-6-astra", reasoningEffort: .low), store: store,
-            options: .init(maximumAttempts: 3, retryPolicy: .init(initialBackoff: 0, maximumBackoff: 0), hostJobID: job, inputRevision: revision)
-        )
+        let handle = try await recovery.prepare(job, revision)
         state.handle = handle
         try host.save(state)
         if exitAfter == "handle" { exit(75) }
@@ -181,7 +241,7 @@ func run() async throws -> Int32 {
 
     // 3-5. Unless the job is committed: send (or reopen), commit, acknowledge.
     if state.committedReason == nil {
-        let verdict = try await recovery.sendRecovering(handle, response: Verdict.self, store: store) { attempt in
+        let verdict = try await recovery.send(handle) { attempt in
             let line = "\(attempt.operationID.uuidString.lowercased()) \(attempt.id.uuidString.lowercased()) \(attempt.number) \(attempt.reason.rawValue)\n"
             if let handle = try? FileHandle(forWritingTo: authorizationLog) {
                 handle.seekToEndOfFile()
@@ -207,7 +267,7 @@ func run() async throws -> Int32 {
         if exitAfter == "commit" { exit(74) }
     }
     if !state.acknowledged {
-        try await recovery.acknowledge(handle, store: store)
+        try await recovery.acknowledge(handle)
         state.acknowledged = true
         try host.save(state)
     }

@@ -2,11 +2,11 @@
 import CodexTestSupport
 import Foundation
 
-/// Launches the `RecoveryFixture` executable (built next to the test bundle) as a real child process.
+/// Launches the `RecoveryIntegrationFixture` executable (built next to the test bundle) as a real child process.
 enum FixtureProcess {
     typealias Outcome = ChildProcess.Outcome
 
-    static let executable = ChildProcess.product("RecoveryFixture")
+    static let executable = ChildProcess.product("RecoveryIntegrationFixture")
 
     static func run(
         executable: URL = FixtureProcess.executable, _ arguments: [String], started: @Sendable (Int32) async -> Void = { _ in }
