@@ -94,4 +94,27 @@ final class DocumentationHost: Sendable {
         #expect(server.requests.count == 1)
         #expect(try await runtime.structuredRecoveryStatus(handle, store: recoveryStore).state == .acknowledged)
     }
+
+    @Test func theManualRetrySampleCompilesAndCreatesTheSuccessor() async throws {
+        let app = try FixtureApplication(["alpha": [.status(503, retryAfter: nil)]])
+        let runtime = try app.runtime(policy: PurposeSelector(["news": CodexModelConfiguration(model: .gpt6Luna)]))
+        let failedHandle = try await app.prepare("alpha", on: runtime, maximumAttempts: 1)
+        await #expect(throws: (any Error).self) { _ = try await app.finish("alpha", handle: failedHandle, on: runtime) }
+        let recoveryStore = app.recoveryStore
+        let savedUserActionID = "user-tap-7"
+
+        // The host persists this action ID before requesting a successor.
+        let retryHandle = try await runtime.retryStructuredRecovery(
+            failedHandle,
+            retryActionID: savedUserActionID,
+            store: recoveryStore,
+            maximumAttempts: 2,
+            selection: .preserve
+        )
+        // Persist retryHandle for the same logical job/revision before sending it.
+
+        #expect(retryHandle != failedHandle)
+        #expect(try await runtime.structuredRecoveryStatus(retryHandle, store: recoveryStore).maximumAttempts == 2)
+        #expect(app.transport.requests(for: "alpha").count == 1, "a retry sends nothing by itself")
+    }
 }

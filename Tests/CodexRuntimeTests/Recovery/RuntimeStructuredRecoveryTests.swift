@@ -151,6 +151,45 @@ struct Digest: AgentStructuredOutput, Equatable {
         #expect(try await runtime.structuredRecoveryStatus(handle, store: store).attemptsUsed == 2)
     }
 
+    @Test func signingOutSuspendsARunningSendAndKeepsItsBudget() async throws {
+        let held = ScriptedReply(headers: [.init(name: "Content-Type", value: "text/event-stream")], parts: [.hold], framing: .chunked)
+        let server = try LoopbackHTTPServer(replies: [held])
+        defer { server.shutdown() }
+        let directory = try temporaryDirectory("recovery-signout")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let secrets = try FileSecureStore(directory: directory.appendingPathComponent("secrets"))
+        let store = try AgentStructuredRecoveryStore(directory: directory.appendingPathComponent("recovery"))
+        let runtime = try AgentRuntime(configuration: .init(
+            authProvider: ChatGPTSessionManager(secureStore: secrets, httpClient: DefaultHTTPClient()), secureStore: secrets,
+            backend: try RuntimeModelsTests.backend(server), stateStore: InMemoryRuntimeStateStore()
+        ))
+        _ = try await runtime.signIn {
+            try ChatGPTSession(idToken: TestJWT.idToken(account: "acct-1"), accessToken: TestJWT.accessToken(expiresAt: 4_000_000_000, marker: "a"),
+                               refreshToken: "rt-1")
+        }
+        let thread = try await runtime.createThread()
+        let handle = try await runtime.prepareStructuredRecovery(ephemeral("x"), in: thread.id, response: Digest.self, store: store, maximumAttempts: 3)
+        let send = Task { try await runtime.sendRecovering(handle, response: Digest.self, store: store) { _ in true } }
+        let outcome = await withTaskCancellationHandler {
+            _ = await server.waitForRequests(count: 1, timeout: .seconds(60))
+            try? await runtime.signOut()
+            return await send.result
+        } onCancel: { send.cancel() }
+        server.releaseHeld()
+        #expect(throws: CancellationError.self) { try outcome.get() }
+        #expect(try await runtime.authenticationState() == .signedOut)
+        let record = try #require(try store.inventory(binding: "acct-1").operationIDs.first)
+        #expect(record == handle.operationID)
+        _ = try await runtime.signIn {
+            try ChatGPTSession(idToken: TestJWT.idToken(account: "acct-1"), accessToken: TestJWT.accessToken(expiresAt: 4_000_000_000, marker: "b"),
+                               refreshToken: "rt-2")
+        }
+        let status = try await runtime.structuredRecoveryStatus(handle, store: store)
+        #expect(status.state == .suspended)
+        #expect(status.attemptsUsed == 1)
+        #expect(status.maximumAttempts == 3, "sign-out does not reset the budget")
+    }
+
     @Test func backgroundExpiryInterruptsActiveTurns() async throws {
         let activity = AgentBackgroundActivity()
         let store = InMemoryRuntimeStateStore()
