@@ -61,6 +61,9 @@ public final class LoopbackHTTPServer: Sendable {
     /// Every complete request so far, in arrival order (empty when the server does not keep requests).
     public var requests: [RecordedRequest] { core.requests }
 
+    /// TCP connections accepted so far.
+    public var acceptedConnectionCount: Int { core.acceptedConnectionCount }
+
     /// Connections accepted and not yet closed.
     public var openConnectionCount: Int { core.openConnectionCount }
 

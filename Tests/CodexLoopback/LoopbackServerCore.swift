@@ -43,6 +43,9 @@ final class LoopbackServerCore: Sendable {
     /// The number of complete requests received (kept or not).
     var requestCount: Int { state.withLock { $0.receivedCount } }
 
+    /// Connections accepted so far.
+    var acceptedConnectionCount: Int { state.withLock { $0.acceptedCount } }
+
     /// Accepted minus closed connections.
     var openConnectionCount: Int { state.withLock { $0.acceptedCount - $0.closedCount } }
 

@@ -4,6 +4,7 @@
 //   alternating --client curl|urlsession --turns N   N exchanges, good replies and resets alternating
 //   cancelled-fast --client curl|urlsession --turns N  N endless fast streams, each cancelled after one chunk
 //   get --client curl|urlsession --url URL      one GET (the proxy test sets the proxy variables for it)
+//   many --client curl|urlsession --requests N   N small POSTs on one client: descriptors, connections
 // Prints one JSON object of figures; exits 1 with the error on any failure.
 import CodexCore
 import CodexTestSupport
@@ -102,6 +103,29 @@ func cancelledFast() async throws -> [String: Int] {
     return figures
 }
 
+func many() async throws -> [String: Int] {
+    let requests = Int(option("--requests") ?? "") ?? 10_000
+    let server = try LoopbackHTTPServer(keepsRequests: false) { _ in .json(#"{"ok":true}"#) }
+    defer { server.shutdown() }
+    let http = client()
+    let request = HTTPRequest(
+        method: "POST", url: server.baseURL.appendingPathComponent("v1/ping"), headers: ["Content-Type": "application/json"],
+        body: Array(#"{"ping":1}"#.utf8)
+    )
+    var wrongBodies = 0
+    func exchange() async throws {
+        let body = try await http.send(request).body.collect(upTo: 1024)
+        if body != Array(#"{"ok":true}"#.utf8) { wrongBodies += 1 }
+    }
+    for _ in 0..<100 { try await exchange() }
+    let afterWarmUp = ProcessResources.openDescriptorCount
+    for _ in 0..<requests { try await exchange() }
+    return [
+        "descriptorsAfterWarmUp": afterWarmUp, "descriptorsAtEnd": ProcessResources.openDescriptorCount, "requests": server.requestCount,
+        "connections": server.acceptedConnectionCount, "wrongBodies": wrongBodies, "unlinkedFiles": ProcessResources.unlinkedFileCount,
+    ]
+}
+
 func get() async throws -> [String: Int] {
     guard let url = option("--url").flatMap(URL.init(string:)) else {
         throw AgentRuntimeError(code: .invalidRequest, message: "get needs --url")
@@ -118,7 +142,8 @@ do {
     case "alternating": figures = try await alternating()
     case "cancelled-fast": figures = try await cancelledFast()
     case "get": figures = try await get()
-    default: throw AgentRuntimeError(code: .invalidRequest, message: "usage: paused-endless|alternating|cancelled-fast|get --client curl|urlsession")
+    case "many": figures = try await many()
+    default: throw AgentRuntimeError(code: .invalidRequest, message: "usage: paused-endless|alternating|cancelled-fast|get|many --client curl|urlsession")
     }
     let data = try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys])
     FileHandle.standardOutput.write(data)

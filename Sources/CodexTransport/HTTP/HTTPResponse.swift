@@ -50,7 +50,7 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
     }
 
     /// The iterator.
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         fileprivate let handle: Handle
 
         /// The next chunk, or `nil` at the end. Cancelling the task cancels the transfer.

@@ -41,6 +41,9 @@ struct ResponsesAttempt {
     let context = HTTPMiddlewareContext()
     private var connected = false
     private var bodyIterator: HTTPResponseBody.AsyncIterator?
+    /// The body of a response that reached `response.completed`, read to its end before the attempt
+    /// finishes so its connection is reused.
+    private var completedBody: HTTPResponseBody.AsyncIterator?
     private var framer: SSEFramer
     private var decoder: ResponsesEventDecoder
     private var sseEvents: [SSEEvent] = []
@@ -87,7 +90,30 @@ struct ResponsesAttempt {
             }
             if try await readChunk(progress: progress, maximumBytes: maximumBytes) == false { return .budgetExceeded }
         }
+        if let body = completedBody {
+            completedBody = nil
+            await Self.drain(body)
+        }
         return .finished
+    }
+
+    /// The most bytes, and the longest time, spent reading what follows `response.completed`.
+    static let drainLimit = (bytes: 64 * 1024, time: Duration.seconds(1))
+
+    /// Reads what is left of a completed response's body (normally only its chunked terminator), so the
+    /// HTTP client can hand the connection to a later request instead of closing it. Bounded by
+    /// ``drainLimit``: past it the rest is dropped, which closes the connection.
+    static func drain(_ body: HTTPResponseBody.AsyncIterator) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var body = body
+                var drained = 0
+                while drained <= drainLimit.bytes, let chunk = try? await body.next() { drained += chunk.count }
+            }
+            group.addTask { try? await Task.sleep(for: drainLimit.time) }
+            _ = await group.next()
+            group.cancelAll()
+        }
     }
 
     // MARK: - Events
@@ -102,6 +128,7 @@ struct ResponsesAttempt {
         case .completed(let info):
             progress.responseID = info.id ?? progress.responseID
             finished = true
+            completedBody = bodyIterator
             bodyIterator = nil
             return event
         case .failed(let info), .incomplete(let info):

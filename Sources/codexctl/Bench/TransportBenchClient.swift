@@ -18,7 +18,7 @@ enum TransportBenchClientCommand: CLICommand {
         """,
         options: [
             ("--client <name>", "raw (a bare socket, the baseline), curl (CurlHTTPClient) or urlsession (URLSessionHTTPClient)."),
-            ("--scenario <list>", "Comma-separated: stream, requests, paused (paused needs curl or urlsession)."),
+            ("--scenario <list>", "Comma-separated: stream, requests, turns, paused (turns and paused need curl or urlsession)."),
             ("--runs <n>", "Streamed runs; the median is reported (default 5)."),
             ("--requests <n>", "Small requests per mode (default 2000)."),
             ("--stream-mib <n>", "The size of the streamed response in MiB (default 256)."),
@@ -43,6 +43,7 @@ enum TransportBenchClientCommand: CLICommand {
                 case "stream": figures.merge(try await bench.stream()) { $1 }
                 case "requests": figures.merge(try await bench.smallRequests()) { $1 }
                 case "paused": figures.merge(try await bench.pausedConsumer()) { $1 }
+                case "turns": figures.merge(try await bench.turns()) { $1 }
                 default: return Console.usageFailure("unknown scenario '\(Console.display(scenario))'", help: help)
                 }
             }
@@ -146,9 +147,61 @@ struct TransportBenchClient {
                 latencies.append((ContinuousClock.now - started).inSeconds)
             }
             figures.merge(summary(Array(latencies.dropFirst(requests / 10)), prefix: "requests")) { $1 }
+            figures["connections"] = Double(server.acceptedConnectionCount)
+            // The baseline: a new client (and so a new connection) for every request, as a client that
+            // kept nothing between requests would.
+            var fresh: [Double] = []
+            for _ in 0..<max(1, requests / 4) {
+                let started = ContinuousClock.now
+                let reply = try await httpClient().send(request).body.collect(upTo: 64 * 1024)
+                guard reply.count == answer.utf8.count else { throw Failure(description: "a reply of \(reply.count) bytes") }
+                fresh.append((ContinuousClock.now - started).inSeconds)
+            }
+            figures.merge(summary(fresh, prefix: "fresh_client_requests")) { $1 }
+            return figures
         }
-        figures["connections"] = Double(server.openConnectionCount + server.closedConnectionCount)
+        figures["connections"] = Double(server.acceptedConnectionCount)
         return figures
+    }
+
+    /// Streamed turns: a POST answered with a short Responses SSE stream (created, two deltas, the
+    /// message, completed) read to its end. Turns per second and the median time to the first body
+    /// byte, on one shared client and with a new client per turn (the baseline).
+    func turns() async throws -> [String: Double] {
+        guard kind != .raw else { return [:] }
+        let events = [
+            #"{"type":"response.created","sequence_number":0,"response":{"id":"resp_b","status":"in_progress"}}"#,
+            #"{"type":"response.output_text.delta","sequence_number":1,"item_id":"m","output_index":0,"content_index":0,"delta":"Hello "}"#,
+            #"{"type":"response.output_text.delta","sequence_number":2,"item_id":"m","output_index":0,"content_index":0,"delta":"there."}"#,
+            #"{"type":"response.output_item.done","sequence_number":3,"output_index":0,"item":{"type":"message","id":"m","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Hello there."}]}}"#,
+            #"{"type":"response.completed","sequence_number":4,"response":{"id":"resp_b","status":"completed"}}"#,
+        ].map { "data: \($0)\n\n" }
+        let reply = ScriptedReply.sse(events)
+        let server = try LoopbackHTTPServer(keepsRequests: false) { _ in reply }
+        defer { server.shutdown() }
+        let request = HTTPRequest(method: "POST", url: server.baseURL.appendingPathComponent("responses"),
+                                  headers: ["Content-Type": "application/json", "Accept": "text/event-stream"], body: Array(#"{"model":"bench"}"#.utf8))
+        func turn(on http: any HTTPClient) async throws -> (total: Double, firstByte: Double) {
+            let started = ContinuousClock.now
+            var iterator = try await http.send(request).body.makeAsyncIterator()
+            var firstByte: Double?
+            while let chunk = try await iterator.next() {
+                if firstByte == nil, !chunk.isEmpty { firstByte = (ContinuousClock.now - started).inSeconds }
+            }
+            return ((ContinuousClock.now - started).inSeconds, firstByte ?? 0)
+        }
+        let shared = httpClient()
+        var kept: [(total: Double, firstByte: Double)] = []
+        for _ in 0..<(requests + requests / 10) { kept.append(try await turn(on: shared)) }
+        kept.removeFirst(requests / 10)
+        var fresh: [Double] = []
+        for _ in 0..<max(1, requests / 4) { fresh.append(try await turn(on: httpClient()).total) }
+        let firstBytes = kept.map(\.firstByte).sorted()
+        return [
+            "turns_per_s": Double(kept.count) / kept.map(\.total).reduce(0, +),
+            "turns_first_byte_p50_us": firstBytes[firstBytes.count / 2] * 1e6,
+            "fresh_client_turns_per_s": Double(fresh.count) / fresh.reduce(0, +),
+        ]
     }
 
     /// Runs `requests` exchanges after a tenth as many uncounted warm-up ones; returns their durations.

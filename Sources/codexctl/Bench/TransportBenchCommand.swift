@@ -10,7 +10,9 @@ enum TransportBenchCommand: CLICommand {
         replies (requests/s, 99th-percentile exchange, connections opened), both next to a bare socket doing the same \
         in the same run, and (c) an endless fast stream whose consumer reads one chunk and stops (how far the sender \
         gets, capped at 512 MiB, and how much resident memory the client grows by, next to the client's 256 KiB \
-        buffer). The bare socket also times a fresh connection per request.
+        buffer). The bare socket also times a fresh connection per request. Each client also runs (d) the small \
+        requests with a new client per request, and (e) short streamed Responses turns (turns/s and the median time to \
+        the first body byte) on one shared client next to a new client per turn.
         """,
         usage: "codexctl bench transport [--json] [--runs <n>] [--requests <n>] [--stream-mib <n>] [--only <client>]",
         options: [
@@ -68,7 +70,7 @@ struct TransportBenchmark {
         let requestBaseline = ("bare socket, one kept-alive connection", try raw.value("requests_per_s"))
         for client in clients {
             let name = Self.names[client] ?? client
-            let measured = try figures(client: client, scenarios: "stream,requests")
+            let measured = try figures(client: client, scenarios: "stream,requests,turns")
             report.results.append(BenchResult(
                 name: "stream-\(streamMiB)MiB", mode: name, metric: "megabytes_per_second", value: try measured.value("stream_mb_per_s"), unit: "MB/s",
                 bytes: streamMiB * 1_048_576, baseline: streamBaseline
@@ -80,6 +82,18 @@ struct TransportBenchmark {
             report.results.append(BenchResult(
                 name: "small-requests-p99", mode: name, metric: "p99_exchange", value: try measured.value("requests_p99_us"), unit: "µs",
                 baseline: ("bare socket", try raw.value("requests_p99_us"))
+            ))
+            report.results.append(BenchResult(
+                name: "small-requests-shared-client", mode: name, metric: "requests_per_second", value: try measured.value("requests_per_s"),
+                unit: "1/s", baseline: ("a new client per request", try measured.value("fresh_client_requests_per_s"))
+            ))
+            report.results.append(BenchResult(
+                name: "streamed-turns", mode: name, metric: "turns_per_second", value: try measured.value("turns_per_s"), unit: "1/s",
+                baseline: ("a new client per turn", try measured.value("fresh_client_turns_per_s"))
+            ))
+            report.results.append(BenchResult(
+                name: "streamed-turns-first-byte-p50", mode: name, metric: "time_to_first_byte", value: try measured.value("turns_first_byte_p50_us"),
+                unit: "µs"
             ))
             report.notes.append("\(name): \(Int(try measured.value("connections"))) connection(s) for \(requests + requests / 10) requests")
             let paused = try figures(client: client, scenarios: "paused")
