@@ -145,7 +145,7 @@ struct HostBackend: AgentBackendStructuredRecoverySupporting, AgentBackendReques
 
     func startTurn(_ request: AgentBackendTurnRequest) async throws -> AgentTurnStream { try await base.startTurn(request) }
     var structuredRecoveryAdapter: AgentStructuredRecoveryAdapter { base.structuredRecoveryAdapter }
-    func adoptAuthProvider(_ provider: any AuthProvider) { base.adoptAuthProvider(provider) }
+    func adoptAuthProvider(_ provider: any AuthProvider) throws { try base.adoptAuthProvider(provider) }
 
     func prepareModelSelection(in context: CodexModelSelectionContext) async throws -> CodexModelSelection? {
         guard context.purpose == "shipping-decision" else { return nil }

@@ -1,4 +1,4 @@
-import CodexCore
+package import CodexCore
 public import Foundation
 
 /// How a manual retry configures its successor.
@@ -155,6 +155,35 @@ extension AgentStructuredRecovery {
         _ handle: AgentStructuredRecoveryHandle, retryActionID: String, store: AgentStructuredRecoveryStore, maximumAttempts: Int,
         selection: AgentRecoverySelection = .preserve, expiresAt: Date? = nil, retryPolicy: AgentRecoveryRetryPolicy? = nil
     ) async throws -> AgentStructuredRecoveryHandle {
+        let reselect: Reselection? = if case .reselect(let model) = selection { { _ in model } } else { nil }
+        return try await retry(
+            handle, retryActionID: retryActionID, store: store, maximumAttempts: maximumAttempts, reselect: reselect, expiresAt: expiresAt,
+            retryPolicy: retryPolicy
+        )
+    }
+
+    /// Chooses a reselecting successor's configuration from the source's saved request: called only when
+    /// a new successor is reserved, after the account and the source's eligibility were checked.
+    package typealias Reselection = @Sendable (_ source: ReselectionSource) async throws -> AgentRecoveryModelConfiguration
+
+    /// What a reselection starts from.
+    package struct ReselectionSource: Sendable {
+        /// The request the source was prepared from.
+        package let request: Request
+        /// Its output format.
+        package let format: AgentStructuredOutputFormat
+        /// The source's frozen model and instructions (a reselection keeps the instructions); the
+        /// reasoning-summary setting is not saved apart from the body and reads `false`.
+        package let model: AgentRecoveryModelConfiguration
+    }
+
+    /// ``retry(_:retryActionID:store:maximumAttempts:selection:expiresAt:retryPolicy:)`` whose
+    /// reselection runs lazily: never for a repeated action (its reservation's configuration is reused)
+    /// nor for a source that may not be retried.
+    package func retry(
+        _ handle: AgentStructuredRecoveryHandle, retryActionID: String, store: AgentStructuredRecoveryStore, maximumAttempts: Int,
+        reselect: Reselection?, expiresAt: Date?, retryPolicy: AgentRecoveryRetryPolicy?
+    ) async throws -> AgentStructuredRecoveryHandle {
         let id = handle.operationID
         let (partition, lease, loaded) = try await store.perform { () throws(AgentRecoveryError) in
             let partition = try store.existingPartition(of: id)
@@ -167,22 +196,40 @@ extension AgentStructuredRecovery {
         var source = loaded
         try await checkAccount(source)
         let successorID = Self.successorID(of: id, action: retryActionID)
-        let reselect: AgentRecoveryModelConfiguration? = if case .reselect(let model) = selection { model } else { nil }
-        let reservation = RecoveryOperationRecord.SuccessorReservation(
-            operationID: successorID, actionID: retryActionID, maximumAttempts: maximumAttempts, reselectedModel: reselect,
-            expiresAt: expiresAt, retryPolicy: retryPolicy ?? source.retryPolicy
-        )
+        let reservation: RecoveryOperationRecord.SuccessorReservation
         if let existing = source.successor {
             guard existing.actionID == retryActionID else {
                 throw AgentRecoveryError(code: .retryAlreadyCreated, message: "another retry action already created this operation's successor", operationID: id)
             }
-            guard existing == reservation else {
+            // A repeated action: the same settings, and for a reselection the configuration it froze.
+            let repeated = RecoveryOperationRecord.SuccessorReservation(
+                operationID: successorID, actionID: retryActionID, maximumAttempts: maximumAttempts,
+                reselectedModel: reselect == nil ? nil : existing.reselectedModel, expiresAt: expiresAt,
+                retryPolicy: retryPolicy ?? source.retryPolicy
+            )
+            guard existing == repeated, (reselect != nil) == (existing.reselectedModel != nil) else {
                 throw AgentRecoveryError(code: .retryConfigurationMismatch, message: "the retry action was repeated with different settings", operationID: id)
             }
+            reservation = existing
         } else {
             let control = try await partition.perform { () throws(AgentRecoveryError) in try partition.load(RecoveryControlRecord.self, id) }
             try checkRetryAllowed(source, control: control)
             try Self.check(AgentRecoveryPreparationOptions(maximumAttempts: maximumAttempts))
+            var reselected: AgentRecoveryModelConfiguration?
+            if let reselect {
+                guard let request = source.originalRequest else {
+                    throw AgentRecoveryError(code: .retryNotAllowed, message: "the source has no original request to prepare again", operationID: id)
+                }
+                let frozen = AgentRecoveryModelConfiguration(
+                    model: source.request.model, reasoningEffort: source.request.reasoningEffort.map(ReasoningEffort.init(rawValue:)),
+                    enableReasoningSummaries: false, instructions: source.request.instructions
+                )
+                reselected = try await reselect(ReselectionSource(request: request, format: source.request.format, model: frozen))
+            }
+            reservation = RecoveryOperationRecord.SuccessorReservation(
+                operationID: successorID, actionID: retryActionID, maximumAttempts: maximumAttempts, reselectedModel: reselected,
+                expiresAt: expiresAt, retryPolicy: retryPolicy ?? source.retryPolicy
+            )
             source.successor = reservation
             try await persist(&source, partition, lease)
         }

@@ -156,23 +156,6 @@ public final class AgentStructuredRecovery: Sendable {
         return AgentStructuredRecoveryHandle(operationID: operationID)
     }
 
-    /// The request an operation was prepared from and its output format (what a reselecting manual
-    /// retry prepares again), read without a lease.
-    /// - Throws: ``AgentRecoveryError`` `state_unavailable` (no record, or one without its original
-    ///   request), storage codes.
-    package func originalRequest(
-        of handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore
-    ) async throws -> (request: Request, format: AgentStructuredOutputFormat) {
-        let id = handle.operationID
-        let record = try await store.perform { () throws(AgentRecoveryError) in
-            try store.existingPartition(of: id).load(RecoveryOperationRecord.self, id)
-        }
-        guard let record, let request = record.originalRequest else {
-            throw AgentRecoveryError(code: .stateUnavailable, message: "the operation's original request is not available", operationID: id)
-        }
-        return (request, record.request.format)
-    }
-
     static func check(_ options: AgentRecoveryPreparationOptions) throws(AgentRecoveryError) {
         guard RecoveryOperationRecord.maximumAttemptsRange.contains(options.maximumAttempts) else {
             throw AgentRecoveryError(code: .invalidRecoveryConfiguration, message: "maximumAttempts must be 1...1000, not \(options.maximumAttempts)")

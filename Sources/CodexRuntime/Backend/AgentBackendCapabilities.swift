@@ -23,8 +23,10 @@ public protocol AgentBackendRateLimitReporting: AgentBackend {
 /// own takes the runtime's ``AgentRuntime/Configuration/authProvider`` when the runtime is created.
 public protocol AgentBackendAuthenticating: AgentBackend {
     /// Offers the runtime's auth provider. A backend with its own provider keeps it; one without takes
-    /// the first provider offered.
-    func adoptAuthProvider(_ provider: any AuthProvider)
+    /// the provider offered.
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `invalid_configuration` when the backend already took
+    ///   another runtime's provider (one backend cannot serve two accounts' runtimes).
+    func adoptAuthProvider(_ provider: any AuthProvider) throws
 }
 
 /// An auth provider filled in later: the runtime's, adopted by a backend created without one. Until
@@ -32,11 +34,28 @@ public protocol AgentBackendAuthenticating: AgentBackend {
 final class AdoptedAuthProvider: AuthProvider {
     private let slot = Mutex<(any AuthProvider)?>(nil)
 
-    /// Takes `provider` unless one was adopted already.
-    func adopt(_ provider: any AuthProvider) {
-        slot.withLock { slot in
-            if slot == nil { slot = provider }
+    /// Takes `provider`; offering the same provider object again is harmless.
+    /// - Throws: `invalid_configuration` when another provider was adopted already.
+    func adopt(_ provider: any AuthProvider) throws {
+        let conflict = slot.withLock { slot -> Bool in
+            guard let adopted = slot else {
+                slot = provider
+                return false
+            }
+            return !Self.isSame(adopted, provider)
         }
+        if conflict {
+            throw AgentRuntimeError(
+                code: .invalidConfiguration,
+                message: "the backend already uses another runtime's auth provider; give each runtime its own backend"
+            )
+        }
+    }
+
+    /// Whether two providers are the same object (value-type providers are never the same).
+    private static func isSame(_ lhs: any AuthProvider, _ rhs: any AuthProvider) -> Bool {
+        guard type(of: lhs) is AnyClass, type(of: rhs) is AnyClass else { return false }
+        return ObjectIdentifier(lhs as AnyObject) == ObjectIdentifier(rhs as AnyObject)
     }
 
     private func provider() throws -> any AuthProvider {

@@ -103,10 +103,11 @@ public final class CodexResponsesBackend: AgentBackend, AgentBackendModelDiscove
         )
     }
 
-    /// Takes the runtime's auth provider when the backend was created without one (the first offered
-    /// wins); a backend with its own provider keeps it.
-    public func adoptAuthProvider(_ provider: any AuthProvider) {
-        adopted?.adopt(provider)
+    /// Takes the runtime's auth provider when the backend was created without one; a backend with its
+    /// own provider keeps it.
+    /// - Throws: `invalid_configuration` when another runtime's provider was taken already.
+    public func adoptAuthProvider(_ provider: any AuthProvider) throws {
+        try adopted?.adopt(provider)
     }
 
     /// The latest snapshot per limit family that responses (error responses included) and

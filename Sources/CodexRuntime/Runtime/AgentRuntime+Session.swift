@@ -36,18 +36,24 @@ extension AgentRuntime {
     /// - Throws: ``CodexCore/AgentRuntimeError`` `session_management_unsupported` or `secure_store_failure`.
     public func signOut() async throws {
         let manager = try sessionManager()
-        await stopActiveWork()
+        // The sends are suspended and have unwound before the credentials go, so none of them finishes
+        // (or fails) with a signed-out account.
+        let running = stopActiveWork()
+        await running.suspended.value
+        await recoveries.waitUntilEnded(running.recoveries)
         try await manager.signOut()
     }
 
-    /// Interrupts every active persistent turn and suspends every running structured recovery send
-    /// (their budgets and saved completions are kept): what sign-out and background expiry do first.
-    /// - Returns: How many turns and recovery sends were asked to stop.
+    /// Interrupts every active persistent turn now and asks the structured recovery sends running now to
+    /// suspend (their budgets and saved completions are kept): what sign-out and background expiry do
+    /// first. Work started afterwards is not touched.
+    /// - Returns: The sends asked to stop, and the task that asks them.
     @discardableResult
-    func stopActiveWork() async -> (turns: Int, recoveries: Int) {
-        let turns = activeTurns.interruptAll()
-        let recoveries = await recoveries.suspendAll()
-        return (turns, recoveries)
+    func stopActiveWork() -> (recoveries: [UUID], suspended: Task<Void, Never>) {
+        activeTurns.interruptAll()
+        let running = recoveries.snapshot()
+        let recoveries = self.recoveries
+        return (running, Task { await recoveries.suspend(running) })
     }
 
     /// Who is signed in: read from the secure store once, never from the network.

@@ -7,9 +7,10 @@ import CodexTransport
 public enum AgentStructuredRecoverySelection: Sendable, Hashable {
     /// Keep the source's frozen body and model configuration.
     case preserve
-    /// Run preparation and model selection again from the source's original request (a saved
-    /// `modelOverride` stays binding; the baseline is the runtime's model, else the backend's default),
-    /// then freeze the successor with the new configuration.
+    /// Run model selection again on the source's original request (a saved `modelOverride` stays
+    /// binding; the baseline is the runtime's model, else the backend's default), keep the source's
+    /// instructions, and freeze the successor with the new configuration. A repeated action reuses what
+    /// its first call froze, without selecting again.
     case reselect
 }
 
@@ -103,14 +104,21 @@ extension AgentRuntime {
         selection: AgentStructuredRecoverySelection = .preserve, expiresAt: Date? = nil, retryPolicy: AgentRecoveryRetryPolicy? = nil
     ) async throws -> AgentStructuredRecoveryHandle {
         let adapter = try recoveryAdapter()
-        var engineSelection = AgentRecoverySelection.preserve
+        var reselect: AgentStructuredRecovery.Reselection?
         if selection == .reselect {
-            let original = try await adapter.recovery.originalRequest(of: handle, store: store)
-            let baseline = AgentThread(configuration: AgentThreadConfiguration(), createdAt: configuration.wallClock.now())
-            engineSelection = .reselect(try await frozenModel(for: original.request, thread: baseline, format: original.format, adapter: adapter))
+            // Runs only when a new successor is reserved, after the engine checked the account and the
+            // source's eligibility; the source's instructions are kept, only the model is chosen again.
+            reselect = { [self] source in
+                let baseline = AgentThread(configuration: AgentThreadConfiguration(), createdAt: configuration.wallClock.now())
+                let model = try await selectModel(for: source.request, thread: baseline, responseFormat: source.format)
+                return AgentRecoveryModelConfiguration(
+                    model: model.model.rawValue, reasoningEffort: model.reasoningEffort, enableReasoningSummaries: adapter.enableReasoningSummaries,
+                    instructions: source.model.instructions
+                )
+            }
         }
         return try await adapter.recovery.retry(
-            handle, retryActionID: retryActionID, store: store, maximumAttempts: maximumAttempts, selection: engineSelection,
+            handle, retryActionID: retryActionID, store: store, maximumAttempts: maximumAttempts, reselect: reselect,
             expiresAt: expiresAt, retryPolicy: retryPolicy
         )
     }

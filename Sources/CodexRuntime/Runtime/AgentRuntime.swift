@@ -131,7 +131,8 @@ public final class AgentRuntime: Sendable {
     /// holds it until it is released, so runtimes in other processes never treat its running turns as
     /// abandoned.
     /// - Throws: ``CodexCore/AgentRuntimeError`` `invalid_turn_limits`, `invalid_tool_definition` or
-    ///   `invalid_configuration`, or the store's error when an owner lease cannot be taken.
+    ///   `invalid_configuration` (also for a backend that already took another runtime's auth provider),
+    ///   or the store's error when an owner lease cannot be taken.
     public init(configuration: Configuration) throws {
         try configuration.turnLimits.validate()
         tools = try ToolRegistry(configuration.tools)
@@ -147,13 +148,10 @@ public final class AgentRuntime: Sendable {
         )
         self.configuration = validated
         if let authProvider, let backend = configuration.backend as? any AgentBackendAuthenticating {
-            backend.adoptAuthProvider(authProvider)
+            try backend.adoptAuthProvider(authProvider)
         }
         if let activity = configuration.backgroundActivity {
-            let id = activity.onExpiry { [weak self] in
-                guard let self else { return }
-                Task { await self.stopActiveWork() }
-            }
+            let id = activity.onExpiry { [weak self] in self?.stopActiveWork() }
             expiryHandler.withLock { $0 = id }
         }
     }

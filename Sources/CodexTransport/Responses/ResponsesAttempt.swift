@@ -98,7 +98,7 @@ struct ResponsesAttempt {
     }
 
     /// The most bytes, and the longest time, spent reading what follows `response.completed`.
-    static let drainLimit = (bytes: 64 * 1024, time: Duration.seconds(1))
+    static let drainLimit = (bytes: 64 * 1024, time: Duration.seconds(2))
 
     /// Reads what is left of a completed response's body (normally only its chunked terminator), so the
     /// HTTP client can hand the connection to a later request instead of closing it. Bounded by

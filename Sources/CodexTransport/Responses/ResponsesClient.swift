@@ -64,9 +64,8 @@ public final class ResponsesClient: Sendable {
     let clock: any Clock<Duration>
     let wallClock: any AgentWallClock
     let logSink: any AgentLogSink
-    /// The latest limits per account binding and family, the account that reported last, and the
-    /// latest `X-Models-Etag`.
-    private let latest = Mutex<(limits: [String: [String: AgentRateLimitSnapshot]], lastBinding: String?, modelsETag: String?)>(([:], nil, nil))
+    /// The latest limits per account binding and family, and the latest `X-Models-Etag`.
+    private let latest = Mutex<(limits: [String: [String: AgentRateLimitSnapshot]], modelsETag: String?)>(([:], nil))
 
     /// Creates a client with the ordinary chain: ``AuthenticationMiddleware`` over `authProvider` (one
     /// renewal after a 401), then ``HTTPLoggingMiddleware``.
@@ -141,15 +140,6 @@ public final class ResponsesClient: Sendable {
         ResponsesEventStream(client: self, body: encodedBody, sessionID: sessionID, clientRequestID: clientRequestID)
     }
 
-    /// The latest rate-limit snapshot per family for the account that reported most recently, sorted by
-    /// family (prefer ``rateLimits(for:)`` with the signed-in account's binding).
-    public var rateLimits: [AgentRateLimitSnapshot] {
-        latest.withLock { state in
-            guard let binding = state.lastBinding else { return [] }
-            return (state.limits[binding] ?? [:]).values.sorted { $0.limitID < $1.limitID }
-        }
-    }
-
     /// The latest rate-limit snapshot per family seen on any response (error responses included) or
     /// `codex.rate_limits` event of requests sent with credentials of account `binding`, sorted by family;
     /// empty for an account that reported none (another account's limits are never returned).
@@ -163,9 +153,8 @@ public final class ResponsesClient: Sendable {
     /// Records what a response or event of a request sent for account `binding` reported.
     func record(limits: [AgentRateLimitSnapshot], modelsETag: String?, binding: String?) {
         latest.withLock { state in
-            if let binding, !limits.isEmpty {
+            if let binding {
                 for snapshot in limits { state.limits[binding, default: [:]][snapshot.limitID] = snapshot }
-                state.lastBinding = binding
             }
             if let modelsETag { state.modelsETag = modelsETag }
         }

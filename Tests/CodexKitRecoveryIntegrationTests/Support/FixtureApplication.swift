@@ -55,7 +55,7 @@ struct FixtureBackend: AgentBackendStructuredRecoverySupporting, AgentBackendReq
     func startTurn(_ request: AgentBackendTurnRequest) async throws -> AgentTurnStream { try await base.startTurn(request) }
     func listModels(policy: CodexModelRefreshPolicy) async throws -> CodexModelCatalogSnapshot { try await base.listModels(policy: policy) }
     func rateLimits() async -> [AgentRateLimitSnapshot] { await base.rateLimits() }
-    func adoptAuthProvider(_ provider: any AuthProvider) { base.adoptAuthProvider(provider) }
+    func adoptAuthProvider(_ provider: any AuthProvider) throws { try base.adoptAuthProvider(provider) }
     func prepareModelSelection(in context: CodexModelSelectionContext) async throws -> CodexModelSelection? {
         try await policy.selectModel(in: context)
     }

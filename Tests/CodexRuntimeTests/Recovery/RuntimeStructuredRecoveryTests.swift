@@ -116,7 +116,14 @@ struct Digest: AgentStructuredOutput, Equatable {
         selector.answer(CodexModelConfiguration(model: .gpt6Astra))
         let successor = try await runtime.retryStructuredRecovery(handle, retryActionID: "tap-1", store: store, maximumAttempts: 2, selection: .reselect)
         #expect(selector.calls == 2)
+        // Repeating the action returns the same successor without selecting again, whatever the policy says now.
+        selector.answer(CodexModelConfiguration(model: .gpt6Sol))
         #expect(try await runtime.retryStructuredRecovery(handle, retryActionID: "tap-1", store: store, maximumAttempts: 2, selection: .reselect) == successor)
+        #expect(selector.calls == 2)
+        let preserved = await #expect(throws: AgentRecoveryError.self) {
+            _ = try await runtime.retryStructuredRecovery(handle, retryActionID: "tap-1", store: store, maximumAttempts: 2, selection: .preserve)
+        }
+        #expect(preserved?.code == .retryConfigurationMismatch, "the same action with another selection is a changed setting")
         let digest = try await runtime.sendRecovering(successor, response: Digest.self, store: store) { _ in true }
         #expect(digest.headline == "Markets calm.")
         #expect(try JSONValue(parsing: try #require(server.requests.last?.body))["model"]?.stringValue == "gpt-6-astra")
@@ -188,6 +195,36 @@ struct Digest: AgentStructuredOutput, Equatable {
         #expect(status.state == .suspended)
         #expect(status.attemptsUsed == 1)
         #expect(status.maximumAttempts == 3, "sign-out does not reset the budget")
+    }
+
+    @Test func aBackendAlreadyServingAnotherRuntimesAccountIsRefused() async throws {
+        let server = try LoopbackHTTPServer(replies: [])
+        defer { server.shutdown() }
+        let backend = try RuntimeModelsTests.backend(server)
+        let first = SwitchableAuthProvider()
+        _ = try AgentRuntime(configuration: .init(authProvider: first, backend: backend, stateStore: InMemoryRuntimeStateStore()))
+        _ = try AgentRuntime(configuration: .init(authProvider: first, backend: backend, stateStore: InMemoryRuntimeStateStore()))
+        let error = #expect(throws: AgentRuntimeError.self) {
+            _ = try AgentRuntime(configuration: .init(authProvider: SwitchableAuthProvider(), backend: backend, stateStore: InMemoryRuntimeStateStore()))
+        }
+        #expect(error?.code == .invalidConfiguration)
+    }
+
+    @Test func aReselectionKeepsTheSourcesInstructions() async throws {
+        let selector = SwitchingSelector(CodexModelConfiguration(model: .gpt6Luna))
+        let (server, runtime, store, directory) = try fixture(
+            [.json(#"{"error":{"message":"bad"}}"#, status: 400), ResponsesScript.completedReply("resp_2", Self.digest)], selector: selector
+        )
+        defer { server.shutdown(); try? FileManager.default.removeItem(at: directory) }
+        let thread = try await runtime.createThread(persona: AgentPersonaStack(layers: [.init(name: "desk", instructions: "Write for the news desk.")]))
+        let handle = try await runtime.prepareStructuredRecovery(ephemeral("Summarise."), in: thread.id, response: Digest.self, store: store, maximumAttempts: 1)
+        await #expect(throws: (any Error).self) { _ = try await runtime.sendRecovering(handle, response: Digest.self, store: store) { _ in true } }
+        selector.answer(CodexModelConfiguration(model: .gpt6Astra))
+        let successor = try await runtime.retryStructuredRecovery(handle, retryActionID: "tap-1", store: store, maximumAttempts: 1, selection: .reselect)
+        _ = try await runtime.sendRecovering(successor, response: Digest.self, store: store) { _ in true }
+        let bodies = try server.requests.map { try JSONValue(parsing: $0.body) }
+        #expect(bodies.map { $0["model"]?.stringValue } == ["gpt-6-luna", "gpt-6-astra"])
+        #expect(bodies.map { $0["instructions"]?.stringValue } == ["Write for the news desk.", "Write for the news desk."])
     }
 
     @Test func backgroundExpiryInterruptsActiveTurns() async throws {

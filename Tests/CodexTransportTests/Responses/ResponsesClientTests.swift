@@ -32,7 +32,7 @@ import Testing
         #expect(sent.headers["x-client-request-id"] == "attempt-1")
         #expect(sent.headers["accept"] == "text/event-stream")
         #expect(sent.timeouts.idle == .seconds(300))
-        #expect(client.rateLimits.first?.primary?.usedPercent == 12.5)
+        #expect(client.rateLimits(for: "acct-1").first?.primary?.usedPercent == 12.5)
     }
 
     @Test func aStreamWithoutCompletionAfterOutputIsDisconnectedAndNotRetried() async throws {
@@ -91,7 +91,7 @@ import Testing
         #expect(error?.http == .init(statusCode: 429, providerType: "usage_limit_reached", requestID: "req_9", retryAfter: 30))
         #expect(error?.retry?.isRetryable == false)
         #expect(http.requests.count == 1)
-        #expect(client.rateLimits.first?.primary == AgentRateLimitWindow(usedPercent: 100, windowDurationMinutes: 300))
+        #expect(client.rateLimits(for: "acct-1").first?.primary == AgentRateLimitWindow(usedPercent: 100, windowDurationMinutes: 300))
     }
 
     @Test func retryAfterLongerThanTheBackoffIsHonoured() async throws {
