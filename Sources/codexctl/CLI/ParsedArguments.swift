@@ -5,10 +5,13 @@
 struct ParsedArguments {
     private(set) var flags: Set<String> = []
     private(set) var options: [String: String] = [:]
+    /// Every value of each option in `repeatable`, in order.
+    private(set) var lists: [String: [String]] = [:]
     private(set) var positionals: [String] = []
 
-    /// Parses `arguments`, treating names in `valueOptions` as options that take a value.
-    init(_ arguments: [String], flags knownFlags: Set<String>, valueOptions: Set<String>) throws(UsageError) {
+    /// Parses `arguments`, treating names in `valueOptions` as options that take a value. An option or
+    /// flag given twice is a usage error, except the options in `repeatable` (see ``lists``).
+    init(_ arguments: [String], flags knownFlags: Set<String>, valueOptions: Set<String>, repeatable: Set<String> = []) throws(UsageError) {
         var index = 0
         var onlyPositionals = false
         while index < arguments.count {
@@ -29,14 +32,20 @@ struct ParsedArguments {
                 inlineValue = String(argument[argument.index(after: equals)...])
             }
             if knownFlags.contains(name), inlineValue == nil {
-                flags.insert(name)
-            } else if valueOptions.contains(name) {
+                guard flags.insert(name).inserted else { throw UsageError("'\(name)' given twice") }
+            } else if valueOptions.contains(name) || repeatable.contains(name) {
+                let value: String
                 if let inlineValue {
-                    options[name] = inlineValue
+                    value = inlineValue
                 } else {
                     guard index < arguments.count else { throw UsageError("Missing value for '\(name)'") }
-                    options[name] = arguments[index]
+                    value = arguments[index]
                     index += 1
+                }
+                if repeatable.contains(name) {
+                    lists[name, default: []].append(value)
+                } else {
+                    guard options.updateValue(value, forKey: name) == nil else { throw UsageError("'\(name)' given twice") }
                 }
             } else {
                 throw UsageError("Unknown option '\(name)'")

@@ -1,0 +1,149 @@
+import CodexCore
+import CodexRuntime
+import CodexSchema
+import CodexStorageSQLite
+import CodexTransport
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `codexctl send`: one live turn against the real service (or `--endpoint`), streamed to stdout.
+enum SendCommand: CLICommand {
+    static let name = "send"
+    static let help = CommandHelp(
+        overview: """
+        Send one prompt and stream the reply to stdout. Credentials, first found unless --auth picks one: \
+        OPENAI_API_KEY (the public API), the Codex CLI's auth.json ($CODEX_HOME, default ~/.codex; read, never \
+        rewritten), the session saved by CodexKit (--store). Progress, reasoning summaries, tool activity and \
+        rate limits go to stderr when it is a terminal or with --verbose. Ctrl-C interrupts the turn (recorded \
+        interrupted, connection closed) and exits 130. The turn is kept in a SQLite database (--db) unless \
+        --ephemeral; continue a thread with --thread.
+        """,
+        usage: """
+        codexctl send [<prompt> | -] [--model <id>] [--effort <effort>] [--image <file>]... [--ephemeral] [--thread <id>] \
+        [--db <path>] [--endpoint <url>] [--auth apikey|codex|session] [--reasoning-summaries] [--json] [--verbose] \
+        [--store <dir>] [--codex-home <dir>]
+        """,
+        arguments: [("<prompt> | -", "The prompt; '-' reads it from standard input (at most 1 MiB).")],
+        options: [
+            ("--model <id>", "The model (default: the thread's, else gpt-5.6-sol)."),
+            ("--effort <effort>", "The reasoning effort: none, minimal, low, medium, high, xhigh, max, ultra."),
+            ("--image <file>", "An image sent with the prompt (PNG, JPEG, GIF, WebP, HEIC); repeatable."),
+            ("--ephemeral", "Keep nothing: no database is opened or written."),
+            ("--thread <id>", "Continue this thread of the database."),
+            ("--db <path>", "The state database (default $XDG_STATE_HOME/codexkit/state.sqlite, else ~/.local/state/codexkit/state.sqlite)."),
+            ("--endpoint <url>", "The Responses base URL (default: chosen by the credential)."),
+            ("--auth <source>", "Use only this credential: apikey, codex or session."),
+            ("--reasoning-summaries", "Ask the model for reasoning summaries (shown on stderr)."),
+            ("--json", "Print one JSON object per event on stdout (see Docs/CLI.md)."),
+            ("--verbose", "Show progress on stderr even when it is not a terminal."),
+            ("--store <dir>", "Where CodexKit keeps its saved session (default ~/.codexkit/secrets)."),
+            ("--codex-home <dir>", "The Codex CLI home holding auth.json."),
+        ]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(
+                arguments, flags: ["--ephemeral", "--reasoning-summaries", "--json", "--verbose"],
+                valueOptions: ["--model", "--effort", "--thread", "--db", "--endpoint", "--auth", "--store", "--codex-home"], repeatable: ["--image"]
+            )
+        } catch {
+            return Console.usageFailure(error.message, help: help)
+        }
+        let options: SendOptions
+        do {
+            options = try SendOptions(parsed)
+        } catch {
+            return Console.usageFailure(error.message, help: help)
+        }
+        return await SendSession(options: options).run()
+    }
+}
+
+/// The checked options of one `send`.
+struct SendOptions {
+    enum AuthSource: String {
+        case apikey, codex, session
+    }
+
+    var prompt: String
+    var images: [AgentImageAttachment]
+    var model: CodexModel?
+    var effort: ReasoningEffort?
+    var ephemeral: Bool
+    var threadID: AgentThreadID?
+    var database: String
+    var endpoint: URL?
+    var auth: AuthSource?
+    var reasoningSummaries: Bool
+    var json: Bool
+    var verbose: Bool
+    var store: URL
+    var codexHome: String?
+
+    /// The largest prompt read from standard input.
+    static let maximumPromptBytes = 1 << 20
+
+    init(_ parsed: ParsedArguments) throws(UsageError) {
+        guard parsed.positionals.count == 1, let argument = parsed.positionals.first else {
+            throw UsageError(parsed.positionals.isEmpty ? "Missing expected argument '<prompt>'" : "Only one prompt may be given")
+        }
+        if argument == "-" {
+            guard let bytes = try? Console.readInput("-", limit: Self.maximumPromptBytes) else {
+                throw UsageError("the prompt on standard input is unreadable or larger than 1 MiB")
+            }
+            prompt = String(decoding: bytes, as: UTF8.self)
+        } else {
+            prompt = argument
+        }
+        guard !prompt.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !(parsed.lists["--image"] ?? []).isEmpty else {
+            throw UsageError("the prompt is empty")
+        }
+        images = []
+        for path in parsed.lists["--image"] ?? [] {
+            guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read the image \(path)") }
+            guard let mimeType = AgentImageAttachment.completeImageMimeType(data) else {
+                throw UsageError("\(path) is not a complete PNG, JPEG, GIF, WebP or HEIC image")
+            }
+            images.append(AgentImageAttachment(data: data, mimeType: mimeType))
+        }
+        model = parsed.options["--model"].map(CodexModel.init(rawValue:))
+        if let effort = parsed.options["--effort"] {
+            guard ["none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra"].contains(effort) else {
+                throw UsageError("--effort takes none, minimal, low, medium, high, xhigh, max or ultra")
+            }
+            self.effort = ReasoningEffort(rawValue: effort)
+        }
+        ephemeral = parsed.has("--ephemeral")
+        threadID = parsed.options["--thread"].map(AgentThreadID.init(rawValue:))
+        if ephemeral, threadID != nil || parsed.options["--db"] != nil {
+            throw UsageError("--ephemeral keeps nothing: it cannot be combined with --thread or --db")
+        }
+        database = parsed.options["--db"] ?? Self.defaultDatabase()
+        if let endpoint = parsed.options["--endpoint"] {
+            guard let url = URL(string: endpoint), url.scheme != nil else { throw UsageError("--endpoint must be a URL") }
+            self.endpoint = url
+        }
+        if let auth = parsed.options["--auth"] {
+            guard let source = AuthSource(rawValue: auth) else { throw UsageError("--auth takes apikey, codex or session") }
+            self.auth = source
+        }
+        reasoningSummaries = parsed.has("--reasoning-summaries")
+        json = parsed.has("--json")
+        verbose = parsed.has("--verbose")
+        store = CLIAuth.storeDirectory(parsed.options["--store"])
+        codexHome = parsed.options["--codex-home"]
+    }
+
+    /// `$XDG_STATE_HOME/codexkit/state.sqlite`, else `~/.local/state/codexkit/state.sqlite`.
+    static func defaultDatabase() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let state = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
+        return state + "/codexkit/state.sqlite"
+    }
+}

@@ -1,0 +1,153 @@
+import CodexCore
+import CodexSchema
+import Foundation
+
+/// What `send` prints: reply text on stdout, progress on stderr (when shown), or one JSON object per
+/// event on stdout with `--json`. Errors print their typed code and a one-line hint, never a credential.
+final class SendOutput: @unchecked Sendable {
+    // @unchecked: used from the one task that consumes the turn's events.
+    private let json: Bool
+    private let showsProgress: Bool
+    private var endsWithNewline = true
+    private var summaryOpen = false
+    private var summary: AgentTurnSummary?
+
+    init(json: Bool, showsProgress: Bool) {
+        self.json = json
+        self.showsProgress = showsProgress
+    }
+
+    func show(_ event: AgentEvent) {
+        switch event {
+        case .assistantMessageDelta(_, _, let text):
+            if json { return emit(["type": "text_delta", "text": .string(text)]) }
+            closeSummary()
+            Console.out(text)
+            endsWithNewline = text.hasSuffix("\n")
+        case .progress(let progress):
+            showProgress(progress)
+        case .rateLimitsUpdated(let limits):
+            if json { return emit(["type": "rate_limits", "limits": .array(limits.map(Self.limit))]) }
+            guard showsProgress else { return }
+            for limit in limits {
+                guard let window = limit.primary else { continue }
+                let resets = window.resetsAt.map { " (resets \(ISO8601DateFormatter().string(from: $0)))" } ?? ""
+                progressLine("limit \(limit.limitID): \(Int(window.remainingPercent.rounded()))% left\(resets)")
+            }
+        case .toolCallStarted(let call):
+            if json { return emit(["type": "tool_started", "call_id": .string(call.id.rawValue), "tool": .string(call.toolName)]) }
+            progressLine("tool \(call.toolName) started")
+        case .toolCallFinished(let result):
+            if json { return emit(["type": "tool_finished", "call_id": .string(result.invocationID.rawValue), "status": .string(result.status.rawValue)]) }
+            progressLine("tool \(result.toolName) \(result.status.rawValue)")
+        case .turnStarted(let turn):
+            if json { emit(["type": "turn_started", "thread_id": .string(turn.threadID.rawValue), "turn_id": .string(turn.id.rawValue)]) }
+        case .turnCompleted(let completed):
+            summary = completed
+        default:
+            break
+        }
+    }
+
+    private func showProgress(_ progress: AgentTurnProgress) {
+        switch progress {
+        case .reasoningSummaryDelta(_, _, let delta):
+            if json { return emit(["type": "reasoning_summary_delta", "text": .string(delta)]) }
+            guard showsProgress else { return }
+            if !summaryOpen {
+                FileHandle.standardError.write(Data("thinking: ".utf8))
+                summaryOpen = true
+            }
+            FileHandle.standardError.write(Data(Console.display(delta).utf8))
+        case .webSearch(_, let status, let query):
+            if json { return emit(["type": "web_search", "status": .string(status), "query": query.map(JSONValue.string) ?? .null]) }
+            progressLine("web search \(status)\(query.map { ": \($0)" } ?? "")")
+        case .messageStarted(_, let phase):
+            if json { emit(["type": "message_started", "phase": phase.map { .string($0.wireName) } ?? .null]) }
+        case .messageCompleted(_, let phase):
+            if json { emit(["type": "message_completed", "phase": phase.map { .string($0.wireName) } ?? .null]) }
+        }
+    }
+
+    func finished(threadID: AgentThreadID, persistent: Bool) {
+        if json {
+            var object: [String: JSONValue] = ["type": "turn_completed", "thread_id": .string(threadID.rawValue)]
+            if let summary {
+                object["turn_id"] = .string(summary.turnID.rawValue)
+                if let usage = summary.usage {
+                    object["usage"] = [
+                        "input_tokens": usage.inputTokens.map { .number(JSONNumber($0)) } ?? .null,
+                        "output_tokens": usage.outputTokens.map { .number(JSONNumber($0)) } ?? .null,
+                    ]
+                }
+            }
+            return emit(JSONValue.object(JSONObject(object.sorted { $0.key < $1.key })))
+        }
+        closeSummary()
+        if !endsWithNewline { Console.out("\n") }
+        if persistent { progressLine("thread \(threadID.rawValue)") }
+    }
+
+    func interrupted() {
+        if json { return emit(["type": "turn_interrupted"]) }
+        closeSummary()
+        if !endsWithNewline { Console.out("\n") }
+        Console.error("interrupted\n")
+    }
+
+    func fail(_ error: any Error) {
+        let failure = error as? AgentRuntimeError
+        let code = failure?.code.rawValue ?? "failed"
+        let message = failure?.message ?? "the turn failed"
+        if json { return emit(["type": "error", "error": ["code": .string(code), "message": .string(message)]]) }
+        closeSummary()
+        if !endsWithNewline { Console.out("\n") }
+        Console.error("error: \(code): \(message)\n")
+        if let hint = failure.flatMap(Self.hint) { Console.error("hint: \(hint)\n") }
+    }
+
+    /// One line telling the user what to do next, for the failures that have an answer.
+    static func hint(_ failure: AgentRuntimeError) -> String? {
+        switch failure.code {
+        case .notSignedIn, .unauthorized, .refreshFailed, .accountMismatch:
+            return "sign in: set OPENAI_API_KEY, run `codex login`, or use `codexctl auth`"
+        case .quotaExceeded:
+            return "the account's quota or credits are used up; check its plan or billing"
+        case .rateLimited:
+            return failure.http?.retryAfter.map { "rate limited: try again in \(Int($0.rounded(.up))) s" } ?? "rate limited: try again later"
+        case .threadNotFound:
+            return "list the database's threads with `codexctl threads list --db <path>`"
+        case .invalidEndpoint:
+            return "--endpoint must be https (or http to a loopback address)"
+        default:
+            return nil
+        }
+    }
+
+    private static func limit(_ snapshot: AgentRateLimitSnapshot) -> JSONValue {
+        func window(_ window: AgentRateLimitWindow?) -> JSONValue {
+            guard let window else { return .null }
+            return [
+                "remaining_percent": JSONNumber(window.remainingPercent).map(JSONValue.number) ?? .null,
+                "resets_at": window.resetsAt.map { .string(ISO8601DateFormatter().string(from: $0)) } ?? .null,
+            ]
+        }
+        return ["limit_id": .string(snapshot.limitID), "primary": window(snapshot.primary), "secondary": window(snapshot.secondary)]
+    }
+
+    private func progressLine(_ text: String) {
+        guard showsProgress, !json else { return }
+        closeSummary()
+        Console.error(text + "\n")
+    }
+
+    private func closeSummary() {
+        guard summaryOpen else { return }
+        FileHandle.standardError.write(Data("\n".utf8))
+        summaryOpen = false
+    }
+
+    private func emit(_ object: JSONValue) {
+        Console.line(object.canonicalString())
+    }
+}

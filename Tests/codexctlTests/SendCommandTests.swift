@@ -1,0 +1,138 @@
+import CodexCore
+import CodexStorageSQLite
+import CodexTestSupport
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+
+/// `codexctl send` as a user runs it: the built binary against a loopback Responses server.
+@Suite(.timeLimit(.minutes(3))) struct SendCommandTests {
+    static func event(_ json: String) -> String { "data: \(json)\n\n" }
+
+    /// A reply streaming `parts` as deltas, then the message and completion.
+    static func reply(_ parts: [String]) -> [String] {
+        let text = parts.joined()
+        var events = [event(#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress"}}"#)]
+        for (index, part) in parts.enumerated() {
+            events.append(event(#"{"type":"response.output_text.delta","sequence_number":\#(index + 1),"item_id":"msg_1","output_index":0,"content_index":0,"delta":"\#(part)"}"#))
+        }
+        events.append(event(#"{"type":"response.output_item.done","sequence_number":90,"output_index":0,"item":{"type":"message","id":"msg_1","role":"assistant","status":"completed","phase":"final_answer","content":[{"type":"output_text","text":"\#(text)"}]}}"#))
+        events.append(event(#"{"type":"response.completed","sequence_number":91,"response":{"id":"resp_1","status":"completed","usage":{"input_tokens":7,"output_tokens":3,"total_tokens":10}}}"#))
+        return events
+    }
+
+    /// An environment with only the credentials a test gives.
+    static func environment(_ directory: URL, apiKey: String? = "sk-test") -> [String: String] {
+        [
+            "OPENAI_API_KEY": apiKey ?? "", "CODEX_HOME": directory.appendingPathComponent("codex-home").path,
+            "CODEXKIT_HOME": directory.appendingPathComponent("codexkit").path, "XDG_STATE_HOME": directory.appendingPathComponent("state").path,
+            "OPENAI_BASE_URL": "",
+        ]
+    }
+
+    @Test func aReplyStreamsToStdoutAndTheThreadContinuesWithItsHistory() async throws {
+        let directory = try temporaryDirectory("send")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [.sse(Self.reply(["Hello ", "there."])), .sse(Self.reply(["Again."]))])
+        defer { server.shutdown() }
+        let database = directory.appendingPathComponent("state.sqlite").path
+        let endpoint = server.baseURL.appendingPathComponent("v1").absoluteString
+        let first = try await CommandRunner.codexctl(
+            ["send", "Say hello", "--endpoint", endpoint, "--db", database, "--json"], environment: Self.environment(directory)
+        )
+        #expect(first.status == 0, "\(first.stderr)")
+        let events = first.stdout.split(separator: "\n").map { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
+        }
+        #expect(events.compactMap { $0["type"] as? String } == ["turn_started", "text_delta", "text_delta", "message_completed", "turn_completed"])
+        #expect(events.compactMap { $0["text"] as? String } == ["Hello ", "there."])
+        let threadID = try #require(events.last?["thread_id"] as? String)
+        let request = try #require(server.requests.first)
+        #expect(request.path == "/v1/responses")
+        #expect(request.header("authorization") == "Bearer sk-test")
+
+        let second = try await CommandRunner.codexctl(
+            ["send", "Once more", "--endpoint", endpoint, "--db", database, "--thread", threadID], environment: Self.environment(directory)
+        )
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout == "Again.\n")
+        #expect(second.stderr.isEmpty, "progress stays off a non-terminal stderr")
+        let replayed = String(decoding: try #require(server.requests.last?.body), as: UTF8.self)
+        #expect(replayed.contains("Say hello") && replayed.contains("Hello there.") && replayed.contains("Once more"))
+
+        let store = try SQLiteRuntimeStateStore(readingAt: database)
+        let history = try await store.history(of: AgentThreadID(rawValue: threadID), query: AgentHistoryQuery(limit: 100)).items
+        let messages = history.compactMap { item -> String? in
+            if case .message(let message) = item { return "\(message.role.rawValue): \(message.text)" }
+            return nil
+        }
+        #expect(messages == ["user: Say hello", "assistant: Hello there.", "user: Once more", "assistant: Again."])
+    }
+
+    @Test func failuresPrintTheCodeAndAHintAndNeverTheKey() async throws {
+        let directory = try temporaryDirectory("send")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [.json(#"{"error":{"message":"bad key sk-canary-9f3","type":"invalid_request_error","code":"invalid_api_key"}}"#, status: 401)])
+        defer { server.shutdown() }
+        let rejected = try await CommandRunner.codexctl(
+            ["send", "Hi", "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString, "--ephemeral"],
+            environment: Self.environment(directory, apiKey: "sk-canary-9f3")
+        )
+        #expect(rejected.status == 1)
+        #expect(rejected.stderr.hasPrefix("error: unauthorized: "))
+        #expect(rejected.stderr.contains("\nhint: sign in: set OPENAI_API_KEY"))
+        #expect(!rejected.stderr.contains("sk-canary-9f3") && !rejected.stdout.contains("sk-canary-9f3"), "the key is never printed")
+
+        let nobody = try await CommandRunner.codexctl(["send", "Hi", "--ephemeral"], environment: Self.environment(directory, apiKey: nil))
+        #expect(nobody.status == 1)
+        #expect(nobody.stderr.hasPrefix("error: not_signed_in: "))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [], "--ephemeral writes nothing anywhere")
+    }
+
+    @Test func usageErrorsAreFoundBeforeAnythingHappens() async throws {
+        let directory = try temporaryDirectory("send")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for arguments in [
+            ["send"], ["send", "a", "b"], ["send", "Hi", "--effort", "turbo"], ["send", "Hi", "--ephemeral", "--thread", "t"],
+            ["send", "Hi", "--model", "a", "--model", "b"], ["send", "Hi", "--auth", "magic"], ["send", "Hi", "--image", "/no/such.png"],
+        ] {
+            let result = try await CommandRunner.codexctl(arguments, environment: Self.environment(directory))
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("Error: "))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        let help = try await CommandRunner.codexctl(["help", "send"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("USAGE: codexctl send [<prompt> | -]"))
+    }
+
+    @Test func ctrlCInterruptsTheTurnRecordsItAndExits130() async throws {
+        let directory = try temporaryDirectory("send")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let head = [Self.event(#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress"}}"#),
+                    Self.event(#"{"type":"response.output_text.delta","sequence_number":1,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Partial"}"#)]
+        let held = ScriptedReply(headers: [.init(name: "Content-Type", value: "text/event-stream")], parts: [.bytes(Array(head.joined().utf8)), .hold], framing: .chunked)
+        let server = try LoopbackHTTPServer(replies: [held])
+        defer { server.shutdown() }
+        let database = directory.appendingPathComponent("state.sqlite").path
+        let result = try await ChildProcess.run(
+            CommandRunner.productsDirectory.appendingPathComponent("codexctl"),
+            ["send", "Write a long essay", "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString, "--db", database],
+            environment: Self.environment(directory)
+        ) { pid in
+            _ = await server.waitForRequests(count: 1, timeout: .seconds(60))
+            kill(pid, SIGINT)
+        }
+        #expect(result.status == 130, "\(result.stderr)")
+        #expect(!result.killed)
+        #expect(result.stdout == "Partial\n")
+        #expect(result.stderr == "interrupted\n")
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)), "the connection was closed")
+        let store = try SQLiteRuntimeStateStore(readingAt: database)
+        let thread = try #require(try await store.threads().first)
+        #expect(try await store.latestTurn(of: thread.id)?.status == .interrupted)
+        #expect(thread.status == .idle)
+    }
+}
