@@ -160,13 +160,16 @@ import Testing
         let results = object?["results"] as? [[String: Any]] ?? []
         #expect(results.map { "\($0["name"] ?? "")/\($0["mode"] ?? "")" } == [
             "stream-4MiB/CurlHTTPClient", "small-requests/CurlHTTPClient", "small-requests-p99/CurlHTTPClient",
+            "small-requests-shared-client/CurlHTTPClient", "streamed-turns/CurlHTTPClient", "streamed-turns-first-byte-p50/CurlHTTPClient",
             "paused-consumer-rss-growth/CurlHTTPClient", "paused-consumer-sent-until-stalled/CurlHTTPClient",
             "small-requests/bare socket, a new connection each",
         ])
+        #expect((results[3]["baseline"] as? [String: Any])?["name"] as? String == "a new client per request")
+        #expect((results[4]["baseline"] as? [String: Any])?["name"] as? String == "a new client per turn")
         #expect(results.first?["bytes"] as? Int == 4 * 1_048_576)
         #expect((results.first?["baseline"] as? [String: Any])?["name"] as? String == "bare socket")
         // The paused consumer holds the sender back: far less than the 512 MiB cap is sent.
-        #expect((results[4]["value"] as? Double ?? 512) < 64)
+        #expect((results[7]["value"] as? Double ?? 512) < 64)
     }
 }
 
