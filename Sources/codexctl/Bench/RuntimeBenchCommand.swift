@@ -14,7 +14,9 @@ enum RuntimeBenchCommand: CLICommand {
         bare AsyncStream carrying the same events in the same run; then a --payload-mib MiB structured payload \
         streamed in 1 KiB deltas through stream(_:in:response:) (framing, partial snapshots, validation, decoding) \
         next to one parse of the same payload; then 1,000 turns of a 4-call parallel batch of no-op tools, per call \
-        (turns without calls subtracted), next to the same executors in a bare TaskGroup. Reports the peak RSS.
+        (turns without calls subtracted), next to the same executors in a bare TaskGroup; then 550 whole one-pass \
+        turns (500 timed) through the built-in backend, libcurl, a loopback server and a SQLite store, p50 and p99, \
+        next to the same HTTP exchange alone. Reports the peak RSS.
         """,
         usage: "codexctl bench runtime [--json] [--deltas <n>] [--payload-mib <n>] [--runs <n>]",
         options: [
@@ -79,6 +81,7 @@ struct RuntimeBenchmark {
         try await measureStructured(into: &report)
         try await measureEvents(into: &report)
         try await measureToolBatches(into: &report)
+        try await measureWholeTurns(into: &report)
         report.results.append(BenchResult(name: "process", mode: "peak RSS at the end", metric: "memory", value: Self.peakRSSMiB, unit: "MiB"))
         report.notes.append("fixture backend and in-memory store; the runtime figure includes turn start, the commit and the event channel's hand-offs")
         return report
