@@ -117,22 +117,52 @@ import Testing
         let server = try LoopbackHTTPServer(replies: [held])
         defer { server.shutdown() }
         let database = directory.appendingPathComponent("state.sqlite").path
+        // stdout goes to a file the test can watch, so Ctrl-C comes once the partial reply is on screen.
+        let screen = directory.appendingPathComponent("stdout.txt")
+        let codexctl = CommandRunner.productsDirectory.appendingPathComponent("codexctl").path
         let result = try await ChildProcess.run(
-            CommandRunner.productsDirectory.appendingPathComponent("codexctl"),
-            ["send", "Write a long essay", "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString, "--db", database],
-            environment: Self.environment(directory)
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", #"exec "$0" "$@" > "$SCREEN""#, codexctl, "send", "Write a long essay",
+             "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString, "--db", database],
+            environment: Self.environment(directory).merging(["SCREEN": screen.path]) { $1 }
         ) { pid in
-            _ = await server.waitForRequests(count: 1, timeout: .seconds(60))
+            for _ in 0..<60_000 {
+                if let shown = try? String(contentsOf: screen, encoding: .utf8), shown.contains("Partial") { break }
+                try? await Task.sleep(for: .milliseconds(1))
+            }
             kill(pid, SIGINT)
         }
         #expect(result.status == 130, "\(result.stderr)")
         #expect(!result.killed)
-        #expect(result.stdout == "Partial\n")
+        #expect(try String(contentsOf: screen, encoding: .utf8) == "Partial\n")
         #expect(result.stderr == "interrupted\n")
         #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)), "the connection was closed")
         let store = try SQLiteRuntimeStateStore(readingAt: database)
         let thread = try #require(try await store.threads().first)
         #expect(try await store.latestTurn(of: thread.id)?.status == .interrupted)
         #expect(thread.status == .idle)
+    }
+
+    @Test func aSchemaReplyIsValidatedLocallyAndPrintedAsOneJSONValue() async throws {
+        let directory = try temporaryDirectory("send")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let schema = directory.appendingPathComponent("verdict.schema.json")
+        try Data(#"{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}"#.utf8).write(to: schema)
+        let server = try LoopbackHTTPServer(replies: [.sse(Self.reply([#"{\"ok\": true}"#])), .sse(Self.reply([#"{\"ok\":\"yes\"}"#]))])
+        defer { server.shutdown() }
+        let arguments = ["send", "Decide.", "--ephemeral", "--schema", schema.path, "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString]
+        let valid = try await CommandRunner.codexctl(arguments, environment: Self.environment(directory))
+        #expect(valid.status == 0, "\(valid.stderr)")
+        #expect(valid.stdout == #"{"ok":true}"# + "\n")
+        let body = String(decoding: try #require(server.requests.first?.body), as: UTF8.self)
+        #expect(body.contains(#""format":{"name":"codexctl_reply""#) && body.contains(#""type":"json_schema""#))
+        let invalid = try await CommandRunner.codexctl(arguments, environment: Self.environment(directory))
+        #expect(invalid.status == 1)
+        #expect(invalid.stdout.isEmpty)
+        #expect(invalid.stderr.hasPrefix("error: structured_output_invalid: "))
+        try Data("not json".utf8).write(to: schema)
+        let unreadable = try await CommandRunner.codexctl(arguments, environment: Self.environment(directory))
+        #expect(unreadable.status == 64)
+        #expect(server.requests.count == 2)
     }
 }

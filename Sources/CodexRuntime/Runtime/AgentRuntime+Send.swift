@@ -1,4 +1,5 @@
 public import CodexCore
+public import CodexSchema
 
 /// What ``AgentRuntime/sendWithSummary(_:in:)`` returns: the value, the turn summary and its usage.
 public struct AgentSendResult<Value: Sendable>: Sendable {
@@ -91,6 +92,36 @@ extension AgentRuntime {
             throw AgentRuntimeError(code: .structuredOutputMissing, message: "the turn ended without a structured reply")
         }
         return AgentSendResult(value: value, summary: summary)
+    }
+
+    /// Runs one turn whose reply is a JSON value matching `format`, a contract known only at run time (a
+    /// schema file, a host's user-defined form): sent as the Responses `text.format`, then parsed and
+    /// validated locally like a typed reply before it is committed. Returns the validated value.
+    ///
+    /// ```swift
+    /// let format = AgentStructuredOutputFormat(name: "verdict", rawSchema: try JSONValue(parsing: schemaBytes))
+    /// let result = try await runtime.sendWithSummary(Request(text: "Decide."), in: threadID, format: format)
+    /// print(result.value.canonicalString())
+    /// ```
+    ///
+    /// - Throws: as ``send(_:in:response:)``: `invalid_response_format` or `unsupported_schema_keyword`
+    ///   before the turn starts, `structured_output_invalid` or `structured_output_missing` after it.
+    public func sendWithSummary(_ request: Request, in threadID: AgentThreadID, format: AgentStructuredOutputFormat) async throws -> AgentSendResult<JSONValue> {
+        let contract = try StructuredContract(format: format)
+        let outcome = TurnOutcome()
+        let summary = try await consume(try await beginTurn(request, in: threadID, structured: .oneShot(contract), outcome: outcome), outcome: outcome)
+        guard let value = outcome.value as? JSONValue else {
+            throw AgentRuntimeError(code: .structuredOutputMissing, message: "the turn ended without a structured reply")
+        }
+        return AgentSendResult(value: value, summary: summary)
+    }
+
+    /// ``start(_:in:)`` for a one-shot reply validated against a run-time `format`, as
+    /// ``sendWithSummary(_:in:format:)``: the validated value arrives as the committed assistant
+    /// message's ``CodexCore/AgentMessage/structuredOutput`` payload.
+    public func start(_ request: Request, in threadID: AgentThreadID, format: AgentStructuredOutputFormat) async throws -> AgentTurnExecution {
+        let contract = try StructuredContract(format: format)
+        return try await beginExecution(request, in: threadID, structured: .oneShot(contract), outcome: nil)
     }
 
     /// The active persistent turn of a thread, if any.

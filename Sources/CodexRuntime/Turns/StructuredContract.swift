@@ -22,6 +22,14 @@ struct StructuredContract: Sendable {
         decode = { value in try JSONValueDecoder().decode(Output.self, from: value) }
     }
 
+    /// A contract known only at run time: the validated payload itself is the value (a ``CodexSchema/JSONValue``).
+    init(format: AgentStructuredOutputFormat) throws {
+        self.format = format
+        validator = try format.validator()
+        typeName = format.name
+        decode = { value in value }
+    }
+
     /// Decodes an already fully validated payload into the Swift type (from the parsed value: exact
     /// numbers, `JSONDecoder`'s default strategies, the type's own `init(from:)`).
     /// - Throws: `structured_output_decoding_failed`.

@@ -22,7 +22,7 @@ enum SendCommand: CLICommand {
         """,
         usage: """
         codexctl send [<prompt> | -] [--model <id>] [--effort <effort>] [--image <file>]... [--ephemeral] [--thread <id>] \
-        [--db <path>] [--endpoint <url>] [--auth apikey|codex|session] [--reasoning-summaries] [--json] [--verbose] \
+        [--db <path>] [--schema <file>] [--endpoint <url>] [--auth apikey|codex|session] [--reasoning-summaries] [--json] [--verbose] \
         [--store <dir>] [--codex-home <dir>]
         """,
         arguments: [("<prompt> | -", "The prompt; '-' reads it from standard input (at most 1 MiB).")],
@@ -30,6 +30,7 @@ enum SendCommand: CLICommand {
             ("--model <id>", "The model (default: the thread's, else gpt-5.6-sol)."),
             ("--effort <effort>", "The reasoning effort: none, minimal, low, medium, high, xhigh, max, ultra."),
             ("--image <file>", "An image sent with the prompt (PNG, JPEG, GIF, WebP, HEIC); repeatable."),
+            ("--schema <file>", "A JSON Schema the reply must match: validated locally, printed as one JSON value."),
             ("--ephemeral", "Keep nothing: no database is opened or written."),
             ("--thread <id>", "Continue this thread of the database."),
             ("--db <path>", "The state database (default $XDG_STATE_HOME/codexkit/state.sqlite, else ~/.local/state/codexkit/state.sqlite)."),
@@ -49,7 +50,8 @@ enum SendCommand: CLICommand {
         do {
             parsed = try ParsedArguments(
                 arguments, flags: ["--ephemeral", "--reasoning-summaries", "--json", "--verbose"],
-                valueOptions: ["--model", "--effort", "--thread", "--db", "--endpoint", "--auth", "--store", "--codex-home"], repeatable: ["--image"]
+                valueOptions: ["--model", "--effort", "--thread", "--db", "--schema", "--endpoint", "--auth", "--store", "--codex-home"],
+                repeatable: ["--image"]
             )
         } catch {
             return Console.usageFailure(error.message, help: help)
@@ -72,6 +74,8 @@ struct SendOptions {
 
     var prompt: String
     var images: [AgentImageAttachment]
+    /// The reply's contract, from `--schema`.
+    var format: AgentStructuredOutputFormat?
     var model: CodexModel?
     var effort: ReasoningEffort?
     var ephemeral: Bool
@@ -110,6 +114,18 @@ struct SendOptions {
                 throw UsageError("\(path) is not a complete PNG, JPEG, GIF, WebP or HEIC image")
             }
             images.append(AgentImageAttachment(data: data, mimeType: mimeType))
+        }
+        if let path = parsed.options["--schema"] {
+            guard let bytes = try? Console.readInput(path, limit: Self.maximumPromptBytes), let schema = try? JSONValue(parsing: bytes) else {
+                throw UsageError("cannot read a JSON schema from \(path)")
+            }
+            let format = AgentStructuredOutputFormat(name: "codexctl_reply", rawSchema: schema)
+            do {
+                _ = try format.validator()
+            } catch {
+                throw UsageError("\(path) is not a schema CodexKit can enforce: \(error)")
+            }
+            self.format = format
         }
         model = parsed.options["--model"].map(CodexModel.init(rawValue:))
         if let effort = parsed.options["--effort"] {

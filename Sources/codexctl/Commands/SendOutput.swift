@@ -8,18 +8,22 @@ final class SendOutput: @unchecked Sendable {
     // @unchecked: used from the one task that consumes the turn's events.
     private let json: Bool
     private let showsProgress: Bool
+    /// A `--schema` turn: the reply's raw text is not shown; its validated value is printed once.
+    private let structured: Bool
     private var endsWithNewline = true
     private var summaryOpen = false
     private var summary: AgentTurnSummary?
 
-    init(json: Bool, showsProgress: Bool) {
+    init(json: Bool, showsProgress: Bool, structured: Bool = false) {
         self.json = json
         self.showsProgress = showsProgress
+        self.structured = structured
     }
 
     func show(_ event: AgentEvent) {
         switch event {
         case .assistantMessageDelta(_, _, let text):
+            guard !structured else { return }
             if json { return emit(["type": "text_delta", "text": .string(text)]) }
             closeSummary()
             Console.out(text)
@@ -42,6 +46,11 @@ final class SendOutput: @unchecked Sendable {
             progressLine("tool \(result.toolName) \(result.status.rawValue)")
         case .turnStarted(let turn):
             if json { emit(["type": "turn_started", "thread_id": .string(turn.threadID.rawValue), "turn_id": .string(turn.id.rawValue)]) }
+        case .messageCommitted(let message):
+            guard structured, let value = message.structuredOutput?.payload else { return }
+            if json { return emit(["type": "structured_output", "value": value]) }
+            closeSummary()
+            Console.line(value.canonicalString())
         case .turnCompleted(let completed):
             summary = completed
         default:

@@ -18,7 +18,7 @@ struct SendSession {
     static let interruptedStatus: Int32 = 130
 
     func run() async -> Int32 {
-        let output = SendOutput(json: options.json, showsProgress: options.verbose || isatty(STDERR_FILENO) == 1)
+        let output = SendOutput(json: options.json, showsProgress: options.verbose || isatty(STDERR_FILENO) == 1, structured: options.format != nil)
         // Watching from the start: a Ctrl-C that comes before the turn exists stops it as soon as it does.
         let interrupts = InterruptWatcher()
         defer { interrupts.stop() }
@@ -35,7 +35,12 @@ struct SendSession {
                     model: options.model ?? thread.configuration.model ?? .default, reasoningEffort: options.effort
                 )
             }
-            let execution = try await runtime.start(request, in: thread.id)
+            let execution: AgentTurnExecution
+            if let format = options.format {
+                execution = try await runtime.start(request, in: thread.id, format: format)
+            } else {
+                execution = try await runtime.start(request, in: thread.id)
+            }
             interrupts.onInterrupt { execution.cancel() }
             for try await event in execution.events { output.show(event) }
             output.finished(threadID: thread.id, persistent: !options.ephemeral)

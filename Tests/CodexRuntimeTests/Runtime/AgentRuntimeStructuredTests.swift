@@ -137,3 +137,32 @@ struct BigCounter: AgentStructuredOutput {
         #expect(events.map(name) == ["turnStarted", "turnFailed(structured_output_invalid)"])
     }
 }
+
+/// One-shot replies validated against a format known only at run time.
+@Suite struct RunTimeFormatTests {
+    static let format = AgentStructuredOutputFormat(name: "verdict", rawSchema: [
+        "type": "object", "properties": ["ok": ["type": "boolean"]], "required": ["ok"], "additionalProperties": false,
+    ])
+
+    @Test func aValidReplyIsReturnedAsItsJSONValueAndTheFormatIsSent() async throws {
+        let backend = FixtureAgentBackend(turns: [.reply(#"{"ok":true}"#)])
+        let runtime = try makeRuntime(backend)
+        let thread = try await runtime.createThread()
+        let result = try await runtime.sendWithSummary(Request(text: "Decide."), in: thread.id, format: Self.format)
+        #expect(result.value == ["ok": true])
+        #expect(backend.requests.first?.responseFormat == Self.format)
+    }
+
+    @Test func anInvalidReplyFailsTheTurnAndAnUnusableSchemaFailsBeforeIt() async throws {
+        let backend = FixtureAgentBackend(turns: [.reply(#"{"ok":"yes"}"#)])
+        let runtime = try makeRuntime(backend)
+        let thread = try await runtime.createThread()
+        let invalid = await #expect(throws: AgentRuntimeError.self) {
+            _ = try await runtime.sendWithSummary(Request(text: "Decide."), in: thread.id, format: Self.format)
+        }
+        #expect(invalid?.code == .structuredOutputInvalid)
+        let unusable = AgentStructuredOutputFormat(name: "bad", rawSchema: ["type": "object", "patternProperties": ["^x": ["type": "string"]]])
+        await #expect(throws: (any Error).self) { _ = try await runtime.start(Request(text: "x"), in: thread.id, format: unusable) }
+        #expect(backend.requests.count == 1)
+    }
+}
