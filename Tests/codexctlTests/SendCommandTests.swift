@@ -166,3 +166,43 @@ import Testing
         #expect(server.requests.count == 2)
     }
 }
+
+/// `auth login --with-api-key`, `auth status` and `auth logout` around a key kept in CodexKit's store.
+@Suite struct AuthKeyCommandTests {
+    @Test func aKeySavedFromStandardInputIsUsedUntilLogout() async throws {
+        let directory = try temporaryDirectory("auth-key")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let environment = SendCommandTests.environment(directory, apiKey: nil)
+        let store = directory.appendingPathComponent("codexkit/secrets")
+        let saved = try await CommandRunner.codexctl(["auth", "login", "--with-api-key"], stdin: "  sk-saved-canary-7\n", environment: environment)
+        #expect(saved.status == 0, "\(saved.stderr)")
+        #expect(saved.stdout == "API key saved (not verified: it is checked on first use)\n")
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: store.path).first { $0.contains("openai-api-key") })
+        let mode = try FileManager.default.attributesOfItem(atPath: store.appendingPathComponent(file).path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+
+        let status = try await CommandRunner.codexctl(["auth", "status"], environment: environment)
+        #expect(status.status == 0)
+        #expect(status.stdout == "API key found (not verified) via codexkit: api-key\n")
+        #expect(!status.stdout.contains("sk-saved-canary-7"))
+
+        let server = try LoopbackHTTPServer(replies: [.sse(SendCommandTests.reply(["Keyed."]))])
+        defer { server.shutdown() }
+        let sent = try await CommandRunner.codexctl(
+            ["send", "Hi", "--ephemeral", "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString], environment: environment
+        )
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(server.requests.first?.header("authorization") == "Bearer sk-saved-canary-7")
+
+        let out = try await CommandRunner.codexctl(["auth", "logout"], environment: environment)
+        #expect(out.stdout == "signed out: the saved session and API key are removed\n")
+        let after = try await CommandRunner.codexctl(["auth", "status"], environment: environment)
+        #expect(after.status == 1)
+        let again = try await CommandRunner.codexctl(["auth", "logout"], environment: environment)
+        #expect(again.stdout == "nothing saved\n")
+        let empty = try await CommandRunner.codexctl(["auth", "login", "--with-api-key"], stdin: "\n", environment: environment)
+        #expect(empty.status == 64)
+        let both = try await CommandRunner.codexctl(["auth", "login", "--with-api-key", "--device-code"], environment: environment)
+        #expect(both.status == 64)
+    }
+}

@@ -9,9 +9,13 @@ enum AuthCommand: CLICommand {
     static let help = CommandHelp(
         overview: "Show the sign-in state, or sign in to a ChatGPT account with a device code.",
         usage: "codexctl auth <subcommand>",
-        subcommands: [("status", "Show which credentials CodexKit would use (never the tokens)."), ("login", "Sign in with a device code.")]
+        subcommands: [
+            ("status", "Show which credentials CodexKit would use (never the tokens)."),
+            ("login", "Sign in with a device code, or save an API key read from standard input."),
+            ("logout", "Remove the session and the API key CodexKit saved."),
+        ]
     )
-    static var subcommands: [any CLICommand.Type] { [AuthStatusCommand.self, AuthLoginCommand.self] }
+    static var subcommands: [any CLICommand.Type] { [AuthStatusCommand.self, AuthLoginCommand.self, AuthLogoutCommand.self] }
 
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
 }
@@ -59,12 +63,18 @@ enum AuthStatusCommand: CLICommand {
         case .codexCLI(.chatGPT(let session))?:
             status["source"] = "codex-cli"
             describe(session, into: &status)
+        case .savedAPIKey?:
+            status["source"] = "codexkit"
+            status["mode"] = "api-key"
+            status["verified"] = false
         case .codexCLI(.apiKey)?:
             status["source"] = "codex-cli"
             status["mode"] = "api-key"
+            status["verified"] = false
         case .apiKey?:
             status["source"] = "environment"
             status["mode"] = "api-key"
+            status["verified"] = false
         case nil:
             break
         }
@@ -73,7 +83,9 @@ enum AuthStatusCommand: CLICommand {
         } else if source == nil {
             Console.line("not signed in (run 'codexctl auth login --device-code', sign in with the Codex CLI, or set OPENAI_API_KEY)")
         } else {
-            var line = "signed in via \(status["source"]?.stringValue ?? "?"): \(status["mode"]?.stringValue ?? "chatgpt")"
+            // A key is not checked against the service here: say so rather than "signed in".
+            let verb = status["verified"] == .bool(false) ? "API key found (not verified)" : "signed in"
+            var line = "\(verb) via \(status["source"]?.stringValue ?? "?"): \(status["mode"]?.stringValue ?? "chatgpt")"
             if let account = status["account_id"]?.stringValue { line += ", account \(account)" }
             if let plan = status["plan"]?.stringValue { line += ", plan \(plan)" }
             if let expires = status["expires_at"]?.stringValue { line += ", token expires \(expires)" }
@@ -95,10 +107,14 @@ enum AuthStatusCommand: CLICommand {
 enum AuthLoginCommand: CLICommand {
     static let name = "login"
     static let help = CommandHelp(
-        overview: "Sign in to a ChatGPT account with a device code and save the session in CodexKit's secret store.",
-        usage: "codexctl auth login --device-code [--issuer <url>] [--store <dir>]",
+        overview: """
+        Sign in to a ChatGPT account with a device code and save the session in CodexKit's secret store, or save an \
+        API key read from standard input (never from the command line, where other users could see it).
+        """,
+        usage: "codexctl auth login (--device-code [--issuer <url>] | --with-api-key) [--store <dir>]",
         options: [
-            ("--device-code", "Use the device-code flow (required; the only flow codexctl offers)."),
+            ("--device-code", "Use the device-code flow."),
+            ("--with-api-key", "Read an API key from standard input and save it (mode 0600)."),
             ("--issuer <url>", "The OAuth issuer (default https://auth.openai.com)."),
             ("--store <dir>", "Where to save the session (default $CODEXKIT_HOME/secrets or ~/.codexkit/secrets)."),
         ]
@@ -108,12 +124,15 @@ enum AuthLoginCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--device-code"], valueOptions: ["--issuer", "--store"])
+            parsed = try ParsedArguments(arguments, flags: ["--device-code", "--with-api-key"], valueOptions: ["--issuer", "--store"])
         } catch {
             return Console.usageFailure(error.message, help: help)
         }
-        guard parsed.has("--device-code") else { return Console.usageFailure("Missing expected option '--device-code'", help: help) }
+        guard parsed.has("--device-code") != parsed.has("--with-api-key") else {
+            return Console.usageFailure("Give exactly one of '--device-code' and '--with-api-key'", help: help)
+        }
         guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
+        if parsed.has("--with-api-key") { return saveAPIKey(store: CLIAuth.storeDirectory(parsed.options["--store"])) }
         do {
             let issuer = try parsed.options["--issuer"].map { try AuthIssuer(baseURL: URL(string: $0) ?? URL(fileURLWithPath: $0)) } ?? .openAI
             let store = ChatGPTSessionStore(store: try FileSecureStore(directory: CLIAuth.storeDirectory(parsed.options["--store"])))
@@ -130,6 +149,64 @@ enum AuthLoginCommand: CLICommand {
             return Console.Status.failure
         } catch {
             Console.error("Error: \(error)\n")
+            return Console.Status.failure
+        }
+    }
+}
+
+extension AuthLoginCommand {
+    /// Reads one key from standard input (at most 4 KiB, surrounding whitespace dropped) and saves it.
+    static func saveAPIKey(store: URL) -> Int32 {
+        guard let bytes = try? Console.readInput("-", limit: 4096) else {
+            return Console.usageFailure("the API key on standard input is unreadable or longer than 4 KiB", help: help)
+        }
+        let key = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !key.isEmpty, !key.contains(where: \.isWhitespace) else {
+            return Console.usageFailure("standard input holds no API key (one line, no spaces)", help: help)
+        }
+        do {
+            try FileSecureStore(directory: store).save(Array(key.utf8), for: CLIAuth.apiKeyEntry)
+        } catch {
+            Console.error("Error: cannot save the key in \(store.path): \((error as? AgentRuntimeError)?.code.rawValue ?? "storage failure")\n")
+            return Console.Status.failure
+        }
+        Console.line("API key saved (not verified: it is checked on first use)")
+        return Console.Status.success
+    }
+}
+
+/// `codexctl auth logout`.
+enum AuthLogoutCommand: CLICommand {
+    static let name = "logout"
+    static let help = CommandHelp(
+        overview: "Remove the ChatGPT session and the API key CodexKit saved. The Codex CLI's auth.json and OPENAI_API_KEY are left alone.",
+        usage: "codexctl auth logout [--store <dir>]",
+        options: [("--store <dir>", "CodexKit's secret store (default $CODEXKIT_HOME/secrets or ~/.codexkit/secrets).")]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(arguments, flags: [], valueOptions: ["--store"])
+        } catch {
+            return Console.usageFailure(error.message, help: help)
+        }
+        guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
+        let store = CLIAuth.storeDirectory(parsed.options["--store"])
+        guard FileManager.default.fileExists(atPath: store.path) else {
+            Console.line("nothing saved")
+            return Console.Status.success
+        }
+        do {
+            let secrets = try FileSecureStore(directory: store)
+            let had = try secrets.load(CLIAuth.apiKeyEntry) != nil || ChatGPTSessionStore(store: secrets).load() != nil
+            try secrets.delete(CLIAuth.apiKeyEntry)
+            try ChatGPTSessionStore(store: secrets).delete()
+            Console.line(had ? "signed out: the saved session and API key are removed" : "nothing saved")
+            return Console.Status.success
+        } catch {
+            Console.error("Error: cannot update \(store.path): \((error as? AgentRuntimeError)?.code.rawValue ?? "storage failure")\n")
             return Console.Status.failure
         }
     }

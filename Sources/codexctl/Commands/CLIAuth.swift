@@ -7,8 +7,20 @@ import Foundation
 enum CLIAuth {
     enum Source {
         case savedSession(ChatGPTSession)
+        /// An API key saved by `codexctl auth login --with-api-key`.
+        case savedAPIKey(String)
         case codexCLI(CodexCLIAuthFile.Contents)
         case apiKey
+    }
+
+    /// The secret store entry of a saved API key.
+    static let apiKeyEntry = "openai-api-key"
+
+    /// The API key saved in `store`, if any (read-only).
+    static func savedAPIKey(in store: URL) throws -> String? {
+        guard FileManager.default.fileExists(atPath: store.path), let bytes = try FileSecureStore(readingAt: store).load(apiKeyEntry) else { return nil }
+        let key = String(decoding: bytes, as: UTF8.self)
+        return key.isEmpty ? nil : key
     }
 
     /// `--store DIR`, else `$CODEXKIT_HOME/secrets`, else `~/.codexkit/secrets`.
@@ -32,6 +44,7 @@ enum CLIAuth {
            let session = try ChatGPTSessionStore(store: try FileSecureStore(readingAt: store)).load() {
             return .savedSession(session)
         }
+        if let key = try savedAPIKey(in: store) { return .savedAPIKey(key) }
         if let contents = try codexFile(codexHome).read() { return .codexCLI(contents) }
         if APIKeyAuthProvider() != nil { return .apiKey }
         return nil
@@ -44,6 +57,8 @@ enum CLIAuth {
         case .savedSession(let session)?:
             let sessionStore = ChatGPTSessionStore(store: try readOnly ? FileSecureStore(readingAt: store) : FileSecureStore(directory: store))
             return ChatGPTSessionAuthProvider(session: session, issuer: issuer, httpClient: http, store: sessionStore)
+        case .savedAPIKey(let key)?:
+            return APIKeyAuthProvider(apiKey: key)
         case .codexCLI?:
             return CodexCLIAuthProvider(file: codexFile(codexHome))
         case .apiKey?:

@@ -71,6 +71,9 @@ struct SendSession {
                 if case .apiKey = contents { return (CodexCLIAuthProvider(file: file), .publicAPI, nil) }
                 return (CodexCLIAuthProvider(file: file), .chatGPT, nil)
             case .session:
+                if let key = try CLIAuth.savedAPIKey(in: options.store) {
+                    return (APIKeyAuthProvider(apiKey: key), .publicAPI, environment["OPENAI_BASE_URL"].flatMap { $0.isEmpty ? nil : URL(string: $0) })
+                }
                 guard FileManager.default.fileExists(atPath: options.store.path),
                       let session = try ChatGPTSessionStore(store: try FileSecureStore(readingAt: options.store)).load() else { continue }
                 let provider = ChatGPTSessionAuthProvider(
