@@ -20,7 +20,7 @@ enum RootCommand: CLICommand {
             ("help", "Show help for a subcommand."),
         ]
     )
-    static var subcommands: [any CLICommand.Type] { [DemoCommand.self, SendCommand.self, SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self, AuthCommand.self, RecoveryCommand.self, ThreadsCommand.self, DatabaseCommand.self, BenchCommand.self] }
+    static var subcommands: [any CLICommand.Type] { [DemoCommand.self, SendCommand.self, ChatCommand.self, SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self, AuthCommand.self, RecoveryCommand.self, ThreadsCommand.self, DatabaseCommand.self, BenchCommand.self] }
 
     static func run(_ arguments: [String]) async -> Int32 {
         switch arguments.first {

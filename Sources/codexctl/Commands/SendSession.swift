@@ -23,11 +23,10 @@ struct SendSession {
         let interrupts = InterruptWatcher()
         defer { interrupts.stop() }
         do {
-            guard let credential = try credential() else {
-                output.fail(AgentRuntimeError(code: .notSignedIn, message: "no credentials found"))
-                return Console.Status.failure
-            }
-            let runtime = try makeRuntime(credential)
+            let runtime = try LiveRuntime(
+                auth: options.auth, codexHome: options.codexHome, store: options.store, endpoint: options.endpoint, model: options.model,
+                reasoningSummaries: options.reasoningSummaries, database: options.ephemeral ? nil : options.database
+            ).make()
             let thread = try await thread(in: runtime)
             var request = Request(text: options.prompt, images: options.images, executionMode: options.ephemeral ? .ephemeral : .threaded)
             if options.model != nil || options.effort != nil {
@@ -52,60 +51,6 @@ struct SendSession {
             output.fail(error)
             return Console.Status.failure
         }
-    }
-
-    /// The first credential found, in the order `send` documents, with the endpoint profile it needs
-    /// (an API key never goes to the ChatGPT backend).
-    private func credential() throws -> (provider: any AuthProvider, profile: ResponsesEndpoint.Profile, baseURL: URL?)? {
-        let order: [SendOptions.AuthSource] = options.auth.map { [$0] } ?? [.apikey, .codex, .session]
-        let environment = ProcessInfo.processInfo.environment
-        for source in order {
-            switch source {
-            case .apikey:
-                guard let provider = APIKeyAuthProvider() else { continue }
-                let base = environment["OPENAI_BASE_URL"].flatMap { $0.isEmpty ? nil : URL(string: $0) }
-                return (provider, .publicAPI, base)
-            case .codex:
-                let file = CLIAuth.codexFile(options.codexHome)
-                guard let contents = try file.read() else { continue }
-                if case .apiKey = contents { return (CodexCLIAuthProvider(file: file), .publicAPI, nil) }
-                return (CodexCLIAuthProvider(file: file), .chatGPT, nil)
-            case .session:
-                if let key = try CLIAuth.savedAPIKey(in: options.store) {
-                    return (APIKeyAuthProvider(apiKey: key), .publicAPI, environment["OPENAI_BASE_URL"].flatMap { $0.isEmpty ? nil : URL(string: $0) })
-                }
-                guard FileManager.default.fileExists(atPath: options.store.path),
-                      let session = try ChatGPTSessionStore(store: try FileSecureStore(readingAt: options.store)).load() else { continue }
-                let provider = ChatGPTSessionAuthProvider(
-                    session: session, issuer: .openAI, httpClient: DefaultHTTPClient(),
-                    store: ChatGPTSessionStore(store: try FileSecureStore(directory: options.store))
-                )
-                return (provider, .chatGPT, nil)
-            }
-        }
-        return nil
-    }
-
-    private func makeRuntime(_ credential: (provider: any AuthProvider, profile: ResponsesEndpoint.Profile, baseURL: URL?)) throws -> AgentRuntime {
-        var configuration = CodexResponsesBackendConfiguration(enableReasoningSummaries: options.reasoningSummaries)
-        if let base = options.endpoint ?? credential.baseURL {
-            configuration.endpoint = try ResponsesEndpoint(baseURL: base, profile: credential.profile)
-        } else {
-            configuration.endpoint = credential.profile == .chatGPT ? .chatGPT : .publicAPI
-        }
-        if let model = options.model { configuration.model = model }
-        let backend = CodexResponsesBackend(configuration: configuration, authProvider: credential.provider)
-        return try AgentRuntime(configuration: .init(backend: backend, stateStore: try stateStore()))
-    }
-
-    /// In memory for `--ephemeral`; else the SQLite database, its directory created private (0700).
-    private func stateStore() throws -> any RuntimeStateStore {
-        guard !options.ephemeral else { return InMemoryRuntimeStateStore() }
-        let directory = URL(fileURLWithPath: options.database).deletingLastPathComponent()
-        if !FileManager.default.fileExists(atPath: directory.path) {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        }
-        return try SQLiteRuntimeStateStore(path: options.database)
     }
 
     private func thread(in runtime: AgentRuntime) async throws -> AgentThread {

@@ -1,0 +1,238 @@
+import CodexCore
+import CodexRuntime
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `codexctl chat`: an interactive session on a persistent thread.
+enum ChatCommand: CLICommand {
+    static let name = "chat"
+    static let help = CommandHelp(
+        overview: """
+        Chat on a persistent thread: type a line to send it; replies stream as they come. A line typed while a \
+        reply streams is added to that turn (steering). Ctrl-C interrupts the running turn; Ctrl-C or Ctrl-D at the \
+        prompt exits. Commands: /new (a new thread), /threads, /model <id>, /limits, /help. Credentials and the \
+        database as for 'codexctl send'.
+        """,
+        usage: """
+        codexctl chat [--thread <id>] [--db <path>] [--model <id>] [--endpoint <url>] [--auth apikey|codex|session] \
+        [--store <dir>] [--codex-home <dir>]
+        """,
+        options: [
+            ("--thread <id>", "Continue this thread (default: a new one)."),
+            ("--db <path>", "The state database (default as for 'codexctl send')."),
+            ("--model <id>", "The model of new threads."),
+            ("--endpoint <url>", "The Responses base URL (default: chosen by the credential)."),
+            ("--auth <source>", "Use only this credential: apikey, codex or session."),
+            ("--store <dir>", "Where CodexKit keeps its saved session and key."),
+            ("--codex-home <dir>", "The Codex CLI home holding auth.json."),
+        ]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments(arguments, flags: [], valueOptions: ["--thread", "--db", "--model", "--endpoint", "--auth", "--store", "--codex-home"])
+        } catch {
+            return Console.usageFailure(error.message, help: help)
+        }
+        guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
+        var auth: SendOptions.AuthSource?
+        if let value = parsed.options["--auth"] {
+            guard let source = SendOptions.AuthSource(rawValue: value) else { return Console.usageFailure("--auth takes apikey, codex or session", help: help) }
+            auth = source
+        }
+        var endpoint: URL?
+        if let value = parsed.options["--endpoint"] {
+            guard let url = URL(string: value), url.scheme != nil else { return Console.usageFailure("--endpoint must be a URL", help: help) }
+            endpoint = url
+        }
+        let live = LiveRuntime(
+            auth: auth, codexHome: parsed.options["--codex-home"], store: CLIAuth.storeDirectory(parsed.options["--store"]), endpoint: endpoint,
+            model: nil, reasoningSummaries: false, database: parsed.options["--db"] ?? SendOptions.defaultDatabase()
+        )
+        return await ChatSession(
+            live: live, threadID: parsed.options["--thread"].map(AgentThreadID.init(rawValue:)),
+            model: parsed.options["--model"].map(CodexModel.init(rawValue:))
+        ).run()
+    }
+}
+
+/// One interactive session.
+struct ChatSession {
+    let live: LiveRuntime
+    let threadID: AgentThreadID?
+    let model: CodexModel?
+
+    /// What the session waits for: a typed line, the end of input, Ctrl-C, or the running turn's end.
+    enum Input: Sendable {
+        case line(String)
+        case endOfInput
+        case interrupt
+        case turnEnded(String?)
+    }
+
+    func run() async -> Int32 {
+        let (inputs, feed) = AsyncStream<Input>.makeStream()
+        let signals = ChatSignals(feed)
+        defer { signals.stop() }
+        LineReader.start(feed)
+        do {
+            let runtime = try live.make()
+            var thread: AgentThread
+            if let threadID {
+                thread = try await runtime.resumeThread(threadID)
+            } else {
+                thread = try await runtime.createThread(title: "chat", configuration: AgentThreadConfiguration(model: model))
+            }
+            Console.error("thread \(thread.id.rawValue) — /help for commands\n")
+            var running: AgentTurnExecution?
+            prompt()
+            for await input in inputs {
+                switch input {
+                case .endOfInput:
+                    if let running { running.cancel() }
+                    Console.line()
+                    return Console.Status.success
+                case .interrupt:
+                    guard let execution = running else {
+                        Console.line()
+                        return Console.Status.success
+                    }
+                    execution.cancel()
+                case .turnEnded(let failure):
+                    running = nil
+                    if let failure { Console.error("\(failure)\n") }
+                    prompt()
+                case .line(let line):
+                    let text = line.trimmingCharacters(in: .whitespaces)
+                    if let execution = running {
+                        guard !text.isEmpty else { continue }
+                        do {
+                            try await execution.steer(text)
+                            Console.error("(added to the turn)\n")
+                        } catch {
+                            Console.error("not added: \((error as? AgentRuntimeError)?.code.rawValue ?? "failed")\n")
+                        }
+                        continue
+                    }
+                    if text.hasPrefix("/") {
+                        thread = try await command(text, runtime: runtime, thread: thread)
+                        prompt()
+                        continue
+                    }
+                    guard !text.isEmpty else {
+                        prompt()
+                        continue
+                    }
+                    let execution = try await runtime.start(Request(text: text), in: thread.id)
+                    running = execution
+                    Task { feed.yield(.turnEnded(await Self.show(execution))) }
+                }
+            }
+            return Console.Status.success
+        } catch {
+            let failure = error as? AgentRuntimeError
+            Console.error("error: \(failure?.code.rawValue ?? "failed"): \(failure?.message ?? "the chat stopped")\n")
+            if let hint = failure.flatMap(SendOutput.hint) { Console.error("hint: \(hint)\n") }
+            return Console.Status.failure
+        }
+    }
+
+    private func prompt() {
+        Console.out("> ")
+    }
+
+    /// Streams a turn's reply; returns the line to show when it did not complete.
+    private static func show(_ execution: AgentTurnExecution) async -> String? {
+        var endsWithNewline = true
+        do {
+            for try await event in execution.events {
+                if case .assistantMessageDelta(_, _, let text) = event {
+                    Console.out(text)
+                    endsWithNewline = text.hasSuffix("\n")
+                }
+            }
+            if !endsWithNewline { Console.out("\n") }
+            return nil
+        } catch is CancellationError {
+            if !endsWithNewline { Console.out("\n") }
+            return "interrupted"
+        } catch {
+            if !endsWithNewline { Console.out("\n") }
+            let failure = error as? AgentRuntimeError
+            return "error: \(failure?.code.rawValue ?? "failed"): \(failure?.message ?? "the turn failed")"
+        }
+    }
+
+    /// Runs a `/command`; returns the thread to continue on.
+    private func command(_ text: String, runtime: AgentRuntime, thread: AgentThread) async throws -> AgentThread {
+        let words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        switch words.first {
+        case "/new":
+            let created = try await runtime.createThread(title: "chat", configuration: thread.configuration)
+            Console.line("new thread \(created.id.rawValue)")
+            return created
+        case "/threads":
+            let threads = try await runtime.threads()
+            for listed in threads.prefix(20) {
+                let marker = listed.id == thread.id ? "*" : " "
+                Console.line("\(marker) \(listed.id.rawValue)  \(Console.display(listed.title ?? ""))  \(listed.updatedAt)")
+            }
+            Console.line(threads.count == 1 ? "1 thread" : "\(threads.count) threads")
+            return thread
+        case "/model":
+            guard words.count == 2 else {
+                Console.line("usage: /model <id> (now \(thread.configuration.model?.rawValue ?? "the default"))")
+                return thread
+            }
+            let updated = try await runtime.updateThreadConfiguration(AgentThreadConfiguration(model: CodexModel(rawValue: words[1])), for: thread.id)
+            Console.line("model \(words[1])")
+            return updated
+        case "/limits":
+            let limits = try await runtime.rateLimits()
+            if limits.isEmpty { Console.line("no limits reported yet") }
+            for limit in limits {
+                let primary = limit.primary.map { "\(Int($0.remainingPercent.rounded()))% left" } ?? "unavailable"
+                Console.line("\(limit.limitID): \(primary)")
+            }
+            return thread
+        default:
+            Console.line("commands: /new, /threads, /model <id>, /limits, /help; Ctrl-C interrupts a reply, Ctrl-D exits")
+            return thread
+        }
+    }
+}
+
+/// Reads standard input line by line on a thread of its own (a blocking read never holds Swift's pool).
+enum LineReader {
+    static func start(_ feed: AsyncStream<ChatSession.Input>.Continuation) {
+        let thread = Thread {
+            while let line = readLine(strippingNewline: true) { feed.yield(.line(line)) }
+            feed.yield(.endOfInput)
+        }
+        thread.name = "codexctl.chat.input"
+        thread.start()
+    }
+}
+
+/// Ctrl-C as an input of the session.
+final class ChatSignals: @unchecked Sendable {
+    // @unchecked: the dispatch source is created and cancelled by the session's task.
+    private let source: any DispatchSourceSignal
+
+    init(_ feed: AsyncStream<ChatSession.Input>.Continuation) {
+        signal(SIGINT, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler { feed.yield(.interrupt) }
+        source.resume()
+    }
+
+    func stop() {
+        source.cancel()
+        signal(SIGINT, SIG_DFL)
+    }
+}

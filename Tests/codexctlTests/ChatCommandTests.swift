@@ -1,0 +1,81 @@
+import CodexCore
+import CodexStorageSQLite
+import CodexTestSupport
+import Foundation
+import Testing
+
+/// `codexctl chat` on a pseudo-terminal against the loopback server: the test types, reads the screen,
+/// and checks the database afterwards.
+@Suite(.timeLimit(.minutes(3))) struct ChatCommandTests {
+    private func held(_ text: String) -> ScriptedReply {
+        let head = [
+            SendCommandTests.event(#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_h","status":"in_progress"}}"#),
+            SendCommandTests.event(#"{"type":"response.output_text.delta","sequence_number":1,"item_id":"msg_h","output_index":0,"content_index":0,"delta":"\#(text)"}"#),
+        ]
+        let tail = [
+            SendCommandTests.event(#"{"type":"response.output_item.done","sequence_number":2,"output_index":0,"item":{"type":"message","id":"msg_h","role":"assistant","status":"completed","content":[{"type":"output_text","text":"\#(text)"}]}}"#),
+            SendCommandTests.event(#"{"type":"response.completed","sequence_number":3,"response":{"id":"resp_h","status":"completed"}}"#),
+        ]
+        return ScriptedReply(
+            headers: [.init(name: "Content-Type", value: "text/event-stream")],
+            parts: [.bytes(Array(head.joined().utf8)), .hold, .bytes(Array(tail.joined().utf8))], framing: .chunked
+        )
+    }
+
+    @Test func aConversationWithSteeringCommandsAndCtrlCIsKeptInTheDatabase() async throws {
+        let directory = try temporaryDirectory("chat")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [
+            .sse(SendCommandTests.reply(["Hi there."])),
+            held("Drafting"),
+            .sse(SendCommandTests.reply(["Short version."])),
+            held("Endless"),
+        ])
+        defer { server.shutdown() }
+        let database = directory.appendingPathComponent("state.sqlite").path
+        let terminal = try PseudoTerminal(
+            [CommandRunner.productsDirectory.appendingPathComponent("codexctl").path, "chat", "--db", database,
+             "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString],
+            environment: SendCommandTests.environment(directory), directory: directory
+        )
+        #expect(await terminal.waitFor("> "))
+        terminal.type("Hello\n")
+        #expect(await terminal.waitFor("Hi there.\r\n> "), "the reply streamed, then the prompt: \(terminal.screen)")
+
+        // A line typed while the reply streams is added to the turn and goes out with one more request.
+        terminal.type("Write a draft\n")
+        #expect(await terminal.waitFor("Drafting"))
+        terminal.type("Keep it short\n")
+        #expect(await terminal.waitFor("(added to the turn)"))
+        server.releaseHeld()
+        #expect(await terminal.waitFor("Short version.\r\n> "), "\(terminal.screen)")
+        #expect(server.requests.count == 3)
+        #expect(String(decoding: server.requests[2].body, as: UTF8.self).contains("Keep it short"))
+
+        terminal.type("/threads\n")
+        #expect(await terminal.waitFor("1 thread"))
+
+        // Ctrl-C interrupts the running turn and returns to the prompt; Ctrl-D at the prompt exits.
+        terminal.type("Go on forever\n")
+        #expect(await terminal.waitFor("Endless"))
+        terminal.type("\u{03}")
+        #expect(await terminal.waitFor("interrupted"), "\(terminal.screen)")
+        #expect(await terminal.waitFor("> ", count: 5))
+        terminal.type("\u{04}")
+        let ended = await terminal.exit()
+        #expect(ended.status == 0 && !ended.killed, "\(terminal.screen)")
+        server.releaseHeld()
+
+        let store = try SQLiteRuntimeStateStore(readingAt: database)
+        let thread = try #require(try await store.threads().first)
+        #expect(try await store.latestTurn(of: thread.id)?.status == .interrupted)
+        let messages = try await store.history(of: thread.id, query: AgentHistoryQuery(limit: 100)).items.compactMap { item -> String? in
+            if case .message(let message) = item { return "\(message.role.rawValue): \(message.text)" }
+            return nil
+        }
+        #expect(messages == [
+            "user: Hello", "assistant: Hi there.", "user: Write a draft", "assistant: Drafting", "user: Keep it short",
+            "assistant: Short version.", "user: Go on forever",
+        ])
+    }
+}
