@@ -28,7 +28,7 @@ import Testing
         [
             "OPENAI_API_KEY": apiKey ?? "", "CODEX_HOME": directory.appendingPathComponent("codex-home").path,
             "CODEXKIT_HOME": directory.appendingPathComponent("codexkit").path, "XDG_STATE_HOME": directory.appendingPathComponent("state").path,
-            "OPENAI_BASE_URL": "",
+            "OPENAI_BASE_URL": "", "OPENAI_ORG_ID": "", "OPENAI_ORGANIZATION": "", "OPENAI_PROJECT_ID": "", "OPENAI_PROJECT": "",
         ]
     }
 
@@ -52,6 +52,8 @@ import Testing
         let request = try #require(server.requests.first)
         #expect(request.path == "/v1/responses")
         #expect(request.header("authorization") == "Bearer sk-test")
+        #expect(request.header("openai-organization") == nil)
+        #expect(request.header("openai-project") == nil)
 
         let second = try await CommandRunner.codexctl(
             ["send", "Once more", "--endpoint", endpoint, "--db", database, "--thread", threadID], environment: Self.environment(directory)
@@ -69,6 +71,22 @@ import Testing
             return nil
         }
         #expect(messages == ["user: Say hello", "assistant: Hello there.", "user: Once more", "assistant: Again."])
+    }
+
+    @Test func theOrganizationAndProjectVariablesBecomeHeaders() async throws {
+        let directory = try temporaryDirectory("send")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [.sse(Self.reply(["Scoped."]))])
+        defer { server.shutdown() }
+        var environment = Self.environment(directory)
+        environment["OPENAI_ORGANIZATION"] = "org-fallback"
+        environment["OPENAI_PROJECT_ID"] = "proj-7"
+        let result = try await CommandRunner.codexctl(
+            ["send", "Hi", "--ephemeral", "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString], environment: environment
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(server.requests.first?.header("openai-organization") == "org-fallback")
+        #expect(server.requests.first?.header("openai-project") == "proj-7")
     }
 
     @Test func failuresPrintTheCodeAndAHintAndNeverTheKey() async throws {

@@ -4,21 +4,33 @@ public import Foundation
 /// Authenticates with an API key (the public API profile). No refresh, no 401 recovery.
 public struct APIKeyAuthProvider: AuthProvider {
     private let apiKey: String
+    private let organization: String?
+    private let project: String?
 
-    /// Uses `apiKey`.
-    public init(apiKey: String) {
+    /// Uses `apiKey`, sending `organization` as `OpenAI-Organization` and `project` as `OpenAI-Project`
+    /// when given.
+    public init(apiKey: String, organization: String? = nil, project: String? = nil) {
         self.apiKey = apiKey
+        self.organization = organization.flatMap { $0.isEmpty ? nil : $0 }
+        self.project = project.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// Uses the `OPENAI_API_KEY` environment variable, or `nil` when it is unset or empty.
+    /// Uses the `OPENAI_API_KEY` environment variable, or `nil` when it is unset or empty, with the
+    /// organization from `OPENAI_ORG_ID` (else `OPENAI_ORGANIZATION`) and the project from
+    /// `OPENAI_PROJECT_ID` (else `OPENAI_PROJECT`), as openai-python and the Codex CLI read them.
     public init?(environment: [String: String] = ProcessInfo.processInfo.environment) {
         guard let key = environment["OPENAI_API_KEY"], !key.isEmpty else { return nil }
-        self.init(apiKey: key)
+        func first(_ names: String...) -> String? { names.lazy.compactMap { environment[$0] }.first { !$0.isEmpty } }
+        self.init(apiKey: key, organization: first("OPENAI_ORG_ID", "OPENAI_ORGANIZATION"), project: first("OPENAI_PROJECT_ID", "OPENAI_PROJECT"))
     }
 
-    /// The key as a bearer token, bound to the first 16 hex digits of its SHA-256.
+    /// The key as a bearer token, bound to the first 16 hex digits of its SHA-256, with the
+    /// organization and project.
     public func credentials() async throws -> AuthCredentials {
-        AuthCredentials(bearerToken: apiKey, binding: "api-key:" + String(SHA256.hexDigest(of: Array(apiKey.utf8)).prefix(16)))
+        var credentials = AuthCredentials(bearerToken: apiKey, binding: "api-key:" + String(SHA256.hexDigest(of: Array(apiKey.utf8)).prefix(16)))
+        credentials.organization = organization
+        credentials.project = project
+        return credentials
     }
 
     /// The key's binding.

@@ -11,6 +11,10 @@ public struct AuthCredentials: Sendable, Hashable, CustomStringConvertible {
     public var binding: String
     /// Whether the workspace needs `X-OpenAI-Fedramp: true`.
     public var isFedRAMP: Bool
+    /// The organization sent as `OpenAI-Organization` (public API keys), if any.
+    public var organization: String?
+    /// The project sent as `OpenAI-Project` (public API keys), if any.
+    public var project: String?
     /// Every secret behind these credentials (the bearer token, and for a ChatGPT session its refresh
     /// and ID tokens): errors are scrubbed of them before they leave the transport, whatever a server
     /// echoes back.
@@ -24,6 +28,8 @@ public struct AuthCredentials: Sendable, Hashable, CustomStringConvertible {
         self.binding = binding
         self.isFedRAMP = isFedRAMP
         self.secrets = [bearerToken] + secrets
+        organization = nil
+        project = nil
     }
 
     /// Log-safe: the binding only.

@@ -66,5 +66,7 @@ public struct AuthenticationMiddleware: HTTPMiddleware {
         headers["Authorization"] = "Bearer \(credentials.bearerToken)"
         if let accountID = credentials.accountID { headers["ChatGPT-Account-ID"] = accountID }
         if credentials.isFedRAMP { headers["X-OpenAI-Fedramp"] = "true" }
+        if let organization = credentials.organization { headers["OpenAI-Organization"] = organization }
+        if let project = credentials.project { headers["OpenAI-Project"] = project }
     }
 }
