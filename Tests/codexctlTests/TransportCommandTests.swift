@@ -79,6 +79,25 @@ import Testing
         #expect(backend.requests.first?.query == "client_version=0.153.0")
     }
 
+    @Test func withAnAPIKeyTheModelsComeFromThePublicAPIShape() async throws {
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-empty-\(UUID().uuidString)").path
+        let listed = #"{"object":"list","data":[{"id":"gpt-6-astra","object":"model"},{"id":"gpt-custom-1","object":"model"}]}"#
+        let server = try LoopbackHTTPServer(replies: [.json(listed)])
+        defer { server.shutdown() }
+        let models = try await CommandRunner.codexctl(
+            ["models", "list", "--refresh", "--json", "--base-url", server.baseURL.appendingPathComponent("v1").absoluteString, "--store", store,
+             "--codex-home", "/nonexistent"],
+            environment: ["OPENAI_API_KEY": "sk-list"]
+        )
+        #expect(models.status == 0, "\(models.stderr)")
+        let object = try JSONValue(parsing: models.stdout)
+        #expect(object["models"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["gpt-6-astra", "gpt-custom-1"])
+        #expect(object["models"]?.arrayValue?.first?["default_effort"]?.stringValue == "low", "a bundled model keeps what the bundle knows")
+        #expect(server.requests.first?.path == "/v1/models")
+        #expect(server.requests.first?.header("authorization") == "Bearer sk-list")
+        #expect(server.requests.first?.header("chatgpt-account-id") == nil)
+    }
+
     @Test func notSignedInIsReportedAndCachedOnlyUsesTheBundledCatalog() async throws {
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-empty-\(UUID().uuidString)").path
         let status = try await CommandRunner.codexctl(["auth", "status", "--store", store, "--codex-home", "/nonexistent"], environment: ["OPENAI_API_KEY": ""])

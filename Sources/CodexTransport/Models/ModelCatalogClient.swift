@@ -180,7 +180,9 @@ public final class ModelCatalogClient: Sendable {
         return CacheEntry(catalog: try Self.parse(body), etag: response.headers["etag"], fetchedAt: now, markedStale: false)
     }
 
-    /// Parses a `{"models":[…]}` body, in ascending `priority`.
+    /// Parses a catalog body: the Codex backend's `{"models":[…]}` (in ascending `priority`), or the
+    /// public API's `{"object":"list","data":[{"id":…}]}` (sorted by ID; what it does not say about a
+    /// model comes from the bundled catalog when that knows the ID, else the defaults).
     ///
     /// - Throws: ``CodexCore/AgentRuntimeError`` `responses_event_malformed` when the body is not a catalog.
     public static func parse(_ body: [UInt8]) throws -> [CodexModelInfo] {
@@ -189,6 +191,10 @@ public final class ModelCatalogClient: Sendable {
             document = try JSONValue(parsing: body, options: .init(maximumDepth: 64, maximumBytes: maximumBodyBytes))
         } catch {
             throw AgentRuntimeError(code: .responsesEventMalformed, message: "the model catalog is not valid JSON", underlying: error)
+        }
+        if document["models"] == nil, case .array(let listed)? = document["data"] {
+            let ids = Set(listed.compactMap { $0["id"]?.stringValue }.filter { !$0.isEmpty })
+            return ids.sorted().map { id in CodexModelCatalog.bundled.info(for: CodexModel(rawValue: id)) ?? CodexModelInfo(model: CodexModel(rawValue: id), displayName: id) }
         }
         guard case .array(let entries)? = document["models"] else {
             throw AgentRuntimeError(code: .responsesEventMalformed, message: "the model catalog has no models array")

@@ -49,12 +49,16 @@ enum ModelsListCommand: CLICommand {
         }
         let policy: CodexModelRefreshPolicy = parsed.has("--refresh") ? .refresh : (parsed.has("--cached-only") ? .cachedOnly : .preferCached)
         do {
-            let endpoint = try parsed.options["--base-url"].map { try ResponsesEndpoint(baseURL: URL(string: $0) ?? URL(fileURLWithPath: $0), profile: .chatGPT) }
-                ?? .chatGPT
+            let store = CLIAuth.storeDirectory(parsed.options["--store"])
+            // A key lists the public API's models; a ChatGPT sign-in the Codex backend's.
+            let profile: ResponsesEndpoint.Profile = switch try CLIAuth.source(store: store, codexHome: parsed.options["--codex-home"]) {
+            case .savedAPIKey?, .apiKey?, .codexCLI(.apiKey)?: .publicAPI
+            default: .chatGPT
+            }
+            let endpoint = try parsed.options["--base-url"].map { try ResponsesEndpoint(baseURL: URL(string: $0) ?? URL(fileURLWithPath: $0), profile: profile) }
+                ?? (profile == .publicAPI ? .publicAPI : .chatGPT)
             let http = DefaultHTTPClient()
-            let provider = try CLIAuth.provider(
-                store: CLIAuth.storeDirectory(parsed.options["--store"]), codexHome: parsed.options["--codex-home"], issuer: .openAI, http: http
-            )
+            let provider = try CLIAuth.provider(store: store, codexHome: parsed.options["--codex-home"], issuer: .openAI, http: http)
             let snapshot: CodexModelCatalogSnapshot
             if let provider {
                 snapshot = try await ModelCatalogClient(endpoint: endpoint, httpClient: http, authProvider: provider).catalog(policy: policy)
