@@ -1,5 +1,6 @@
 import CodexCore
 import CodexStorageSQLite
+import CodexTransport
 import CodexTestSupport
 import Foundation
 #if canImport(Glibc)
@@ -222,5 +223,46 @@ import Testing
         #expect(empty.status == 64)
         let both = try await CommandRunner.codexctl(["auth", "login", "--with-api-key", "--device-code"], environment: environment)
         #expect(both.status == 64)
+    }
+}
+
+/// `send` with each ChatGPT credential source: the Codex CLI's auth.json and a session CodexKit saved.
+@Suite struct SendCredentialSourceTests {
+    @Test func theCodexCLIsAuthFileAndASavedSessionGoToTheChatGPTBackend() async throws {
+        let directory = try temporaryDirectory("send-sources")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [.sse(SendCommandTests.reply(["From the CLI file."])), .sse(SendCommandTests.reply(["From the store."]))])
+        defer { server.shutdown() }
+        let endpoint = server.baseURL.appendingPathComponent("backend-api/codex").absoluteString
+        var environment = SendCommandTests.environment(directory, apiKey: nil)
+
+        // The Codex CLI's auth.json, read and never rewritten.
+        let codexHome = directory.appendingPathComponent("codex-home")
+        try FileManager.default.createDirectory(at: codexHome, withIntermediateDirectories: true)
+        let fileToken = TestJWT.accessToken(expiresAt: 4_000_000_000, marker: "cli-file")
+        let authFile = codexHome.appendingPathComponent("auth.json")
+        let contents = #"{"tokens":{"id_token":"\#(TestJWT.idToken(account: "acct-cli"))","access_token":"\#(fileToken)","refresh_token":"rt-cli","account_id":"acct-cli"}}"#
+        try Data(contents.utf8).write(to: authFile)
+        let viaFile = try await CommandRunner.codexctl(["send", "Hi", "--ephemeral", "--endpoint", endpoint], environment: environment)
+        #expect(viaFile.status == 0, "\(viaFile.stderr)")
+        #expect(viaFile.stdout == "From the CLI file.\n")
+        #expect(server.requests.first?.path == "/backend-api/codex/responses")
+        #expect(server.requests.first?.header("authorization") == "Bearer \(fileToken)")
+        #expect(server.requests.first?.header("chatgpt-account-id") == "acct-cli")
+        #expect(try String(contentsOf: authFile, encoding: .utf8) == contents, "auth.json is never rewritten")
+
+        // A session CodexKit saved, picked with --auth session (the auth.json above is still there).
+        let store = directory.appendingPathComponent("codexkit/secrets")
+        let storeToken = TestJWT.accessToken(expiresAt: 4_000_000_000, marker: "stored")
+        try ChatGPTSessionStore(store: try FileSecureStore(directory: store)).save(
+            try ChatGPTSession(idToken: TestJWT.idToken(account: "acct-store"), accessToken: storeToken, refreshToken: "rt-store")
+        )
+        environment["CODEXKIT_HOME"] = directory.appendingPathComponent("codexkit").path
+        let viaStore = try await CommandRunner.codexctl(["send", "Hi", "--ephemeral", "--endpoint", endpoint, "--auth", "session"], environment: environment)
+        #expect(viaStore.status == 0, "\(viaStore.stderr)")
+        #expect(viaStore.stdout == "From the store.\n")
+        #expect(server.requests.last?.header("authorization") == "Bearer \(storeToken)")
+        #expect(server.requests.last?.header("chatgpt-account-id") == "acct-store")
+        #expect(!viaStore.stderr.contains("rt-store") && !viaFile.stderr.contains("rt-cli"))
     }
 }
