@@ -26,7 +26,8 @@ enum AuthStatusCommand: CLICommand {
     static let help = CommandHelp(
         overview: """
         Show the credentials CodexKit would use: its saved ChatGPT session, else the Codex CLI's auth.json, else \
-        OPENAI_API_KEY. Prints the account, plan and expiry, never a token. Exit status 0 when signed in, 1 when not.
+        OPENAI_API_KEY. Prints the account, plan and expiry, and the account binding 'codexctl recovery' commands act for, \
+        never a token. A key is reported as not verified (nothing is sent to check it). Exit status 0 when signed in, 1 when not.
         """,
         usage: "codexctl auth status [--json] [--store <dir>] [--codex-home <dir>]",
         options: [
@@ -78,6 +79,13 @@ enum AuthStatusCommand: CLICommand {
         case nil:
             break
         }
+        // The binding `codexctl recovery` commands act for: the same provider they build.
+        if source != nil, let provider = try? CLIAuth.provider(
+            store: CLIAuth.storeDirectory(parsed.options["--store"]), codexHome: parsed.options["--codex-home"], issuer: .openAI,
+            http: DefaultHTTPClient(), readOnly: true
+        ), let binding = await provider.currentBinding() {
+            status["binding"] = .string(binding)
+        }
         if parsed.has("--json") {
             Console.line(JSONValue.object(status).compactString())
         } else if source == nil {
@@ -90,6 +98,7 @@ enum AuthStatusCommand: CLICommand {
             if let plan = status["plan"]?.stringValue { line += ", plan \(plan)" }
             if let expires = status["expires_at"]?.stringValue { line += ", token expires \(expires)" }
             Console.line(line)
+            if let binding = status["binding"]?.stringValue { Console.line("recovery commands act for binding \(binding)") }
         }
         return source == nil ? Console.Status.failure : Console.Status.success
     }
