@@ -79,3 +79,37 @@ import Testing
         ])
     }
 }
+
+/// `chat` with piped input, and `--thread` against a database that does not exist.
+@Suite struct ChatInputTests {
+    @Test func pipedInputGetsItsReplyBeforeTheSessionEnds() async throws {
+        let directory = try temporaryDirectory("chat-pipe")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [.sse(SendCommandTests.reply(["Piped reply."]))])
+        defer { server.shutdown() }
+        let database = directory.appendingPathComponent("state.sqlite").path
+        let result = try await CommandRunner.codexctl(
+            ["chat", "--db", database, "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString], stdin: "hello\n",
+            environment: SendCommandTests.environment(directory)
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Piped reply.\n"), "\(result.stdout)")
+        let store = try SQLiteRuntimeStateStore(readingAt: database)
+        let thread = try #require(try await store.threads().first)
+        #expect(try await store.latestTurn(of: thread.id)?.status == .completed, "the turn finished before the session ended")
+    }
+
+    @Test func aThreadOfAMissingDatabaseCreatesNothing() async throws {
+        let directory = try temporaryDirectory("chat-missing")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("x/y/state.sqlite").path
+        for command in ["send", "chat"] {
+            var arguments = [command, "--thread", "nope", "--db", database, "--endpoint", "http://127.0.0.1:9/v1"]
+            if command == "send" { arguments.insert("Hi", at: 1) }
+            let result = try await CommandRunner.codexctl(arguments, environment: SendCommandTests.environment(directory))
+            #expect(result.status == 1, "\(command): \(result.stderr)")
+            #expect(result.stderr.contains("thread_not_found"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("x").path), "no directory or database was created")
+    }
+}

@@ -25,8 +25,8 @@ enum AuthStatusCommand: CLICommand {
     static let name = "status"
     static let help = CommandHelp(
         overview: """
-        Show the credentials CodexKit would use: its saved ChatGPT session, else the Codex CLI's auth.json, else \
-        OPENAI_API_KEY. Prints the account, plan and expiry, and the account binding 'codexctl recovery' commands act for, \
+        Show the credentials codexctl would use (every command, in this order): OPENAI_API_KEY, else the Codex CLI's \
+        auth.json, else the API key CodexKit saved, else its saved ChatGPT session. Prints the account, plan and expiry, and the account binding 'codexctl recovery' commands act for, \
         never a token. A key is reported as not verified (nothing is sent to check it). Exit status 0 when signed in, 1 when not.
         """,
         usage: "codexctl auth status [--json] [--store <dir>] [--codex-home <dir>]",

@@ -2,8 +2,8 @@ import CodexCore
 import CodexTransport
 import Foundation
 
-/// Where `codexctl` finds credentials: CodexKit's own saved session, then the Codex CLI's `auth.json`,
-/// then `OPENAI_API_KEY`.
+/// Where `codexctl` finds credentials, in one order for every command: `OPENAI_API_KEY`, then the Codex
+/// CLI's `auth.json`, then the API key CodexKit saved, then the ChatGPT session CodexKit saved.
 enum CLIAuth {
     enum Source {
         case savedSession(ChatGPTSession)
@@ -40,14 +40,19 @@ enum CLIAuth {
     /// The first available source, or `nil` when not signed in. Only reads (the secret store is opened
     /// read-only).
     static func source(store: URL, codexHome: String?) throws -> Source? {
+        if APIKeyAuthProvider() != nil { return .apiKey }
+        if let contents = try codexFile(codexHome).read() { return .codexCLI(contents) }
+        if let key = try savedAPIKey(in: store) { return .savedAPIKey(key) }
         if FileManager.default.fileExists(atPath: store.path),
            let session = try ChatGPTSessionStore(store: try FileSecureStore(readingAt: store)).load() {
             return .savedSession(session)
         }
-        if let key = try savedAPIKey(in: store) { return .savedAPIKey(key) }
-        if let contents = try codexFile(codexHome).read() { return .codexCLI(contents) }
-        if APIKeyAuthProvider() != nil { return .apiKey }
         return nil
+    }
+
+    /// A saved key with the organization and project the environment names, as `OPENAI_API_KEY` gets.
+    static func scoped(_ key: String) -> APIKeyAuthProvider {
+        APIKeyAuthProvider(environment: ProcessInfo.processInfo.environment.merging(["OPENAI_API_KEY": key]) { $1 }) ?? APIKeyAuthProvider(apiKey: key)
     }
 
     /// A provider for the first available source. With `readOnly`, a renewed session would not be
@@ -58,7 +63,7 @@ enum CLIAuth {
             let sessionStore = ChatGPTSessionStore(store: try readOnly ? FileSecureStore(readingAt: store) : FileSecureStore(directory: store))
             return ChatGPTSessionAuthProvider(session: session, issuer: issuer, httpClient: http, store: sessionStore)
         case .savedAPIKey(let key)?:
-            return APIKeyAuthProvider(apiKey: key)
+            return scoped(key)
         case .codexCLI?:
             return CodexCLIAuthProvider(file: codexFile(codexHome))
         case .apiKey?:

@@ -81,6 +81,9 @@ struct ChatSession {
         defer { signals.stop() }
         LineReader.start(feed)
         do {
+            if threadID != nil, let database = live.database, !FileManager.default.fileExists(atPath: database) {
+                throw AgentRuntimeError(code: .threadNotFound, message: "no database at \(database)")
+            }
             let runtime = try live.make()
             var thread: AgentThread
             if let threadID {
@@ -90,11 +93,16 @@ struct ChatSession {
             }
             Console.error("thread \(thread.id.rawValue) — /help for commands\n")
             var running: AgentTurnExecution?
+            var inputEnded = false
             prompt()
             for await input in inputs {
                 switch input {
                 case .endOfInput:
-                    if let running { running.cancel() }
+                    // A reply still streaming is shown to its end (piped input), then the session ends.
+                    guard running == nil else {
+                        inputEnded = true
+                        continue
+                    }
                     Console.line()
                     return Console.Status.success
                 case .interrupt:
@@ -106,11 +114,16 @@ struct ChatSession {
                 case .turnEnded(let failure):
                     running = nil
                     if let failure { Console.error("\(failure)\n") }
+                    if inputEnded { return Console.Status.success }
                     prompt()
                 case .line(let line):
                     let text = line.trimmingCharacters(in: .whitespaces)
                     if let execution = running {
                         guard !text.isEmpty else { continue }
+                        guard !text.hasPrefix("/") else {
+                            Console.error("commands wait for the reply to end (Ctrl-C interrupts it)\n")
+                            continue
+                        }
                         do {
                             try await execution.steer(text)
                             Console.error("(added to the turn)\n")
@@ -136,7 +149,7 @@ struct ChatSession {
             return Console.Status.success
         } catch {
             let failure = error as? AgentRuntimeError
-            Console.error("error: \(failure?.code.rawValue ?? "failed"): \(failure?.message ?? "the chat stopped")\n")
+            Console.error("error: \(failure?.code.rawValue ?? "failed"): \(Console.display(failure?.message ?? "the chat stopped"))\n")
             if let hint = failure.flatMap(SendOutput.hint) { Console.error("hint: \(hint)\n") }
             return Console.Status.failure
         }
@@ -164,7 +177,7 @@ struct ChatSession {
         } catch {
             if !endsWithNewline { Console.out("\n") }
             let failure = error as? AgentRuntimeError
-            return "error: \(failure?.code.rawValue ?? "failed"): \(failure?.message ?? "the turn failed")"
+            return "error: \(failure?.code.rawValue ?? "failed"): \(Console.display(failure?.message ?? "the turn failed"))"
         }
     }
 
@@ -189,7 +202,9 @@ struct ChatSession {
                 Console.line("usage: /model <id> (now \(thread.configuration.model?.rawValue ?? "the default"))")
                 return thread
             }
-            let updated = try await runtime.updateThreadConfiguration(AgentThreadConfiguration(model: CodexModel(rawValue: words[1])), for: thread.id)
+            var configuration = thread.configuration
+            configuration.model = CodexModel(rawValue: words[1])
+            let updated = try await runtime.updateThreadConfiguration(configuration, for: thread.id)
             Console.line("model \(words[1])")
             return updated
         case "/limits":
@@ -220,19 +235,14 @@ enum LineReader {
 }
 
 /// Ctrl-C as an input of the session.
-final class ChatSignals: @unchecked Sendable {
-    // @unchecked: the dispatch source is created and cancelled by the session's task.
-    private let source: any DispatchSourceSignal
+final class ChatSignals: Sendable {
+    private let counter: SignalCounter
 
     init(_ feed: AsyncStream<ChatSession.Input>.Continuation) {
-        signal(SIGINT, SIG_IGN)
-        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler { feed.yield(.interrupt) }
-        source.resume()
+        counter = SignalCounter { _ in feed.yield(.interrupt) }
     }
 
     func stop() {
-        source.cancel()
-        signal(SIGINT, SIG_DFL)
+        counter.stop()
     }
 }

@@ -43,9 +43,7 @@ struct LiveRuntime {
                 return (CodexCLIAuthProvider(file: file), .chatGPT, nil)
             case .session:
                 if let key = try CLIAuth.savedAPIKey(in: store) {
-                    // The saved key takes the organization and project from the environment, as OPENAI_API_KEY does.
-                    let scoped = APIKeyAuthProvider(environment: environment.merging(["OPENAI_API_KEY": key]) { $1 }) ?? APIKeyAuthProvider(apiKey: key)
-                    return (scoped, .publicAPI, environment["OPENAI_BASE_URL"].flatMap { $0.isEmpty ? nil : URL(string: $0) })
+                    return (CLIAuth.scoped(key), .publicAPI, environment["OPENAI_BASE_URL"].flatMap { $0.isEmpty ? nil : URL(string: $0) })
                 }
                 guard FileManager.default.fileExists(atPath: store.path),
                       let session = try ChatGPTSessionStore(store: try FileSecureStore(readingAt: store)).load() else { continue }

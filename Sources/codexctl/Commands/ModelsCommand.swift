@@ -94,7 +94,7 @@ enum ModelsListCommand: CLICommand {
         Console.line("source: \(snapshot.source.rawValue)\(snapshot.isStale ? " (stale)" : "")")
         for model in snapshot.models {
             let efforts = model.supportedReasoningEfforts.map(\.rawValue).joined(separator: ",")
-            Console.line("\(model.model.rawValue)  \(model.displayName)  effort \(model.defaultReasoningEffort.rawValue) [\(efforts)]  \(model.contextWindow) tokens\(model.isVisible ? "" : "  (hidden)")")
+            Console.line("\(Console.display(model.model.rawValue))  \(Console.display(model.displayName))  effort \(model.defaultReasoningEffort.rawValue) [\(efforts)]  \(model.contextWindow) tokens\(model.isVisible ? "" : "  (hidden)")")
         }
     }
 }

@@ -111,7 +111,7 @@ final class SendOutput: @unchecked Sendable {
         if json { return emit(["type": "error", "error": ["code": .string(code), "message": .string(message)]]) }
         closeSummary()
         if !endsWithNewline { Console.out("\n") }
-        Console.error("error: \(code): \(message)\n")
+        Console.error("error: \(code): \(Console.display(message))\n")
         if let hint = failure.flatMap(Self.hint) { Console.error("hint: \(hint)\n") }
     }
 

@@ -23,6 +23,9 @@ struct SendSession {
         let interrupts = InterruptWatcher()
         defer { interrupts.stop() }
         do {
+            if options.threadID != nil, !FileManager.default.fileExists(atPath: options.database) {
+                throw AgentRuntimeError(code: .threadNotFound, message: "no database at \(options.database)")
+            }
             let runtime = try LiveRuntime(
                 auth: options.auth, codexHome: options.codexHome, store: options.store, endpoint: options.endpoint, model: options.model,
                 reasoningSummaries: options.reasoningSummaries, database: options.ephemeral ? nil : options.database
@@ -60,47 +63,65 @@ struct SendSession {
     }
 }
 
-/// Turns SIGINT into an interruption of the running turn; a second Ctrl-C exits at once.
-final class InterruptWatcher: @unchecked Sendable {
-    // @unchecked: the dispatch source is created and cancelled by the one task that runs the turn; the
-    // rest of the state is a Mutex.
-    private struct State {
-        var signals = 0
-        var action: (@Sendable () -> Void)?
+/// Ctrl-C presses counted by a plain signal handler (installed synchronously, so none is lost between
+/// the start of a command and its watcher), read by ``SignalCounter/watch(_:)``.
+nonisolated(unsafe) private var interruptPresses: sig_atomic_t = 0
+
+/// Ctrl-C as events: installs the handler now and calls `handler` with the press count (1, 2, …) for each
+/// press, from a task polling every 10 ms.
+final class SignalCounter: Sendable {
+    private let poller: Task<Void, Never>
+
+    init(_ handler: @escaping @Sendable (Int) -> Void) {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in interruptPresses &+= 1 }
+        sigemptyset(&action.sa_mask)
+        sigaction(SIGINT, &action, nil)
+        poller = Task.detached {
+            var seen: sig_atomic_t = 0
+            while !Task.isCancelled {
+                let now = interruptPresses
+                while seen < now {
+                    seen += 1
+                    handler(Int(seen))
+                }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
     }
 
+    func stop() {
+        poller.cancel()
+        signal(SIGINT, SIG_DFL)
+    }
+}
+
+/// Turns Ctrl-C into an interruption of the running turn; a second Ctrl-C exits at once.
+final class InterruptWatcher: Sendable {
     private final class Shared: Sendable {
-        let state = Mutex(State())
+        let action = Mutex<(@Sendable () -> Void)?>(nil)
+        let pressed = Mutex(false)
     }
 
-    private let source: any DispatchSourceSignal
     private let shared = Shared()
+    private let counter: SignalCounter
 
     init() {
-        signal(SIGINT, SIG_IGN)
-        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         let shared = self.shared
-        source.setEventHandler {
-            let (count, action) = shared.state.withLock { state -> (Int, (@Sendable () -> Void)?) in
-                state.signals += 1
-                return (state.signals, state.action)
-            }
-            if count == 1 { action?() } else { exit(SendSession.interruptedStatus) }
+        counter = SignalCounter { count in
+            guard count == 1 else { exit(SendSession.interruptedStatus) }
+            shared.pressed.withLock { $0 = true }
+            shared.action.withLock { $0 }?()
         }
-        source.resume()
     }
 
     /// What the first Ctrl-C does; run at once when one already came.
     func onInterrupt(_ action: @escaping @Sendable () -> Void) {
-        let pending = shared.state.withLock { state -> Bool in
-            state.action = action
-            return state.signals > 0
-        }
-        if pending { action() }
+        shared.action.withLock { $0 = action }
+        if shared.pressed.withLock({ $0 }) { action() }
     }
 
     func stop() {
-        source.cancel()
-        signal(SIGINT, SIG_DFL)
+        counter.stop()
     }
 }
