@@ -115,7 +115,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         for arguments in [
             ["send"], ["send", "a", "b"], ["send", "Hi", "--effort", "turbo"], ["send", "Hi", "--ephemeral", "--thread", "t"],
-            ["send", "Hi", "--model", "a", "--model", "b"], ["send", "Hi", "--auth", "magic"], ["send", "Hi", "--image", "/no/such.png"],
+            ["send", "Hi", "--model", "a", "--model", "b"], ["send", "Hi", "--auth", "magic"], ["send", "Hi", "--endpoint", "ftp://127.0.0.1:9/v1"], ["send", "Hi", "--image", "/no/such.png"],
         ] {
             let result = try await CommandRunner.codexctl(arguments, environment: Self.environment(directory))
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
@@ -124,7 +124,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
         let help = try await CommandRunner.codexctl(["help", "send"])
         #expect(help.status == 0)
-        #expect(help.stdout.contains("USAGE: codexctl send [<prompt> | -]"))
+        #expect(help.stdout.contains("USAGE: codexctl send (<prompt> | -)"))
     }
 
     @Test func ctrlCInterruptsTheTurnRecordsItAndExits130() async throws {

@@ -1,5 +1,6 @@
 import CodexCore
 import CodexRuntime
+import CodexTransport
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -47,7 +48,9 @@ enum ChatCommand: CLICommand {
         }
         var endpoint: URL?
         if let value = parsed.options["--endpoint"] {
-            guard let url = URL(string: value), url.scheme != nil else { return Console.usageFailure("--endpoint must be a URL", help: help) }
+            guard let url = URL(string: value), url.scheme != nil, (try? ResponsesEndpoint.validate(url)) != nil else {
+                return Console.usageFailure("--endpoint must be an https URL (or http to a loopback address)", help: help)
+            }
             endpoint = url
         }
         let live = LiveRuntime(

@@ -21,7 +21,7 @@ enum SendCommand: CLICommand {
         --ephemeral; continue a thread with --thread.
         """,
         usage: """
-        codexctl send [<prompt> | -] [--model <id>] [--effort <effort>] [--image <file>]... [--ephemeral] [--thread <id>] \
+        codexctl send (<prompt> | -) [--model <id>] [--effort <effort>] [--image <file>]... [--ephemeral] [--thread <id>] \
         [--db <path>] [--schema <file>] [--endpoint <url>] [--auth apikey|codex|session] [--reasoning-summaries] [--json] [--verbose] \
         [--store <dir>] [--codex-home <dir>]
         """,
@@ -39,7 +39,7 @@ enum SendCommand: CLICommand {
             ("--reasoning-summaries", "Ask the model for reasoning summaries (shown on stderr)."),
             ("--json", "Print one JSON object per event on stdout (see Docs/CLI.md)."),
             ("--verbose", "Show progress on stderr even when it is not a terminal."),
-            ("--store <dir>", "Where CodexKit keeps its saved session (default ~/.codexkit/secrets)."),
+            ("--store <dir>", "Where CodexKit keeps its saved key and session (default $CODEXKIT_HOME/secrets or ~/.codexkit/secrets)."),
             ("--codex-home <dir>", "The Codex CLI home holding auth.json."),
         ]
     )
@@ -141,7 +141,9 @@ struct SendOptions {
         }
         database = parsed.options["--db"] ?? Self.defaultDatabase()
         if let endpoint = parsed.options["--endpoint"] {
-            guard let url = URL(string: endpoint), url.scheme != nil else { throw UsageError("--endpoint must be a URL") }
+            guard let url = URL(string: endpoint), url.scheme != nil, (try? ResponsesEndpoint.validate(url)) != nil else {
+                throw UsageError("--endpoint must be an https URL (or http to a loopback address)")
+            }
             self.endpoint = url
         }
         if let auth = parsed.options["--auth"] {
