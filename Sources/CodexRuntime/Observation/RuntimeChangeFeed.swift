@@ -1,6 +1,5 @@
 import CodexCore
 import Foundation
-import Synchronization
 
 /// A change a runtime write made, published after the store accepted it.
 enum RuntimeChange: Sendable {
@@ -26,34 +25,24 @@ final class RuntimeChangeFeed: Sendable {
     /// A subscriber: told each change with the store to read from; `false` ends the subscription.
     typealias Handler = @Sendable (RuntimeChange, any RuntimeStateStore) async -> Bool
 
-    private struct State {
-        var handlers: [UInt64: Handler] = [:]
-        var nextID: UInt64 = 0
-    }
-
-    private let state = Mutex(State())
+    private let handlers = HandlerList<Handler>()
 
     /// Adds a subscriber; keep the ID to remove it.
     func subscribe(_ handler: @escaping Handler) -> UInt64 {
-        state.withLock { state in
-            state.nextID += 1
-            state.handlers[state.nextID] = handler
-            return state.nextID
-        }
+        handlers.add(handler)
     }
 
     /// Removes a subscriber.
     func unsubscribe(_ id: UInt64) {
-        _ = state.withLock { $0.handlers.removeValue(forKey: id) }
+        handlers.remove(id)
     }
 
     /// How many subscribers are registered (for tests: a finished observation leaves none behind).
-    var subscriberCount: Int { state.withLock { $0.handlers.count } }
+    var subscriberCount: Int { handlers.count }
 
     /// Tells every subscriber about `change`, in subscription order.
     func publish(_ change: RuntimeChange, store: any RuntimeStateStore) async {
-        let handlers = state.withLock { $0.handlers.sorted { $0.key < $1.key } }
-        for (id, handler) in handlers where await !handler(change, store) {
+        for (id, handler) in handlers.snapshot where await !handler(change, store) {
             unsubscribe(id)
         }
     }

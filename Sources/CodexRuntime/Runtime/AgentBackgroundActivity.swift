@@ -14,40 +14,28 @@ import Synchronization
 ///
 /// Work started after an expiry runs normally: the host decides whether to start any.
 public final class AgentBackgroundActivity: Sendable {
-    private struct State {
-        var handlers: [UInt64: @Sendable () -> Void] = [:]
-        var nextID: UInt64 = 0
-        var expirations = 0
-    }
-
-    private let state = Mutex(State())
+    private let handlers = HandlerList<@Sendable () -> Void>()
+    private let expirations = Mutex(0)
 
     /// Creates an activity.
     public init() {}
 
     /// How many times ``expire()`` was called.
-    public var expirationCount: Int { state.withLock { $0.expirations } }
+    public var expirationCount: Int { expirations.withLock { $0 } }
 
     /// Tells every runtime using this activity that the time to work is over.
     public func expire() {
-        let handlers = state.withLock { state -> [@Sendable () -> Void] in
-            state.expirations += 1
-            return Array(state.handlers.values)
-        }
-        for handler in handlers { handler() }
+        expirations.withLock { $0 += 1 }
+        for (_, handler) in handlers.snapshot { handler() }
     }
 
     /// Adds a handler run on each expiry; keep the ID to remove it.
     func onExpiry(_ handler: @escaping @Sendable () -> Void) -> UInt64 {
-        state.withLock { state in
-            state.nextID += 1
-            state.handlers[state.nextID] = handler
-            return state.nextID
-        }
+        handlers.add(handler)
     }
 
     /// Removes a handler.
     func removeHandler(_ id: UInt64) {
-        _ = state.withLock { $0.handlers.removeValue(forKey: id) }
+        handlers.remove(id)
     }
 }

@@ -1,6 +1,5 @@
 import CodexCore
 import CodexRuntime
-import CodexTransport
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -41,17 +40,13 @@ enum ChatCommand: CLICommand {
             return Console.usageFailure(error.message, help: help)
         }
         guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
-        var auth: SendOptions.AuthSource?
-        if let value = parsed.options["--auth"] {
-            guard let source = SendOptions.AuthSource(rawValue: value) else { return Console.usageFailure("--auth takes apikey, codex or session", help: help) }
-            auth = source
-        }
-        var endpoint: URL?
-        if let value = parsed.options["--endpoint"] {
-            guard let url = URL(string: value), url.scheme != nil, (try? ResponsesEndpoint.validate(url)) != nil else {
-                return Console.usageFailure("--endpoint must be an https URL (or http to a loopback address)", help: help)
-            }
-            endpoint = url
+        let auth: SendOptions.AuthSource?
+        let endpoint: URL?
+        do {
+            auth = try SendOptions.authSource(parsed.options["--auth"])
+            endpoint = try SendOptions.endpoint(parsed.options["--endpoint"])
+        } catch {
+            return Console.usageFailure(error.message, help: help)
         }
         let live = LiveRuntime(
             auth: auth, codexHome: parsed.options["--codex-home"], store: CLIAuth.storeDirectory(parsed.options["--store"]), endpoint: endpoint,

@@ -140,21 +140,29 @@ struct SendOptions {
             throw UsageError("--ephemeral keeps nothing: it cannot be combined with --thread or --db")
         }
         database = parsed.options["--db"] ?? Self.defaultDatabase()
-        if let endpoint = parsed.options["--endpoint"] {
-            guard let url = URL(string: endpoint), url.scheme != nil, (try? ResponsesEndpoint.validate(url)) != nil else {
-                throw UsageError("--endpoint must be an https URL (or http to a loopback address)")
-            }
-            self.endpoint = url
-        }
-        if let auth = parsed.options["--auth"] {
-            guard let source = AuthSource(rawValue: auth) else { throw UsageError("--auth takes apikey, codex or session") }
-            self.auth = source
-        }
+        endpoint = try Self.endpoint(parsed.options["--endpoint"])
+        auth = try Self.authSource(parsed.options["--auth"])
         reasoningSummaries = parsed.has("--reasoning-summaries")
         json = parsed.has("--json")
         verbose = parsed.has("--verbose")
         store = CLIAuth.storeDirectory(parsed.options["--store"])
         codexHome = parsed.options["--codex-home"]
+    }
+
+    /// `--endpoint`: an https URL, or http to a loopback address.
+    static func endpoint(_ value: String?) throws(UsageError) -> URL? {
+        guard let value else { return nil }
+        guard let url = URL(string: value), url.scheme != nil, (try? ResponsesEndpoint.validate(url)) != nil else {
+            throw UsageError("--endpoint must be an https URL (or http to a loopback address)")
+        }
+        return url
+    }
+
+    /// `--auth`: apikey, codex or session.
+    static func authSource(_ value: String?) throws(UsageError) -> AuthSource? {
+        guard let value else { return nil }
+        guard let source = AuthSource(rawValue: value) else { throw UsageError("--auth takes apikey, codex or session") }
+        return source
     }
 
     /// `$XDG_STATE_HOME/codexkit/state.sqlite`, else `~/.local/state/codexkit/state.sqlite`.
