@@ -63,7 +63,7 @@ import Testing
         #expect(await terminal.waitFor("> ", count: 5))
         terminal.type("\u{04}")
         let ended = await terminal.exit()
-        #expect(ended.status == 0 && !ended.killed, "\(terminal.screen)")
+        #expect(ended.status == 0 && !ended.killed, "status \(ended.status) killed \(ended.killed): \(terminal.screen) errors: \(terminal.errors)")
         server.releaseHeld()
 
         let store = try SQLiteRuntimeStateStore(readingAt: database)

@@ -76,6 +76,9 @@ final class SignalCounter: Sendable {
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { _ in interruptPresses &+= 1 }
         sigemptyset(&action.sa_mask)
+        // Restarted, not failed with EINTR: a blocking read of standard input (chat's line reader) must not
+        // take a Ctrl-C for the end of input.
+        action.sa_flags = SA_RESTART
         sigaction(SIGINT, &action, nil)
         poller = Task.detached {
             var seen: sig_atomic_t = 0

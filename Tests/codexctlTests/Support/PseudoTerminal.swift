@@ -21,10 +21,12 @@ final class PseudoTerminal: @unchecked Sendable {
         // Read-write, so opening never waits for the other end and the child's open does not either.
         keyboard = open(fifo, O_RDWR | O_CLOEXEC)
         guard keyboard >= 0 else { throw POSIXError(.EIO) }
-        let command = arguments.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        // `exec`: whatever shell `script` starts (dash keeps itself as the parent of a `-c` command) is replaced
+        // by the command, so Ctrl-C reaches only the command, as it does in a user's terminal.
+        let command = "exec " + arguments.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
         process = try SpawnedProcess(
             "/usr/bin/script", ["-qfec", command, "/dev/null"],
-            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }.merging(["TERM": "dumb"]) { $1 },
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }.merging(["TERM": "dumb", "SHELL": "/bin/sh"]) { $1 },
             stdin: .file(fifo), stdout: .file(directory.appendingPathComponent("screen.txt").path), stderr: .file(directory.appendingPathComponent("script-errors.txt").path)
         )
     }
@@ -36,6 +38,9 @@ final class PseudoTerminal: @unchecked Sendable {
 
     /// Everything shown so far.
     var screen: String { (try? String(contentsOf: screenURL, encoding: .utf8)) ?? "" }
+
+    /// What `script` itself printed on its standard error.
+    var errors: String { (try? String(contentsOf: directory.appendingPathComponent("script-errors.txt"), encoding: .utf8)) ?? "" }
 
     /// Types `text` (`\u{03}` is Ctrl-C, `\u{04}` is Ctrl-D).
     func type(_ text: String) {
