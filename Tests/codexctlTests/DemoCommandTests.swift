@@ -1,38 +1,134 @@
+import CodexSchema
+import CodexTestSupport
 import Foundation
 import Testing
 
+/// `codexctl demo`, run as a user runs it: the narration, the JSON form, `--keep`, and nothing left behind.
 @Suite struct DemoCommandTests {
-    @Test func theOfflineDemoRunsItsFiveTurnsAndKeepsTheStateAcrossARestart() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-demo-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let database = directory.appendingPathComponent("state.sqlite").path
-        let run = try await CommandRunner.codexctl(["demo", "--db", database])
-        #expect(run.status == 0)
+    /// Runs the demo with its own temporary directory, so what it leaves behind can be seen.
+    private func demo(_ arguments: [String] = []) async throws -> (CommandResult, temporary: URL) {
+        let temporary = try temporaryDirectory("demo-tmp")
+        let run = try await CommandRunner.codexctl(["demo"] + arguments, environment: ["TMPDIR": temporary.path])
+        return (run, temporary)
+    }
+
+    @Test func theDemoNarratesEveryCapabilityAndLeavesNothingBehind() async throws {
+        let (run, temporary) = try await demo()
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.isEmpty)
+        let left = try FileManager.default.contentsOfDirectory(atPath: temporary.path)
+        #expect(left.isEmpty, "nothing is left in the temporary directory: \(left)")
         let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines.contains("   tool call: lookup_order {\"order_id\":\"A-1\"}"))
-        #expect(lines.contains("   tool result: Order A-1: shipped with DHL on Friday, arriving Tuesday."))
-        #expect(lines.contains("   assistant: Order A-1 shipped with DHL and arrives on Tuesday."))
-        #expect(lines.contains("   DemoShippingReply(subject: \"Your order A-1 is on its way\", urgency: \"medium\")"))
-        #expect(lines.contains("   committed payload: urgency medium, 133 bytes"))
-        #expect(lines.contains("   visible text (framing stripped): Here is a reply you can send. / Want a shorter one?"))
+        func after(_ first: String, _ count: Int) -> [String] { Array(lines.drop { $0 != first }.prefix(count)) }
+
+        #expect(after("1. A streamed turn: reasoning-summary progress, a host tool, the reply as it streams", 7) == [
+            "1. A streamed turn: reasoning-summary progress, a host tool, the reply as it streams",
+            "   user: Where is my order A-1?",
+            "   thinking: The customer asks about order A-1; look it up before answering.",
+            "   tool call: lookup_order {\"order_id\":\"A-1\"}",
+            "   tool result: Order A-1: shipped with DHL on Friday, arriving Tuesday.",
+            "   assistant: Order A-1 shipped with DHL and arrives on Tuesday.",
+            "   turn completed; 927 tokens over its two model requests",
+        ])
+        #expect(after("2. Structured output, validated locally before it is decoded", 7) == [
+            "2. Structured output, validated locally before it is decoded",
+            "   send(_:in:response:) → DemoShippingReply(subject: \"Your order A-1 is on its way\", urgency: \"medium\")",
+            "   partial snapshot 1: no members yet",
+            "   partial snapshot 2: subject",
+            "   partial snapshot 3: subject, reply",
+            "   committed payload: urgency medium, 133 bytes",
+            "   visible text (framing stripped): Here is a reply you can send. / Want a shorter one?",
+        ])
         #expect(lines.contains("   started: lookup_order {\"order_id\":\"B-2\"}"))
         #expect(lines.contains("   started: estimate_delivery {\"order_id\":\"B-2\",\"postcode\":\"0150\"}"))
         #expect(lines.contains("   assistant: Order B-2 is packed and should arrive Thursday."))
         // The peak is what the tools measured (the runtime's concurrency itself is proven by ToolExecutionTests).
         #expect(lines.contains { $0.hasPrefix("   finished: estimate_delivery, lookup_order; peak concurrency observed by the tools: ") })
-        #expect(Array(lines.drop { $0 != "   steer accepted mid-reply: List the most recent order first." }.prefix(5)) == [
+        #expect(after("   steer accepted mid-reply: List the most recent order first.", 5) == [
             "   steer accepted mid-reply: List the most recent order first.",
             "   assistant: Both orders are on their way.",
             "   user: List the most recent order first.",
             "   assistant: Most recent first: B-2 arrives Thursday; A-1 arrived Tuesday.",
-            "   the next model request of the same turn carried the steer: yes",
+            "   the turn's next model request carried the steer: yes",
         ])
-        #expect(lines.contains("After a restart: thread \"Order A-1\" has 30 history items (12 messages), latest turn completed; the model was asked 8 times."))
+        let recovery = after("5. Structured request recovery: a frozen request, a cut stream, an authorized replacement, a saved receipt", 12)
+        #expect(recovery.count == 12)
+        #expect(recovery.dropFirst().first?.hasSuffix(": model and request frozen, 3 attempts allowed, 0 requests sent") == true)
+        #expect(Array(recovery.dropFirst(2)) == [
+            "   the host saved the handle with its job before sending",
+            "   the host authorized attempt 1 (initial)",
+            "   attempt 1 was cut mid-stream (connection reset before response.completed)",
+            "   the host authorized attempt 2 (replacement)",
+            "   validated and saved: \"Two late parcels, both now moving\" (2 incidents, low); 2 of 3 attempts used; status completionSaved",
+            "",
+            "6. The process stops before the host commits; a new one reopens the job",
+            "   sendRecovering on the saved handle returned the saved receipt: 0 requests, 0 authorizations",
+            "   the host committed it by job and revision (applied): \"Two late parcels, both now moving\"",
+            "   acknowledged after the commit; status now acknowledged; host commits: 1",
+        ])
+        #expect(lines.contains(
+            "   listModels(): 2 visible of 3, from the remote catalog: gpt-6-astra (272k context; efforts low, medium, high, xhigh); "
+                + "gpt-6-luna (128k context; efforts low, medium)"
+        ))
+        #expect(lines.contains("   listModels() again: served from the cache, no request"))
+        // The turns' runtime last heard from the service on the eighth request: 6 + 2 × 8 = 22 % used.
+        #expect(lines.contains { $0.hasPrefix("   rateLimits() codex: primary 5-hour window 78% left resets in 2 h; secondary 7-day window 91% left") })
+        #expect(lines.contains("After a restart: thread \"Order A-1\" has 30 history items (12 messages), latest turn completed; its turns asked the model 8 times."))
+        #expect(lines.contains { $0.hasPrefix("Done in ") && $0.hasSuffix(" s; the service answered 11 requests.") })
         #expect(!run.stdout.contains("codexkit_structured_output"))
-        // The database outlives the run and passes the store's own check.
-        let check = try await CommandRunner.codexctl(["db", "check", "--db", database])
-        #expect(check.status == 0)
+    }
+
+    @Test func theJSONFormIsOneObjectPerLineWithTheStepsInOrder() async throws {
+        let (run, temporary) = try await demo(["--json"])
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        #expect(run.status == 0, "\(run.stderr)")
+        let objects = try run.stdout.split(separator: "\n").map { try JSONValue(parsing: Array($0.utf8)) }
+        let types = objects.compactMap { $0["type"]?.stringValue }
+        #expect(types.count == objects.count, "every line is an object with a type")
+        #expect(types.first == "intro")
+        #expect(Array(types.suffix(2)) == ["restart", "done"])
+        #expect(objects.filter { $0["type"]?.stringValue == "step" }.compactMap { $0["step"]?.numberValue?.intValue } == [1, 2, 3, 4, 5, 6, 7])
+        #expect(types.filter { $0 == "partial" }.count == 3)
+        #expect(objects.first { $0["type"]?.stringValue == "turn_completed" }?["reasoning_summary"]?.stringValue
+            == "The customer asks about order A-1; look it up before answering.")
+        #expect(objects.first { $0["type"]?.stringValue == "committed" }?["payload"]?["urgency"]?.stringValue == "medium")
+        #expect(objects.filter { $0["type"]?.stringValue == "authorized" }.compactMap { $0["reason"]?.stringValue } == ["initial", "replacement"])
+        #expect(objects.first { $0["type"]?.stringValue == "receipt_returned" }?["requests"]?.numberValue?.intValue == 0)
+        #expect(objects.first { $0["type"]?.stringValue == "acknowledged" }?["commits"]?.numberValue?.intValue == 1)
+        #expect(objects.first { $0["type"]?.stringValue == "steer_sent" }?["carried"] == .bool(true))
+        #expect(objects.last?["requests"]?.numberValue?.intValue == 11)
+    }
+
+    @Test func keepLeavesAStoreThatPassesItsChecksAndIsNeverReused() async throws {
+        let directory = try temporaryDirectory("demo-keep")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let kept = directory.appendingPathComponent("kept")
+        let (run, temporary) = try await demo(["--keep", kept.path])
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        #expect(run.status == 0, "\(run.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: kept.path).filter { !$0.hasPrefix("state.sqlite-") }.sorted()
+        #expect(files == ["host-jobs.json", "recovery", "state.sqlite", "state.sqlite.owners"])
+        let check = try await CommandRunner.codexctl(["db", "check", "--db", kept.appendingPathComponent("state.sqlite").path])
+        #expect(check.status == 0, "\(check.stderr)")
+        let list = try await CommandRunner.codexctl(["recovery", "list", "--store", kept.appendingPathComponent("recovery").path, "--binding", "acct-demo", "--json"])
+        #expect(list.status == 0, "\(list.stderr)")
+        let inventory = try JSONValue(parsing: Array(list.stdout.utf8))
+        #expect(inventory["operations"]?.arrayValue?.isEmpty == true, "the acknowledged job's record is gone: \(list.stdout)")
+
+        // A second run into the same directory is refused before it touches anything.
+        let before = try Data(contentsOf: kept.appendingPathComponent("host-jobs.json"))
+        let again = try await CommandRunner.codexctl(["demo", "--keep", kept.path, "--json"])
+        #expect(again.status == 1)
+        let error = try JSONValue(parsing: Array(again.stdout.utf8))
+        #expect(error["error"]?["code"]?.stringValue == "directory_not_empty")
+        #expect(try Data(contentsOf: kept.appendingPathComponent("host-jobs.json")) == before)
+    }
+
+    @Test func anUnknownOptionIsAUsageError() async throws {
+        let run = try await CommandRunner.codexctl(["demo", "--db", "x.sqlite"])
+        #expect(run.status == 64)
+        #expect(run.stdout.isEmpty)
+        #expect(run.stderr.hasPrefix("Error: Unknown option '--db'\nUsage: codexctl demo [--json] [--keep <dir>]\n"))
     }
 }

@@ -1,8 +1,9 @@
 import CodexSchema
 import Foundation
 
-/// The scripted model side of `codexctl demo`: Responses SSE streams, one per model request, in the
-/// order the demo's turns make them.
+/// The scripted model side of `codexctl demo`: Responses SSE streams, one per model request of the
+/// demo's turns in the order they make them, the structured-recovery job's two attempts, and the
+/// account's model catalog.
 enum DemoScript {
     /// One SSE event with its `type` and `sequence_number`.
     private static func event(_ type: String, _ sequence: inout Int, _ fields: JSONObject) -> String {
@@ -23,56 +24,58 @@ enum DemoScript {
         return .object(object)
     }
 
-    /// A response whose message streams `text` in pieces of `piece` characters.
-    static func message(_ id: String, _ text: String, piece: Int, usage: (Int, Int)) -> [UInt8] {
+    /// The events of a response whose message streams `text` in pieces of `piece` characters.
+    static func messageEvents(_ id: String, _ text: String, piece: Int, usage: (Int, Int)) -> [String] {
         var sequence = 0
-        var out = event("response.created", &sequence, ["response": response(id, status: "in_progress")])
+        var out = [event("response.created", &sequence, ["response": response(id, status: "in_progress")])]
         let item = "msg_\(id)"
-        out += event("response.output_item.added", &sequence, [
+        out.append(event("response.output_item.added", &sequence, [
             "output_index": 0, "item": ["id": .string(item), "type": "message", "role": "assistant", "status": "in_progress", "content": [], "phase": "final_answer"],
-        ])
+        ]))
         var rest = Substring(text)
         while !rest.isEmpty {
             let delta = String(rest.prefix(piece))
             rest = rest.dropFirst(piece)
-            out += event("response.output_text.delta", &sequence, ["item_id": .string(item), "output_index": 0, "content_index": 0, "delta": .string(delta)])
+            out.append(event("response.output_text.delta", &sequence, ["item_id": .string(item), "output_index": 0, "content_index": 0, "delta": .string(delta)]))
         }
-        out += event("response.output_item.done", &sequence, [
+        out.append(event("response.output_item.done", &sequence, [
             "output_index": 0,
             "item": [
                 "id": .string(item), "type": "message", "role": "assistant", "status": "completed", "phase": "final_answer",
                 "content": [["type": "output_text", "text": .string(text), "annotations": []]],
             ],
-        ])
-        out += event("response.completed", &sequence, ["response": response(id, status: "completed", usage: usage)])
-        return Array(out.utf8)
+        ]))
+        out.append(event("response.completed", &sequence, ["response": response(id, status: "completed", usage: usage)]))
+        return out
     }
 
-    /// ``message(_:_:piece:usage:)`` cut after its first text delta: the demo holds the rest of the
-    /// response until a steer has been accepted.
-    static func heldMessage(_ id: String, _ text: String, piece: Int, usage: (Int, Int)) -> (head: [UInt8], tail: [UInt8]) {
-        let events = String(decoding: message(id, text, piece: piece, usage: usage), as: UTF8.self)
-            .components(separatedBy: "\n\n").filter { !$0.isEmpty }.map { $0 + "\n\n" }
-        return (Array(events.prefix(3).joined().utf8), Array(events.dropFirst(3).joined().utf8))
+    /// ``messageEvents(_:_:piece:usage:)`` as one body.
+    static func message(_ id: String, _ text: String, piece: Int, usage: (Int, Int)) -> [UInt8] {
+        Array(messageEvents(id, text, piece: piece, usage: usage).joined().utf8)
     }
 
-    /// The steer of the demo's fifth step.
-    static let steer = "List the most recent order first."
-    /// The response the demo holds open while it steers (the seventh request's).
-    static let held = heldMessage("resp_7", "Both orders are on their way.", piece: 10, usage: (760, 9))
-
-    /// A response that calls one function.
-    static func functionCall(_ id: String, callID: String, name: String, arguments: String, usage: (Int, Int)) -> [UInt8] {
-        functionCalls(id, [(callID, name, arguments)], usage: usage)
-    }
-
-    /// A response that calls several functions (one batch the runtime may run in parallel).
-    static func functionCalls(_ id: String, _ calls: [(callID: String, name: String, arguments: String)], usage: (Int, Int)) -> [UInt8] {
+    /// A response that thinks aloud (reasoning-summary deltas), then calls functions (one batch the
+    /// runtime may run in parallel).
+    static func functionCalls(
+        _ id: String, thinking: [String] = [], _ calls: [(callID: String, name: String, arguments: String)], usage: (Int, Int)
+    ) -> [UInt8] {
         var sequence = 0
         var out = event("response.created", &sequence, ["response": response(id, status: "in_progress")])
+        let reasoning = "rs_\(id)"
+        out += event("response.output_item.added", &sequence, [
+            "output_index": 0, "item": ["id": .string(reasoning), "type": "reasoning", "summary": []],
+        ])
+        for delta in thinking {
+            out += event("response.reasoning_summary_text.delta", &sequence, [
+                "item_id": .string(reasoning), "output_index": 0, "summary_index": 0, "delta": .string(delta),
+            ])
+        }
         out += event("response.output_item.done", &sequence, [
             "output_index": 0,
-            "item": ["id": .string("rs_\(id)"), "type": "reasoning", "summary": [["type": "summary_text", "text": "Look the order up."]], "encrypted_content": "demo-encrypted-reasoning"],
+            "item": [
+                "id": .string(reasoning), "type": "reasoning", "summary": [["type": "summary_text", "text": .string(thinking.joined())]],
+                "encrypted_content": "demo-encrypted-reasoning",
+            ],
         ])
         for (offset, call) in calls.enumerated() {
             out += event("response.output_item.done", &sequence, [
@@ -87,12 +90,26 @@ enum DemoScript {
         return Array(out.utf8)
     }
 
-    /// Every model response of the demo, in order.
-    static var responses: [[UInt8]] {
-        let draft = #"{"subject":"Your order A-1 is on its way","reply":"Sorry for the wait: A-1 shipped with DHL and arrives Tuesday.","urgency":"medium"}"#
+    /// What the first turn's model thinks before it calls the tool (reasoning-summary deltas).
+    static let thinking = ["The customer asks about ", "order A-1; ", "look it up before answering."]
+
+    /// The steer of the steering step.
+    static let steer = "List the most recent order first."
+
+    /// The response held open after its first delta while the demo steers (the seventh request's).
+    static let held: (head: [UInt8], tail: [UInt8]) = {
+        let events = messageEvents("resp_7", "Both orders are on their way.", piece: 10, usage: (760, 9))
+        return (Array(events.prefix(3).joined().utf8), Array(events.dropFirst(3).joined().utf8))
+    }()
+
+    /// The typed one-shot reply.
+    static let draft = #"{"subject":"Your order A-1 is on its way","reply":"Sorry for the wait: A-1 shipped with DHL and arrives Tuesday.","urgency":"medium"}"#
+
+    /// Every model response of the demo's turns, in order.
+    static let turnResponses: [[UInt8]] = {
         let framed = "Here is a reply you can send.\n<codexkit_structured_output>\n\(draft)\n</codexkit_structured_output>\nWant a shorter one?"
         return [
-            functionCall("resp_1", callID: "call_1", name: "lookup_order", arguments: #"{"order_id":"A-1"}"#, usage: (412, 31)),
+            functionCalls("resp_1", thinking: thinking, [("call_1", "lookup_order", #"{"order_id":"A-1"}"#)], usage: (412, 31)),
             message("resp_2", "Order A-1 shipped with DHL and arrives on Tuesday.", piece: 6, usage: (470, 14)),
             message("resp_3", draft, piece: 24, usage: (520, 40)),
             message("resp_4", framed, piece: 12, usage: (560, 61)),
@@ -102,6 +119,45 @@ enum DemoScript {
             message("resp_6", "Order B-2 is packed and should arrive Thursday.", piece: 8, usage: (700, 12)),
             held.head + held.tail,
             message("resp_8", "Most recent first: B-2 arrives Thursday; A-1 arrived Tuesday.", piece: 12, usage: (800, 17)),
+        ]
+    }()
+
+    // MARK: - The structured-recovery job
+
+    /// The recovery job's prompt; the server recognises its requests by it.
+    static let digestPrompt = "Write the shipping incident digest for 2026-12-01."
+
+    /// The digest the job's second attempt returns.
+    static let digest = #"{"headline":"Two late parcels, both now moving","incidents":2,"severity":"low"}"#
+
+    /// The job's first attempt: the stream starts, then the connection is cut before the response ends.
+    static let cutAttempt: [UInt8] = Array(messageEvents("resp_digest_1", digest, piece: 20, usage: (300, 30)).prefix(4).joined().utf8)
+
+    /// The job's replacement attempt, complete.
+    static let completeAttempt = message("resp_digest_2", digest, piece: 20, usage: (300, 30))
+
+    // MARK: - The account
+
+    /// The account's model catalog (`GET {base}/models`), in the Codex backend's shape.
+    static let catalog = #"""
+    {"models":[
+     {"slug":"gpt-6-astra","display_name":"GPT-6 Astra","default_reasoning_level":"low","priority":1,"context_window":272000,
+      "supported_reasoning_levels":[{"effort":"low"},{"effort":"medium"},{"effort":"high"},{"effort":"xhigh"}],
+      "input_modalities":["text","image"],"visibility":"list","supports_parallel_tool_calls":true},
+     {"slug":"gpt-6-luna","display_name":"GPT-6 Luna","default_reasoning_level":"low","priority":2,"context_window":128000,
+      "supported_reasoning_levels":[{"effort":"low"},{"effort":"medium"}],"input_modalities":["text"],"visibility":"list"},
+     {"slug":"gpt-6-review","display_name":"Review","priority":3,"context_window":64000,"visibility":"hide"}
+    ]}
+    """#
+
+    /// The limit headers every `/responses` reply carries: the five-hour window fills a little with each
+    /// request.
+    static func limitHeaders(request number: Int) -> [(String, String)] {
+        [
+            ("x-codex-primary-used-percent", String(6 + 2 * number)), ("x-codex-primary-window-minutes", "300"),
+            ("x-codex-primary-reset-after-seconds", "7200"),
+            ("x-codex-secondary-used-percent", "9"), ("x-codex-secondary-window-minutes", "10080"),
+            ("x-codex-secondary-reset-after-seconds", "432000"),
         ]
     }
 }

@@ -1,0 +1,48 @@
+import CodexCore
+import CodexRecovery
+import CodexSchema
+import CodexStorageSQLite
+import Foundation
+
+/// An error as a command reports it: a stable code and a one-line message that never carries a
+/// credential, a prompt or model output (the SDK's typed errors are built that way). An error of
+/// another type is reported by its kind only, never as a raw Foundation dump.
+struct CLIFailure {
+    let code: String
+    let message: String
+
+    init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    init(_ error: any Error) {
+        switch error {
+        case let error as AgentRuntimeError: self.init(code: error.code.rawValue, message: error.message)
+        case let error as AgentRecoveryError: self.init(code: error.code.rawValue, message: error.message)
+        case let error as SQLiteStoreError: self.init(code: error.code.rawValue, message: error.message)
+        case let error as CodexSchemaError: self.init(code: error.code.rawValue, message: error.message)
+        case let error as UsageError: self.init(code: "usage", message: error.message)
+        case let error as CLIFailure.Thrown: self.init(code: error.code, message: error.message)
+        default: self.init(code: "failed", message: "an unexpected \(String(describing: type(of: error))) error")
+        }
+    }
+
+    /// A failure a command raises itself.
+    struct Thrown: Error {
+        let code: String
+        let message: String
+    }
+
+    /// `{"error": {"code": …, "message": …}}`, the shape every `--json` command prints on stdout.
+    var json: JSONValue { ["error": ["code": .string(code), "message": .string(message)]] }
+
+    /// Prints the failure: as JSON on stdout with `json`, else `Error: <code>: <message>` on stderr.
+    func report(json asJSON: Bool) {
+        if asJSON {
+            Console.line(json.compactString())
+        } else {
+            Console.error("Error: \(code): \(Console.display(message))\n")
+        }
+    }
+}
