@@ -130,10 +130,10 @@ import Testing
         let secrets = scratch.path("secrets")
         try FileManager.default.createDirectory(atPath: secrets, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
         let noKey = ["OPENAI_API_KEY": ""]
-        let status = try await look(["auth", "status", "--store", secrets, "--codex-home", scratch.path("codex")], at: scratch.path, environment: noKey)
+        let status = try await look(["auth", "status", "--secrets", secrets, "--codex-home", scratch.path("codex")], at: scratch.path, environment: noKey)
         #expect(status.status == 1)
         #expect(status.stdout.hasPrefix("not signed in"))
-        let missing = try await look(["auth", "status", "--store", scratch.path("none"), "--codex-home", scratch.path("codex")], at: scratch.path, environment: noKey)
+        let missing = try await look(["auth", "status", "--secrets", scratch.path("none"), "--codex-home", scratch.path("codex")], at: scratch.path, environment: noKey)
         #expect(missing.status == 1)
     }
 
@@ -153,7 +153,7 @@ import Testing
         let server = try LoopbackHTTPServer(replies: [.json(#"{"error":{"code":"server_error","message":"boom\u001b[2J\u0007"}}"#, status: 500)])
         defer { server.shutdown() }
         let failing = try await CommandRunner.codexctl(
-            ["models", "list", "--refresh", "--base-url", server.baseURL.absoluteString, "--store", scratch.path("no-secrets"), "--codex-home", scratch.path("no-codex")],
+            ["models", "list", "--refresh", "--base-url", server.baseURL.absoluteString, "--secrets", scratch.path("no-secrets"), "--codex-home", scratch.path("no-codex")],
             environment: ["OPENAI_API_KEY": "sk-test-terminal"]
         )
         #expect(failing.status == 1)
@@ -176,6 +176,6 @@ import Testing
         #expect(deep.stdout.contains("problem    history_items row \(thread.id.rawValue)/3: a stored history item could not be decoded"))
         let json = try JSONValue(parsing: try await CommandRunner.codexctl(["db", "check", "--db", path, "--json"]).stdout)
         #expect(json["healthy"] == false)
-        #expect(json["problemCount"] == 2)
+        #expect(json["problem_count"] == 2)
     }
 }

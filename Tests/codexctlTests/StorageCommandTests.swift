@@ -32,18 +32,52 @@ import Testing
         #expect(show.stdout.contains("title    Order help"))
         #expect(show.stdout.contains("completed"))
 
+        // JSON Lines of the documented shape: a type on every line, snake_case keys, no synthesized `_0`.
         let export = try await CommandRunner.codexctl(["threads", "export", id, "--db", path])
-        let lines = export.stdout.split(separator: "\n")
-        #expect(lines.count == 6)
-        #expect(try lines.allSatisfy { line in if case .object = try JSONValue(parsing: String(line)) { true } else { false } })
+        #expect(export.status == 0, "\(export.stderr)")
+        let lines = try export.stdout.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        #expect(lines.compactMap { $0["type"]?.stringValue } == ["message", "reasoning", "tool_call", "tool_result", "message", "system_event"])
+        #expect(lines[0]["role"] == "user" && lines[0]["text"] == "Where is order 0?" && lines[0]["created_at"] == "2027-01-15T08:00:00Z")
+        #expect(lines[1] == ["type": "reasoning", "item_id": "rs_0", "summary": ["Look it up."], "has_encrypted_content": true])
+        #expect(lines[2] == ["type": "tool_call", "call_id": "call_0", "tool": "lookup_order", "arguments": #"{"order":0}"#])
+        #expect(lines[3] == ["type": "tool_result", "call_id": "call_0", "tool": "lookup_order", "status": "success", "content": [["type": "text", "text": "Order 0 ships Tuesday."]]])
+        #expect(lines[4]["phase"] == "final_answer")
+        #expect(lines[5]["event"] == "turn_completed")
+        #expect(!export.stdout.contains("\"_0\":"))
+
+        let markdown = try await CommandRunner.codexctl(["threads", "export", id, "--db", path, "--format", "markdown"])
+        #expect(markdown.status == 0)
+        #expect(markdown.stdout == """
+            # Order help
+
+            Thread `\(id)`, updated \(thread.updatedAt.formatted(.iso8601)).
+
+            **user**
+
+            Where is order 0?
+
+            > _thinking:_ Look it up.
+
+            > tool call `lookup_order` `{"order":0}`
+
+            > tool result (success): Order 0 ships Tuesday.
+
+            **assistant**
+
+            It ships Tuesday.
+
+            """)
+        let badFormat = try await CommandRunner.codexctl(["threads", "export", id, "--db", path, "--format", "html"])
+        #expect(badFormat.status == 64)
+        #expect(badFormat.stderr.hasPrefix("Error: --format must be jsonl or markdown\n"))
 
         let check = try await CommandRunner.codexctl(["db", "check", "--db", path, "--json"])
         #expect(check.status == 0, "\(check.stderr)")
         let checked = try JSONValue(parsing: check.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(checked["integrity"] == .array(["ok"]))
-        #expect(checked["schemaVersion"] == 2)
+        #expect(checked["schema_version"] == 2)
 
-        #expect(try await CommandRunner.codexctl(["threads", "delete", id, "--db", path]).stdout == "deleted\n")
+        #expect(try await CommandRunner.codexctl(["threads", "delete", id, "--db", path, "--json"]).stdout == #"{"deleted":"\#(id)"}"# + "\n")
         #expect(try await CommandRunner.codexctl(["threads", "list", "--db", path]).stdout == "0 threads\n")
         let missing = try await CommandRunner.codexctl(["threads", "show", id, "--db", path])
         #expect(missing.status == 1)

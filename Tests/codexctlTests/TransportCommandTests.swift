@@ -58,19 +58,19 @@ import Testing
         let issuer = try deviceFlowServer()
         defer { issuer.shutdown() }
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-store-\(UUID().uuidString)").path
-        let login = try await CommandRunner.codexctl(["auth", "login", "--device-code", "--issuer", issuer.baseURL.absoluteString, "--store", store])
+        let login = try await CommandRunner.codexctl(["auth", "login", "--device-code", "--issuer", issuer.baseURL.absoluteString, "--secrets", store])
         #expect(login.status == 0)
         #expect(login.stdout == "Open \(issuer.baseURL.absoluteString)/codex/device and enter the code WXYZ-0000\nSigned in: account acct-dev, plan pro\n")
         #expect(!login.stdout.contains("rt-dev"))
 
-        let status = try await CommandRunner.codexctl(["auth", "status", "--json", "--store", store, "--codex-home", "/nonexistent"])
+        let status = try await CommandRunner.codexctl(["auth", "status", "--json", "--secrets", store, "--codex-home", "/nonexistent"])
         #expect(status.status == 0)
         #expect(status.stdout == #"{"signed_in":true,"source":"codexkit","mode":"chatgpt","account_id":"acct-dev","plan":"pro","email":"ada@example.com","expires_at":"2096-10-02T07:06:40Z","binding":"acct-dev"}"# + "\n")
 
         let catalog = String(decoding: try Data(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("Tests/CodexTransportTests/Fixtures/responses/codex-models.json")), as: UTF8.self)
         let backend = try LoopbackHTTPServer(replies: [.json(catalog)])
         defer { backend.shutdown() }
-        let models = try await CommandRunner.codexctl(["models", "list", "--refresh", "--json", "--base-url", backend.baseURL.appendingPathComponent("api/codex").absoluteString, "--store", store])
+        let models = try await CommandRunner.codexctl(["models", "list", "--refresh", "--json", "--base-url", backend.baseURL.appendingPathComponent("api/codex").absoluteString, "--secrets", store])
         #expect(models.status == 0)
         let object = try JSONValue(parsing: models.stdout)
         #expect(object["source"] == "remote")
@@ -85,7 +85,7 @@ import Testing
         let server = try LoopbackHTTPServer(replies: [.json(listed)])
         defer { server.shutdown() }
         let models = try await CommandRunner.codexctl(
-            ["models", "list", "--refresh", "--json", "--base-url", server.baseURL.appendingPathComponent("v1").absoluteString, "--store", store,
+            ["models", "list", "--refresh", "--json", "--base-url", server.baseURL.appendingPathComponent("v1").absoluteString, "--secrets", store,
              "--codex-home", "/nonexistent"],
             environment: ["OPENAI_API_KEY": "sk-list"]
         )
@@ -100,10 +100,10 @@ import Testing
 
     @Test func notSignedInIsReportedAndCachedOnlyUsesTheBundledCatalog() async throws {
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-empty-\(UUID().uuidString)").path
-        let status = try await CommandRunner.codexctl(["auth", "status", "--store", store, "--codex-home", "/nonexistent"], environment: ["OPENAI_API_KEY": ""])
+        let status = try await CommandRunner.codexctl(["auth", "status", "--secrets", store, "--codex-home", "/nonexistent"], environment: ["OPENAI_API_KEY": ""])
         #expect(status.status == 1)
         #expect(status.stdout.hasPrefix("not signed in"))
-        let models = try await CommandRunner.codexctl(["models", "list", "--cached-only", "--store", store, "--codex-home", "/nonexistent"], environment: ["OPENAI_API_KEY": ""])
+        let models = try await CommandRunner.codexctl(["models", "list", "--cached-only", "--secrets", store, "--codex-home", "/nonexistent"], environment: ["OPENAI_API_KEY": ""])
         #expect(models.status == 0)
         #expect(models.stdout.hasPrefix("source: bundled\ngpt-6-astra  GPT-6 Astra  effort low [low,medium,high,xhigh,max,ultra]  272000 tokens\n"))
         let bad = try await CommandRunner.codexctl(["models", "list", "--refresh", "--cached-only"])

@@ -14,17 +14,17 @@ import Glibc
 enum RecoveryBenchCommand: CLICommand {
     static let name = "recovery"
     static let help = CommandHelp(
+        command: "bench recovery",
         overview: """
         Time full structured-recovery lifecycles (prepare, authorize, POST to a loopback server, save the receipt, \
         acknowledge) and count their fsyncs through the file-system seam, next to the same number of bare fsync'd \
         writes in the same directory; then time inventory and status over 10,000 operations.
         """,
-        usage: "codexctl bench recovery [--json] [--lifecycles <n>] [--operations <n>] [--directory <dir>]",
         options: [
-            ("--json", "Print one JSON object (the shared benchmark shape)."),
-            ("--lifecycles <n>", "Timed lifecycles (default 200)."),
-            ("--operations <n>", "Operations for the inventory figures (default 10000)."),
-            ("--directory <dir>", "Where the stores go (default the temporary directory); the file system matters."),
+            .flag("--json", "Print one JSON object (the shared benchmark shape)."),
+            .value("--lifecycles", "n", "Timed lifecycles (default 200)."),
+            .value("--operations", "n", "Operations for the inventory figures (default 10000)."),
+            .value("--directory", "dir", "Where the stores go (default the temporary directory); the file system matters."),
         ]
     )
 
@@ -32,7 +32,7 @@ enum RecoveryBenchCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--lifecycles", "--operations", "--directory"])
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }

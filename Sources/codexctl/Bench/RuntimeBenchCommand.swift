@@ -9,6 +9,7 @@ import Foundation
 enum RuntimeBenchCommand: CLICommand {
     static let name = "runtime"
     static let help = CommandHelp(
+        command: "bench runtime",
         overview: """
         A plain text turn of --deltas deltas from the fixture backend read through AgentRuntime.stream, next to a \
         bare AsyncStream carrying the same events in the same run; then a --payload-mib MiB structured payload \
@@ -18,12 +19,11 @@ enum RuntimeBenchCommand: CLICommand {
         turns (500 timed) through the built-in backend, libcurl, a loopback server and a SQLite store, p50 and p99, \
         next to the same HTTP exchange alone. Reports the peak RSS.
         """,
-        usage: "codexctl bench runtime [--json] [--deltas <n>] [--payload-mib <n>] [--runs <n>]",
         options: [
-            ("--json", "Print one JSON object (the shared benchmark shape)."),
-            ("--deltas <n>", "Text deltas per turn (default 100000)."),
-            ("--payload-mib <n>", "Structured payload size in MiB (default 4)."),
-            ("--runs <n>", "Runs per figure; the median is reported (default 5)."),
+            .flag("--json", "Print one JSON object (the shared benchmark shape)."),
+            .value("--deltas", "n", "Text deltas per turn (default 100000)."),
+            .value("--payload-mib", "n", "Structured payload size in MiB (default 4)."),
+            .value("--runs", "n", "Runs per figure; the median is reported (default 5)."),
         ]
     )
 
@@ -31,7 +31,7 @@ enum RuntimeBenchCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--deltas", "--payload-mib", "--runs"])
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }

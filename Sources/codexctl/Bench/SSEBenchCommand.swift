@@ -7,19 +7,19 @@ import Foundation
 enum SSEBenchCommand: CLICommand {
     static let name = "sse"
     static let help = CommandHelp(
+        command: "bench sse",
         overview: """
         Read Benchmarks/sse/text-stream.sse 16 times in a row in 16 KiB chunks (about 92 MB, 320,128 events) and report \
         MB/s and events/s for (a) framing only, (b) framing plus decoding into typed events, in memory, and (c) the same \
         through a loopback HTTP server and the default transport, libcurl (16 requests), each next to a plain newline \
         count over the same bytes. Also reports the peak resident memory while streaming.
         """,
-        usage: "codexctl bench sse [--json] [--runs <n>] [--passes <n>] [--stream <file>] [--only <part>]",
         options: [
-            ("--json", "Print one JSON object (the shared benchmark shape)."),
-            ("--runs <n>", "Runs per figure; the median is reported (default 5)."),
-            ("--passes <n>", "How many times the stream is read per run (default 16)."),
-            ("--stream <file>", "The stream to read (default Benchmarks/sse/text-stream.sse of this checkout)."),
-            ("--only <part>", "Run one part only: framing, decoding or transport (for profiling)."),
+            .flag("--json", "Print one JSON object (the shared benchmark shape)."),
+            .value("--runs", "n", "Runs per figure; the median is reported (default 5)."),
+            .value("--passes", "n", "How many times the stream is read per run (default 16)."),
+            .value("--stream", "file", "The stream to read (default Benchmarks/sse/text-stream.sse of this checkout)."),
+            .value("--only", "part", "Run one part only: framing, decoding or transport (for profiling)."),
         ]
     )
 
@@ -27,7 +27,7 @@ enum SSEBenchCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--runs", "--passes", "--stream", "--only"])
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }
@@ -208,17 +208,17 @@ enum SSEClientProcess {
 enum SSEClientBenchCommand: CLICommand {
     static let name = "sse-client"
     static let help = CommandHelp(
+        command: "bench sse-client",
         overview: "The client half of 'bench sse' (run by it): stream a URL through the real transport and print the median seconds, the peak resident bytes, the resident bytes before the first request, the peak anonymous resident bytes and the anonymous resident bytes before the first request.",
-        usage: "codexctl bench sse-client --url <url> [--passes <n>] [--runs <n>] [--expect-events <n>]",
         options: [
-            ("--url <url>", "The loopback server's base URL."), ("--passes <n>", "Requests per run (default 16)."),
-            ("--runs <n>", "Runs; the median is printed (default 5)."), ("--expect-events <n>", "Fail unless each run delivers this many events."),
+            .value("--url", "url", "The loopback server's base URL.", required: true), .value("--passes", "n", "Requests per run (default 16)."),
+            .value("--runs", "n", "Runs; the median is printed (default 5)."), .value("--expect-events", "n", "Fail unless each run delivers this many events."),
         ]
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
-        guard let parsed = try? ParsedArguments(arguments, flags: [], valueOptions: ["--url", "--passes", "--runs", "--expect-events"]),
+        guard let parsed = try? ParsedArguments(arguments, for: help),
               let base = parsed.options["--url"].flatMap(URL.init(string:)),
               let passes = Int(parsed.options["--passes"] ?? "16"), let runs = Int(parsed.options["--runs"] ?? "5"), passes > 0, runs > 0 else {
             return Console.usageFailure("--url is required; --passes and --runs must be positive", help: help)

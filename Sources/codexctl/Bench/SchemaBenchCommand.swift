@@ -5,20 +5,20 @@ import Foundation
 enum SchemaBenchCommand: CLICommand {
     static let name = "schema"
     static let help = CommandHelp(
+        command: "bench schema",
         overview: """
         Validations per second (median of the runs) for each workload in Benchmarks/schema, 'parsed' and \
         'parse+validate', each next to Foundation's JSONSerialization parsing the same bytes; plus the JSON \
         parser's MB/s on big_payload next to JSONSerialization's.
         """,
-        usage: "codexctl bench schema [--json] [--workloads <dir>] [--only <name>] [--mode <mode>] [--run-seconds <s>] [--runs <n>] [--iterations <n>]",
         options: [
-            ("--json", "Print one JSON object (the shared benchmark shape)."),
-            ("--workloads <dir>", "The workload directory (default: Benchmarks/schema of this checkout)."),
-            ("--only <name>", "Run only the named workload."),
-            ("--mode <mode>", "Run only one mode: parsed, parsed-value, parse+validate or json_parse."),
-            ("--run-seconds <s>", "Minimum duration of one run (default 0.5)."),
-            ("--runs <n>", "Runs per figure; the median is reported (default 5)."),
-            ("--iterations <n>", "Run exactly n operations per run instead of calibrating (for valgrind)."),
+            .flag("--json", "Print one JSON object (the shared benchmark shape)."),
+            .value("--workloads", "dir", "The workload directory (default: Benchmarks/schema of this checkout)."),
+            .value("--only", "name", "Run only the named workload."),
+            .value("--mode", "mode", "Run only one mode: parsed, parsed-value, parse+validate or json_parse."),
+            .value("--run-seconds", "s", "Minimum duration of one run (default 0.5)."),
+            .value("--runs", "n", "Runs per figure; the median is reported (default 5)."),
+            .value("--iterations", "n", "Run exactly n operations per run instead of calibrating (for valgrind)."),
         ]
     )
 
@@ -26,7 +26,7 @@ enum SchemaBenchCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--workloads", "--only", "--mode", "--run-seconds", "--runs", "--iterations"])
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }

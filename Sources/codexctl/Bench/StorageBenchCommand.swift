@@ -7,17 +7,17 @@ import Foundation
 enum StorageBenchCommand: CLICommand {
     static let name = "storage"
     static let help = CommandHelp(
+        command: "bench storage",
         overview: """
         Append realistic history items (~300 bytes: user and assistant messages, function calls and outputs) one \
         transaction per item and 10 per transaction, restore a 10,000-item thread and page through it, each next to a \
         raw prepared-statement loop doing the same inserts or selects in the same run. WAL, synchronous=FULL.
         """,
-        usage: "codexctl bench storage [--json] [--items <n>] [--restore <n>] [--directory <dir>]",
         options: [
-            ("--json", "Print one JSON object (the shared benchmark shape)."),
-            ("--items <n>", "Items appended per mode (default 100000)."),
-            ("--restore <n>", "Items in the restored thread (default 10000)."),
-            ("--directory <dir>", "Where the databases go (default the temporary directory)."),
+            .flag("--json", "Print one JSON object (the shared benchmark shape)."),
+            .value("--items", "n", "Items appended per mode (default 100000)."),
+            .value("--restore", "n", "Items in the restored thread (default 10000)."),
+            .value("--directory", "dir", "Where the databases go (default the temporary directory)."),
         ]
     )
 
@@ -25,7 +25,7 @@ enum StorageBenchCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--items", "--restore", "--directory"])
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }

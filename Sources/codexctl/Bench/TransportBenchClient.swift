@@ -8,26 +8,23 @@ import Foundation
 enum TransportBenchClientCommand: CLICommand {
     static let name = "transport-client"
     static let help = CommandHelp(
+        command: "bench transport-client",
         overview: """
         The measuring half of 'bench transport' (run by it): start a loopback server in this process, run the \
         named scenarios with one client and print one JSON object of figures.
         """,
-        usage: """
-        codexctl bench transport-client --client <raw|curl|urlsession> --scenario <stream|requests|paused>[,…] [--runs <n>] \
-        [--requests <n>] [--stream-mib <n>]
-        """,
         options: [
-            ("--client <name>", "raw (a bare socket, the baseline), curl (CurlHTTPClient) or urlsession (URLSessionHTTPClient)."),
-            ("--scenario <list>", "Comma-separated: stream, requests, turns, paused (turns and paused need curl or urlsession)."),
-            ("--runs <n>", "Streamed runs; the median is reported (default 5)."),
-            ("--requests <n>", "Small requests per mode (default 2000)."),
-            ("--stream-mib <n>", "The size of the streamed response in MiB (default 256)."),
+            .value("--client", "name", "raw (a bare socket, the baseline), curl (CurlHTTPClient) or urlsession (URLSessionHTTPClient).", required: true),
+            .value("--scenario", "list", "Comma-separated: stream, requests, turns, paused (turns and paused need curl or urlsession).", required: true),
+            .value("--runs", "n", "Streamed runs; the median is reported (default 5)."),
+            .value("--requests", "n", "Small requests per mode (default 2000)."),
+            .value("--stream-mib", "n", "The size of the streamed response in MiB (default 256)."),
         ]
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
-        guard let parsed = try? ParsedArguments(arguments, flags: [], valueOptions: ["--client", "--scenario", "--runs", "--requests", "--stream-mib"]),
+        guard let parsed = try? ParsedArguments(arguments, for: help),
               let kind = parsed.options["--client"].flatMap(TransportBenchClient.Kind.init(rawValue:)),
               let runs = Int(parsed.options["--runs"] ?? "5"), runs > 0,
               let requests = Int(parsed.options["--requests"] ?? "2000"), requests > 0,

@@ -4,6 +4,7 @@ import Foundation
 enum TransportBenchCommand: CLICommand {
     static let name = "transport"
     static let help = CommandHelp(
+        command: "bench transport",
         overview: """
         Measure both HTTP clients against a loopback server, each in a child process of its own: (a) one 256 MiB \
         response (--stream-mib) streamed through the client (MB/s, median of the runs), (b) sequential small POSTs with small JSON \
@@ -14,13 +15,12 @@ enum TransportBenchCommand: CLICommand {
         requests with a new client per request, and (e) short streamed Responses turns (turns/s and the median time to \
         the first body byte) on one shared client next to a new client per turn.
         """,
-        usage: "codexctl bench transport [--json] [--runs <n>] [--requests <n>] [--stream-mib <n>] [--only <client>]",
         options: [
-            ("--json", "Print one JSON object (the shared benchmark shape)."),
-            ("--runs <n>", "Streamed runs per client; the median is reported (default 5)."),
-            ("--requests <n>", "Small requests per client (default 2000)."),
-            ("--stream-mib <n>", "The size of the streamed response in MiB (default 256)."),
-            ("--only <client>", "Measure one client only: curl or urlsession (the bare socket always runs)."),
+            .flag("--json", "Print one JSON object (the shared benchmark shape)."),
+            .value("--runs", "n", "Streamed runs per client; the median is reported (default 5)."),
+            .value("--requests", "n", "Small requests per client (default 2000)."),
+            .value("--stream-mib", "n", "The size of the streamed response in MiB (default 256)."),
+            .value("--only", "client", "Measure one client only: curl or urlsession (the bare socket always runs)."),
         ]
     )
 
@@ -28,7 +28,7 @@ enum TransportBenchCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--runs", "--requests", "--stream-mib", "--only"])
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }

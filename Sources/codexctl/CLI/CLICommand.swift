@@ -45,16 +45,16 @@ extension CLICommand {
 }
 
 extension CLICommand {
-    /// The shared run of a leaf command: parse (`flags`, `valueOptions`), check `validate` (usage
-    /// mistakes throw ``UsageError``), then run `body`; usage errors exit 64, any other error prints
-    /// `Error: …` and exits 1.
+    /// The shared run of a leaf command: help, parse by the options ``help`` declares, check `validate`
+    /// (usage mistakes throw ``UsageError``), then run `body`. Usage errors exit 64 before anything
+    /// happens; any other error is reported by ``CLIFailure`` (as JSON on stdout with `--json`) and exits 1.
     static func runParsed(
-        _ arguments: [String], flags: Set<String>, valueOptions: Set<String>,
-        validate: (ParsedArguments) throws -> Void, _ body: (ParsedArguments) async throws -> Void
+        _ arguments: [String], validate: (ParsedArguments) throws -> Void = { _ in }, _ body: (ParsedArguments) async throws -> Void
     ) async -> Int32 {
+        if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: flags, valueOptions: valueOptions)
+            parsed = try ParsedArguments(arguments, for: help)
             try validate(parsed)
         } catch {
             return Console.usageFailure((error as? UsageError)?.message ?? "invalid arguments", help: help)
@@ -64,9 +64,24 @@ extension CLICommand {
             return Console.Status.success
         } catch let error as UsageError {
             return Console.usageFailure(error.message, help: help)
-        } catch {
-            Console.error("Error: \(error)\n")
+        } catch is CLIFailure.Reported {
             return Console.Status.failure
+        } catch {
+            CLIFailure(error).report(json: parsed.has("--json"))
+            return Console.Status.failure
+        }
+    }
+
+    /// Parses by the options ``help`` declares and checks `validate`; on a usage mistake prints it and
+    /// returns `nil` (the caller exits 64).
+    static func parse(_ arguments: [String], validate: (ParsedArguments) throws -> Void = { _ in }) -> ParsedArguments? {
+        do {
+            let parsed = try ParsedArguments(arguments, for: help)
+            try validate(parsed)
+            return parsed
+        } catch {
+            _ = Console.usageFailure((error as? UsageError)?.message ?? "invalid arguments", help: help)
+            return nil
         }
     }
 }

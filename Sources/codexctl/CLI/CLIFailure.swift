@@ -19,7 +19,8 @@ struct CLIFailure {
     init(_ error: any Error) {
         switch error {
         case let error as AgentRuntimeError: self.init(code: error.code.rawValue, message: error.message)
-        case let error as AgentRecoveryError: self.init(code: error.code.rawValue, message: error.message)
+        case let error as AgentRecoveryError:
+            self.init(code: error.code.rawValue, message: error.message + (error.systemErrorNumber.map { " (errno \($0))" } ?? ""))
         case let error as SQLiteStoreError: self.init(code: error.code.rawValue, message: error.message)
         case let error as CodexSchemaError: self.init(code: error.code.rawValue, message: error.message)
         case let error as UsageError: self.init(code: "usage", message: error.message)
@@ -27,6 +28,10 @@ struct CLIFailure {
         default: self.init(code: "failed", message: "an unexpected \(String(describing: type(of: error))) error")
         }
     }
+
+    /// A failure the command has already reported in its own output (a check that found problems): the
+    /// command exits 1 and nothing more is printed.
+    struct Reported: Error {}
 
     /// A failure a command raises itself.
     struct Thrown: Error {

@@ -9,11 +9,13 @@ import Darwin
 
 /// Standard output and error for the CLI, and the exit statuses it uses.
 enum Console {
-    /// Exit statuses: 0 success, 1 failure, 2 unreadable input, 64 usage error.
+    /// Exit statuses: 0 success, 1 failure (or "invalid"), 2 unreadable input, 3 a validator that gave up
+    /// (its work limit), 64 usage error.
     enum Status {
         static let success: Int32 = 0
         static let failure: Int32 = 1
         static let unreadableInput: Int32 = 2
+        static let gaveUp: Int32 = 3
         static let usage: Int32 = 64
     }
 

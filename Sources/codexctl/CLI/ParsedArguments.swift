@@ -11,7 +11,7 @@ struct ParsedArguments {
 
     /// Parses `arguments`, treating names in `valueOptions` as options that take a value. An option or
     /// flag given twice is a usage error, except the options in `repeatable` (see ``lists``).
-    init(_ arguments: [String], flags knownFlags: Set<String>, valueOptions: Set<String>, repeatable: Set<String> = []) throws(UsageError) {
+    private init(_ arguments: [String], flags knownFlags: Set<String>, valueOptions: Set<String>, repeatable: Set<String>) throws(UsageError) {
         var index = 0
         var onlyPositionals = false
         while index < arguments.count {
@@ -53,7 +53,25 @@ struct ParsedArguments {
         }
     }
 
+    /// Parses `arguments` with the options `help` declares; a missing required option is a usage error.
+    init(_ arguments: [String], for help: CommandHelp) throws(UsageError) {
+        let options = help.options
+        try self.init(
+            arguments, flags: Set(options.filter { $0.placeholder == nil }.map(\.name)),
+            valueOptions: Set(options.filter { $0.placeholder != nil && !$0.isRepeatable }.map(\.name)),
+            repeatable: Set(options.filter(\.isRepeatable).map(\.name))
+        )
+        for option in options where option.isRequired && self.options[option.name] == nil {
+            throw UsageError("\(option.label) is required")
+        }
+    }
+
     func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+    /// Refuses positional arguments (for commands that take none).
+    func expectNoPositionals() throws(UsageError) {
+        if let first = positionals.first { throw UsageError("Unexpected argument '\(first)'") }
+    }
 }
 
 /// A command-line usage mistake: printed as `Error: …` plus the usage line, exit status 64.

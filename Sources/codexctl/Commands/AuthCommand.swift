@@ -7,8 +7,8 @@ import Foundation
 enum AuthCommand: CLICommand {
     static let name = "auth"
     static let help = CommandHelp(
+        command: "auth",
         overview: "Show the sign-in state, or sign in to a ChatGPT account with a device code.",
-        usage: "codexctl auth <subcommand>",
         subcommands: [
             ("status", "Show which credentials CodexKit would use (never the tokens)."),
             ("login", "Sign in with a device code, or save an API key read from standard input."),
@@ -24,16 +24,16 @@ enum AuthCommand: CLICommand {
 enum AuthStatusCommand: CLICommand {
     static let name = "status"
     static let help = CommandHelp(
+        command: "auth status",
         overview: """
         Show the credentials codexctl would use (every command, in this order): OPENAI_API_KEY, else the Codex CLI's \
         auth.json, else the API key CodexKit saved, else its saved ChatGPT session. Prints the account, plan and expiry, and the account binding 'codexctl recovery' commands act for, \
         never a token. A key is reported as not verified (nothing is sent to check it). Exit status 0 when signed in, 1 when not.
         """,
-        usage: "codexctl auth status [--json] [--store <dir>] [--codex-home <dir>]",
         options: [
-            ("--json", "Print one JSON object."),
-            ("--store <dir>", "CodexKit's secret store (default $CODEXKIT_HOME/secrets or ~/.codexkit/secrets)."),
-            ("--codex-home <dir>", "The Codex CLI home holding auth.json (default $CODEX_HOME or ~/.codex)."),
+            .flag("--json", "Print one JSON object."),
+            CLIAuth.secretsOption,
+            CLIAuth.codexHomeOption,
         ]
     )
 
@@ -41,14 +41,14 @@ enum AuthStatusCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--store", "--codex-home"])
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }
         guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
         let source: CLIAuth.Source?
         do {
-            source = try CLIAuth.source(store: CLIAuth.storeDirectory(parsed.options["--store"]), codexHome: parsed.options["--codex-home"])
+            source = try CLIAuth.source(store: CLIAuth.storeDirectory(parsed.options["--secrets"]), codexHome: parsed.options["--codex-home"])
         } catch let error as AgentRuntimeError {
             Console.error("Error: \(error)\n")
             return Console.Status.failure
@@ -81,7 +81,7 @@ enum AuthStatusCommand: CLICommand {
         }
         // The binding `codexctl recovery` commands act for: the same provider they build.
         if source != nil, let provider = try? CLIAuth.provider(
-            store: CLIAuth.storeDirectory(parsed.options["--store"]), codexHome: parsed.options["--codex-home"], issuer: .openAI,
+            store: CLIAuth.storeDirectory(parsed.options["--secrets"]), codexHome: parsed.options["--codex-home"], issuer: .openAI,
             http: DefaultHTTPClient(), readOnly: true
         ), let binding = await provider.currentBinding() {
             status["binding"] = .string(binding)
@@ -116,16 +116,16 @@ enum AuthStatusCommand: CLICommand {
 enum AuthLoginCommand: CLICommand {
     static let name = "login"
     static let help = CommandHelp(
+        command: "auth login",
         overview: """
         Sign in to a ChatGPT account with a device code and save the session in CodexKit's secret store, or save an \
         API key read from standard input (never from the command line, where other users could see it).
         """,
-        usage: "codexctl auth login (--device-code [--issuer <url>] | --with-api-key) [--store <dir>]",
         options: [
-            ("--device-code", "Use the device-code flow."),
-            ("--with-api-key", "Read an API key from standard input and save it (mode 0600)."),
-            ("--issuer <url>", "The OAuth issuer (default https://auth.openai.com)."),
-            ("--store <dir>", "Where to save the session (default $CODEXKIT_HOME/secrets or ~/.codexkit/secrets)."),
+            .flag("--device-code", "Use the device-code flow."),
+            .flag("--with-api-key", "Read an API key from standard input and save it (mode 0600)."),
+            .value("--issuer", "url", "The OAuth issuer (default https://auth.openai.com)."),
+            CLIAuth.secretsOption,
         ]
     )
 
@@ -133,7 +133,7 @@ enum AuthLoginCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--device-code", "--with-api-key"], valueOptions: ["--issuer", "--store"])
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }
@@ -141,10 +141,10 @@ enum AuthLoginCommand: CLICommand {
             return Console.usageFailure("Give exactly one of '--device-code' and '--with-api-key'", help: help)
         }
         guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
-        if parsed.has("--with-api-key") { return saveAPIKey(store: CLIAuth.storeDirectory(parsed.options["--store"])) }
+        if parsed.has("--with-api-key") { return saveAPIKey(store: CLIAuth.storeDirectory(parsed.options["--secrets"])) }
         do {
             let issuer = try parsed.options["--issuer"].map { try AuthIssuer(baseURL: URL(string: $0) ?? URL(fileURLWithPath: $0)) } ?? .openAI
-            let store = ChatGPTSessionStore(store: try FileSecureStore(directory: CLIAuth.storeDirectory(parsed.options["--store"])))
+            let store = ChatGPTSessionStore(store: try FileSecureStore(directory: CLIAuth.storeDirectory(parsed.options["--secrets"])))
             let signIn = DeviceCodeSignIn(issuer: issuer, httpClient: DefaultHTTPClient())
             let code = try await signIn.requestCode()
             Console.line("Open \(code.verificationURL.absoluteString) and enter the code \(code.userCode)")
@@ -188,21 +188,21 @@ extension AuthLoginCommand {
 enum AuthLogoutCommand: CLICommand {
     static let name = "logout"
     static let help = CommandHelp(
+        command: "auth logout",
         overview: "Remove the ChatGPT session and the API key CodexKit saved. The Codex CLI's auth.json and OPENAI_API_KEY are left alone.",
-        usage: "codexctl auth logout [--store <dir>]",
-        options: [("--store <dir>", "CodexKit's secret store (default $CODEXKIT_HOME/secrets or ~/.codexkit/secrets).")]
+        options: [CLIAuth.secretsOption]
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: [], valueOptions: ["--store"])
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }
         guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
-        let store = CLIAuth.storeDirectory(parsed.options["--store"])
+        let store = CLIAuth.storeDirectory(parsed.options["--secrets"])
         guard FileManager.default.fileExists(atPath: store.path) else {
             Console.line("nothing saved")
             return Console.Status.success

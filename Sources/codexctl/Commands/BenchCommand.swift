@@ -2,8 +2,8 @@
 enum BenchCommand: CLICommand {
     static let name = "bench"
     static let help = CommandHelp(
+        command: "bench",
         overview: "Run a benchmark suite in-process and print each figure next to a baseline measured in the same run. Build with 'swift run -c release'.",
-        usage: "codexctl bench <suite> [--json]",
         subcommands: [("schema", "JSON parsing and schema validation throughput."), ("sse", "SSE framing, event decoding and streaming throughput."),
                       ("transport", "The libcurl and URLSession clients side by side: streaming, small requests, a paused consumer."),
                       ("recovery", "Structured-recovery lifecycles, fsyncs per lifecycle, inventory at 10,000 operations."),

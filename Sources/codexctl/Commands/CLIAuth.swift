@@ -23,7 +23,12 @@ enum CLIAuth {
         return key.isEmpty ? nil : key
     }
 
-    /// `--store DIR`, else `$CODEXKIT_HOME/secrets`, else `~/.codexkit/secrets`.
+    /// `--secrets <dir>`: where CodexKit keeps the key and session it saved.
+    static let secretsOption = CLIOption.value("--secrets", "dir", "CodexKit's secret store (default $CODEXKIT_HOME/secrets or ~/.codexkit/secrets).")
+    /// `--codex-home <dir>`: the Codex CLI's home.
+    static let codexHomeOption = CLIOption.value("--codex-home", "dir", "The Codex CLI home holding auth.json (default $CODEX_HOME or ~/.codex).")
+
+    /// `--secrets DIR`, else `$CODEXKIT_HOME/secrets`, else `~/.codexkit/secrets`.
     static func storeDirectory(_ option: String?) -> URL {
         if let option { return URL(fileURLWithPath: option) }
         let environment = ProcessInfo.processInfo.environment

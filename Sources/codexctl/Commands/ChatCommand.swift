@@ -10,24 +10,21 @@ import Glibc
 enum ChatCommand: CLICommand {
     static let name = "chat"
     static let help = CommandHelp(
+        command: "chat",
         overview: """
         Chat on a persistent thread: type a line to send it; replies stream as they come. A line typed while a \
         reply streams is added to that turn (steering). Ctrl-C interrupts the running turn; Ctrl-C or Ctrl-D at the \
         prompt exits. Commands: /new (a new thread), /threads, /model <id>, /limits, /help. Credentials and the \
         database as for 'codexctl send'.
         """,
-        usage: """
-        codexctl chat [--thread <id>] [--db <path>] [--model <id>] [--endpoint <url>] [--auth apikey|codex|session] \
-        [--store <dir>] [--codex-home <dir>]
-        """,
         options: [
-            ("--thread <id>", "Continue this thread (default: a new one)."),
-            ("--db <path>", "The state database (default as for 'codexctl send')."),
-            ("--model <id>", "The model of new threads."),
-            ("--endpoint <url>", "The Responses base URL (default: chosen by the credential)."),
-            ("--auth <source>", "Use only this credential: apikey, codex or session."),
-            ("--store <dir>", "Where CodexKit keeps its saved session and key."),
-            ("--codex-home <dir>", "The Codex CLI home holding auth.json."),
+            .value("--thread", "id", "Continue this thread (default: a new one)."),
+            .value("--db", "path", "The state database (default as for 'codexctl send')."),
+            .value("--model", "id", "The model of new threads."),
+            .value("--endpoint", "url", "The Responses base URL (default: chosen by the credential)."),
+            .value("--auth", "source", "Use only this credential: apikey, codex or session."),
+            CLIAuth.secretsOption,
+            CLIAuth.codexHomeOption,
         ]
     )
 
@@ -35,7 +32,7 @@ enum ChatCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: [], valueOptions: ["--thread", "--db", "--model", "--endpoint", "--auth", "--store", "--codex-home"])
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }
@@ -49,7 +46,7 @@ enum ChatCommand: CLICommand {
             return Console.usageFailure(error.message, help: help)
         }
         let live = LiveRuntime(
-            auth: auth, codexHome: parsed.options["--codex-home"], store: CLIAuth.storeDirectory(parsed.options["--store"]), endpoint: endpoint,
+            auth: auth, codexHome: parsed.options["--codex-home"], store: CLIAuth.storeDirectory(parsed.options["--secrets"]), endpoint: endpoint,
             model: nil, reasoningSummaries: false, database: parsed.options["--db"] ?? SendOptions.defaultDatabase()
         )
         return await ChatSession(

@@ -7,8 +7,8 @@ import Foundation
 enum ModelsCommand: CLICommand {
     static let name = "models"
     static let help = CommandHelp(
+        command: "models",
         overview: "List the models available to the signed-in account.",
-        usage: "codexctl models <subcommand>",
         subcommands: [("list", "List models from the account's catalog (or the bundled one).")]
     )
     static var subcommands: [any CLICommand.Type] { [ModelsListCommand.self] }
@@ -20,19 +20,19 @@ enum ModelsCommand: CLICommand {
 enum ModelsListCommand: CLICommand {
     static let name = "list"
     static let help = CommandHelp(
+        command: "models list",
         overview: """
         List models. By default uses a fresh catalog from the backend's /models, falling back to the bundled catalog on \
         failures other than authentication. --refresh requires a successful fetch; --cached-only uses no network (in a \
         new process that is the bundled catalog).
         """,
-        usage: "codexctl models list [--refresh | --cached-only] [--json] [--base-url <url>] [--store <dir>] [--codex-home <dir>]",
         options: [
-            ("--refresh", "Require a successful network refresh."),
-            ("--cached-only", "No network I/O."),
-            ("--json", "Print one JSON object."),
-            ("--base-url <url>", "The backend base (default https://chatgpt.com/backend-api/codex)."),
-            ("--store <dir>", "CodexKit's secret store."),
-            ("--codex-home <dir>", "The Codex CLI home holding auth.json."),
+            .flag("--refresh", "Require a successful network refresh."),
+            .flag("--cached-only", "No network I/O."),
+            .flag("--json", "Print one JSON object."),
+            .value("--base-url", "url", "The backend base (default https://chatgpt.com/backend-api/codex)."),
+            CLIAuth.secretsOption,
+            CLIAuth.codexHomeOption,
         ]
     )
 
@@ -40,7 +40,7 @@ enum ModelsListCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--refresh", "--cached-only", "--json"], valueOptions: ["--base-url", "--store", "--codex-home"])
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }
@@ -49,7 +49,7 @@ enum ModelsListCommand: CLICommand {
         }
         let policy: CodexModelRefreshPolicy = parsed.has("--refresh") ? .refresh : (parsed.has("--cached-only") ? .cachedOnly : .preferCached)
         do {
-            let store = CLIAuth.storeDirectory(parsed.options["--store"])
+            let store = CLIAuth.storeDirectory(parsed.options["--secrets"])
             // A key lists the public API's models; a ChatGPT sign-in the Codex backend's.
             let profile: ResponsesEndpoint.Profile = switch try CLIAuth.source(store: store, codexHome: parsed.options["--codex-home"]) {
             case .savedAPIKey?, .apiKey?, .codexCLI(.apiKey)?: .publicAPI

@@ -8,8 +8,8 @@ import Foundation
 enum RecoveryCommand: CLICommand {
     static let name = "recovery"
     static let help = CommandHelp(
+        command: "recovery",
         overview: "Inspect and maintain a structured-recovery store (never sends a generation request).",
-        usage: "codexctl recovery <subcommand> --store <dir> [options]",
         subcommands: [
             ("list", "List the account's operations, unreadable records and disposed operations."),
             ("status", "Show one operation's status."),
@@ -31,14 +31,14 @@ enum RecoveryCommand: CLICommand {
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
 
     /// The options every subcommand shares.
-    static let commonOptions: [(String, String)] = [
-        ("--store <dir>", "The recovery store directory (required)."),
-        ("--binding <binding>", "Act for this account binding (e.g. after sign-out) instead of the signed-in account's."),
-        ("--secrets <dir>", "CodexKit's secret store (default $CODEXKIT_HOME/secrets or ~/.codexkit/secrets)."),
-        ("--codex-home <dir>", "The Codex CLI home holding auth.json."),
-        ("--json", "Print JSON."),
+    static let commonOptions: [CLIOption] = [
+        .value("--store", "dir", "The recovery store directory.", required: true),
+        .value("--binding", "binding", "Act for this account binding (e.g. after sign-out) instead of the signed-in account's."),
+        CLIAuth.secretsOption, CLIAuth.codexHomeOption,
+        .flag("--json", "Print JSON."),
     ]
-    static let valueOptions: Set<String> = ["--store", "--binding", "--secrets", "--codex-home"]
+    /// The operation a command acts on.
+    static let operationArgument = ("<operation-id>", "The operation's UUID.")
 
     /// The store, the service and the account binding the command acts for.
     struct Context {
@@ -76,17 +76,15 @@ enum RecoveryCommand: CLICommand {
 
     /// Parses, builds the context and runs `body`, mapping errors to exit statuses (64 usage, 1 failure).
     static func execute<Command: CLICommand>(
-        _ command: Command.Type, _ arguments: [String], flags: Set<String> = ["--json"], extraValues: Set<String> = [],
-        positionals: Int, readOnly: Bool = false, _ body: (ParsedArguments, Context) async throws -> Void
+        _ command: Command.Type, _ arguments: [String], positionals: Int, readOnly: Bool = false, _ body: (ParsedArguments, Context) async throws -> Void
     ) async -> Int32 {
         let validate: (ParsedArguments) throws -> Void = { parsed in
             guard parsed.positionals.count == positionals else {
                 throw UsageError(positionals == 1 ? "expected one operation ID" : "unexpected argument '\(parsed.positionals.first ?? "")'")
             }
             if positionals == 1 { _ = try handle(parsed) }
-            guard parsed.options["--store"] != nil else { throw UsageError("--store <dir> is required") }
         }
-        return await command.runParsed(arguments, flags: flags, valueOptions: valueOptions.union(extraValues), validate: validate) { parsed in
+        return await command.runParsed(arguments, validate: validate) { parsed in
             try await body(parsed, try await context(parsed, readOnly: readOnly))
         }
     }
@@ -113,14 +111,13 @@ struct BindingOnlyAuthProvider: AuthProvider {
 enum RecoveryListCommand: CLICommand {
     static let name = "list"
     static let help = CommandHelp(
+        command: "recovery list",
         overview: "List the account's operations: readable, unreadable (left untouched for reconciliation) and disposed.",
-        usage: "codexctl recovery list --store <dir> [--scope <scope>] [--binding <binding>] [--json]",
-        options: [("--scope <scope>", "Only this host scope.")] + RecoveryCommand.commonOptions
+        options: [.value("--scope", "scope", "Only this host scope.")] + RecoveryCommand.commonOptions
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        return await RecoveryCommand.execute(Self.self, arguments, extraValues: ["--scope"], positionals: 0, readOnly: true) { parsed, context in
+        return await RecoveryCommand.execute(Self.self, arguments, positionals: 0, readOnly: true) { parsed, context in
             let inventory = try context.store.inventory(binding: context.binding, scope: parsed.options["--scope"])
             func ids(_ list: [UUID]) -> [JSONValue] { list.map { .string($0.uuidString.lowercased()) } }
             if context.json {
@@ -146,13 +143,12 @@ enum RecoveryListCommand: CLICommand {
 enum RecoveryStatusCommand: CLICommand {
     static let name = "status"
     static let help = CommandHelp(
+        command: "recovery status",
         overview: "Show one operation's state, availability, blockers, attempts and suggested actions.",
-        usage: "codexctl recovery status <operation-id> --store <dir> [--json]",
-        options: RecoveryCommand.commonOptions
+        arguments: [RecoveryCommand.operationArgument], options: RecoveryCommand.commonOptions
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
         return await RecoveryCommand.execute(Self.self, arguments, positionals: 1, readOnly: true) { parsed, context in
             let status = try await context.recovery.status(try RecoveryCommand.handle(parsed), store: context.store)
             let value: JSONValue = [
@@ -183,13 +179,12 @@ enum RecoveryStatusCommand: CLICommand {
 enum RecoveryReceiptCommand: CLICommand {
     static let name = "receipt"
     static let help = CommandHelp(
+        command: "recovery receipt",
         overview: "Print one operation's saved, validated result (the exact JSON bytes), or with --json the receipt's metadata too.",
-        usage: "codexctl recovery receipt <operation-id> --store <dir> [--json]",
-        options: RecoveryCommand.commonOptions
+        arguments: [RecoveryCommand.operationArgument], options: RecoveryCommand.commonOptions
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
         return await RecoveryCommand.execute(Self.self, arguments, positionals: 1, readOnly: true) { parsed, context in
             let receipt = try await context.recovery.receipt(try RecoveryCommand.handle(parsed), store: context.store)
             guard context.json else {
@@ -216,7 +211,6 @@ protocol RecoveryOperationCommand: CLICommand {
 
 extension RecoveryOperationCommand {
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
         return await RecoveryCommand.execute(Self.self, arguments, positionals: 1) { parsed, context in
             try await act(context.recovery, try RecoveryCommand.handle(parsed), context.store)
             Console.line(done)
@@ -225,7 +219,7 @@ extension RecoveryOperationCommand {
 
     /// The help page of a one-operation command.
     static func page(_ overview: String) -> CommandHelp {
-        CommandHelp(overview: overview, usage: "codexctl recovery \(name) <operation-id> --store <dir>", options: RecoveryCommand.commonOptions)
+        CommandHelp(command: "recovery \(name)", overview: overview, arguments: [RecoveryCommand.operationArgument], options: RecoveryCommand.commonOptions)
     }
 }
 
@@ -273,14 +267,13 @@ enum RecoverySuspendCommand: RecoveryOperationCommand {
 enum RecoveryPurgeCommand: CLICommand {
     static let name = "purge"
     static let help = CommandHelp(
+        command: "recovery purge",
         overview: "Remove the account's idle operations (records, commands, markers; lock files stay). Busy and unreadable ones are reported.",
-        usage: "codexctl recovery purge --store <dir> [--scope <scope>] [--binding <binding>] [--json]",
-        options: [("--scope <scope>", "Only this host scope.")] + RecoveryCommand.commonOptions
+        options: [.value("--scope", "scope", "Only this host scope.")] + RecoveryCommand.commonOptions
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        return await RecoveryCommand.execute(Self.self, arguments, extraValues: ["--scope"], positionals: 0) { parsed, context in
+        return await RecoveryCommand.execute(Self.self, arguments, positionals: 0) { parsed, context in
             RecoveryCleanupCommand.report(try context.store.purgeAccount(context.binding, scope: parsed.options["--scope"]), json: context.json)
         }
     }
@@ -290,14 +283,13 @@ enum RecoveryPurgeCommand: CLICommand {
 enum RecoveryCleanupCommand: CLICommand {
     static let name = "cleanup"
     static let help = CommandHelp(
+        command: "recovery cleanup",
         overview: "Remove disposition markers written before a date whose content is already gone.",
-        usage: "codexctl recovery cleanup --store <dir> --before <ISO-8601 date> [--binding <binding>] [--json]",
-        options: [("--before <date>", "Remove markers older than this (e.g. 2026-11-01T00:00:00Z).")] + RecoveryCommand.commonOptions
+        options: [.value("--before", "date", "Remove markers older than this (e.g. 2026-11-01T00:00:00Z).", required: true)] + RecoveryCommand.commonOptions
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        return await RecoveryCommand.execute(Self.self, arguments, extraValues: ["--before"], positionals: 0) { parsed, context in
+        return await RecoveryCommand.execute(Self.self, arguments, positionals: 0) { parsed, context in
             guard let text = parsed.options["--before"], let date = ISO8601DateFormatter().date(from: text) else {
                 throw UsageError("--before needs an ISO-8601 date such as 2026-11-01T00:00:00Z")
             }

@@ -7,8 +7,8 @@ import Foundation
 enum ResponsesCommand: CLICommand {
     static let name = "responses"
     static let help = CommandHelp(
+        command: "responses",
         overview: "Work with captured Responses API streams.",
-        usage: "codexctl responses <subcommand>",
         subcommands: [("decode", "Decode a captured SSE stream into one JSON line per typed event.")]
     )
     static var subcommands: [any CLICommand.Type] { [ResponsesDecodeCommand.self] }
@@ -20,13 +20,13 @@ enum ResponsesCommand: CLICommand {
 enum ResponsesDecodeCommand: CLICommand {
     static let name = "decode"
     static let help = CommandHelp(
+        command: "responses decode",
         overview: """
         Decode a captured SSE stream with CodexKit's framer and event decoder. Prints one JSON line per typed event \
         ({"type": …, "sequence_number": …, …}; unknown events as {"type": "unknown", "raw_type": …}) and a final summary \
         line. Exit status: 0 when the stream ends with response.completed, 1 on a framing or JSON error (with the byte \
         offset), 2 when the stream ends without response.completed, 64 usage error.
         """,
-        usage: "codexctl responses decode <file>",
         arguments: [("<file>", "The captured stream, or - for standard input.")]
     )
 
@@ -34,7 +34,7 @@ enum ResponsesDecodeCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: [], valueOptions: [])
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }

@@ -4,17 +4,17 @@ import CodexCore
 enum RootCommand: CLICommand {
     static let name = "codexctl"
     static let help = CommandHelp(
+        command: "",
         overview: "CodexKit's admin tool: live turns and chat, an offline demo of the runtime, schema validation, state and recovery inspection, benchmarks.",
-        usage: "codexctl <subcommand> [options]",
-        options: [("--version", "Show the version.")],
+        options: [.flag("--version", "Show the version.")],
         subcommands: [
-            ("demo", "Run agent turns offline against a loopback model server (the main job)."),
+            ("demo", "Show everything the SDK does, offline, against a loopback model server (the main job)."),
             ("send", "Send one prompt to the service and stream the reply."),
             ("chat", "Chat on a persistent thread, with steering and Ctrl-C."),
             ("schema", "Compile JSON schemas, validate instances, run conformance suites."),
             ("responses", "Decode captured Responses API streams."),
             ("models", "List the models available to the signed-in account."),
-            ("auth", "Show the sign-in state; sign in with a device code."),
+            ("auth", "Show the sign-in state; sign in with a device code or an API key; sign out."),
             ("recovery", "Inspect and maintain a structured-recovery store."),
             ("threads", "Inspect the threads of a SQLite state store."),
             ("db", "Check or migrate a SQLite state store."),

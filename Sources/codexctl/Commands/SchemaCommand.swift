@@ -5,8 +5,8 @@ import Foundation
 enum SchemaCommand: CLICommand {
     static let name = "schema"
     static let help = CommandHelp(
+        command: "schema",
         overview: "Compile JSON schemas against CodexKit's supported subset, validate instances, run conformance suites.",
-        usage: "codexctl schema <subcommand>",
         subcommands: [
             ("check", "Compile a schema and report unsupported keywords."),
             ("validate", "Validate a JSON instance against a schema."),
@@ -29,11 +29,11 @@ enum SchemaCommand: CLICommand {
             return .success(try Console.readInput(path, limit: limit))
         } catch let error as Console.InputTooLarge {
             return .failure(LoadFailure(
-                message: "\(what.capitalized) '\(path)' is not valid JSON: json_size_limit_exceeded: input is larger than the limit of \(error.limit) bytes",
-                status: Console.Status.unreadableInput
+                code: "json_size_limit_exceeded",
+                message: "\(what.capitalized) '\(path)' is not valid JSON: json_size_limit_exceeded: input is larger than the limit of \(error.limit) bytes"
             ))
         } catch {
-            return .failure(LoadFailure(message: "Cannot read \(what) '\(path)'", status: Console.Status.unreadableInput))
+            return .failure(LoadFailure(code: "unreadable_input", message: "Cannot read \(what) '\(path)'"))
         }
     }
 
@@ -43,14 +43,25 @@ enum SchemaCommand: CLICommand {
             do {
                 return .success(try JSONValue(parsing: bytes, options: .init(maximumDepth: maximumDepth, maximumBytes: maximumInputBytes)))
             } catch {
-                return .failure(LoadFailure(message: "\(what.capitalized) '\(path)' is not valid JSON: \(error)", status: Console.Status.unreadableInput))
+                return .failure(LoadFailure(code: (error as? CodexSchemaError)?.code.rawValue ?? "json_invalid", message: "\(what.capitalized) '\(path)' is not valid JSON: \(error)"))
             }
         }
     }
 
+    /// An input that could not be read or parsed (exit status 2).
     struct LoadFailure: Error {
+        let code: String
         let message: String
-        let status: Int32
+
+        /// Prints it (`{"error": …}` on stdout with `json`, else `Error: …` on stderr); the exit status.
+        func report(json: Bool) -> Int32 {
+            if json {
+                CLIFailure(code: code, message: message).report(json: true)
+            } else {
+                Console.error("Error: \(message)\n")
+            }
+            return Console.Status.unreadableInput
+        }
     }
 
     /// The JSON object printed for a schema compilation error.
@@ -66,17 +77,17 @@ enum SchemaCommand: CLICommand {
 enum SchemaCheckCommand: CLICommand {
     static let name = "check"
     static let help = CommandHelp(
+        command: "schema check",
         overview: "Compile a schema against CodexKit's supported keyword subset and report every unsupported keyword.",
-        usage: "codexctl schema check [--json] <schema>",
         arguments: [("<schema>", "The schema file, or - for standard input.")],
-        options: [("--json", "Print one JSON object instead of text.")]
+        options: [.flag("--json", "Print one JSON object instead of text.")]
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: [])
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }
@@ -86,9 +97,7 @@ enum SchemaCheckCommand: CLICommand {
         let schema: JSONValue
         switch SchemaCommand.loadJSON(parsed.positionals[0], what: "schema") {
         case .success(let value): schema = value
-        case .failure(let failure):
-            Console.error("Error: \(failure.message)\n")
-            return failure.status
+        case .failure(let failure): return failure.report(json: parsed.has("--json"))
         }
         do {
             let validator = try JSONSchemaValidator(schema: schema)

@@ -5,21 +5,21 @@ import Foundation
 enum SchemaConformanceCommand: CLICommand {
     static let name = "conformance"
     static let help = CommandHelp(
+        command: "schema conformance",
         overview: """
         Run every *.json file in a directory (in JSON-Schema-Test-Suite format, or CodexKit's rejected-schema \
         format) against the validator. Prints one line per file and a last line 'N passed, M failed'; exits 1 on \
         any failure.
         """,
-        usage: "codexctl schema conformance [--verbose] <directory>",
         arguments: [("<directory>", "A directory of suite files (searched recursively).")],
-        options: [("--verbose", "List every failing test, not only the counts.")]
+        options: [.flag("--verbose", "List every failing test, not only the counts.")]
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--verbose"], valueOptions: [])
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }

@@ -4,43 +4,31 @@ import CodexSchema
 enum SchemaValidateCommand: CLICommand {
     static let name = "validate"
     static let help = CommandHelp(
-        overview: "Validate a JSON instance against a schema. Exit status: 0 valid, 1 invalid, 2 unreadable input, 64 usage error.",
-        usage: "codexctl schema validate --schema <schema> [--partial] [--max-bytes <n>] [--json] <instance>",
+        command: "schema validate",
+        overview: "Validate a JSON instance against a schema. Exit status: 0 valid, 1 invalid, 2 unreadable input, 3 the validator gave up (its work limit), 64 usage error.",
         arguments: [("<instance>", "The instance file, or - for standard input.")],
         options: [
-            ("--schema <schema>", "The schema file (required)."),
-            ("--partial", "Validate as a streamed snapshot: skip required and minimum-size checks."),
-            ("--max-bytes <n>", "The largest instance read (default 268435456); more is refused at the limit."),
-            ("--json", "Print one JSON object instead of text."),
+            .value("--schema", "schema", "The schema file.", required: true),
+            .flag("--partial", "Validate as a streamed snapshot: skip required and minimum-size checks."),
+            .value("--max-bytes", "n", "The largest instance read (default 268435456); more is refused at the limit."),
+            .flag("--json", "Print one JSON object instead of text."),
         ]
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments(arguments, flags: ["--json", "--partial"], valueOptions: ["--schema", "--max-bytes"])
-        } catch {
-            return Console.usageFailure(error.message, help: help)
-        }
-        guard let schemaPath = parsed.options["--schema"] else {
-            return Console.usageFailure("Missing expected option '--schema <schema>'", help: help)
-        }
-        guard parsed.positionals.count == 1 else {
-            return Console.usageFailure(parsed.positionals.isEmpty ? "Missing expected argument '<instance>'" : "Too many arguments", help: help)
-        }
-        var limit = SchemaCommand.maximumInputBytes
-        if let text = parsed.options["--max-bytes"] {
-            guard let value = Int(text), value > 0 else { return Console.usageFailure("--max-bytes needs a positive number of bytes", help: help) }
-            limit = value
-        }
+        guard !printsHelp(arguments) else { return Console.Status.success }
+        guard let parsed = parse(arguments, validate: { parsed in
+            guard parsed.positionals.count == 1 else {
+                throw UsageError(parsed.positionals.isEmpty ? "Missing expected argument '<instance>'" : "Too many arguments")
+            }
+            if let text = parsed.options["--max-bytes"], (Int(text) ?? 0) <= 0 { throw UsageError("--max-bytes needs a positive number of bytes") }
+        }), let schemaPath = parsed.options["--schema"] else { return Console.Status.usage }
+        let limit = parsed.options["--max-bytes"].flatMap { Int($0) } ?? SchemaCommand.maximumInputBytes
         let json = parsed.has("--json")
         let schema: JSONValue
         switch SchemaCommand.loadJSON(schemaPath, what: "schema") {
         case .success(let value): schema = value
-        case .failure(let failure):
-            Console.error("Error: \(failure.message)\n")
-            return failure.status
+        case .failure(let failure): return failure.report(json: json)
         }
         let validator: JSONSchemaValidator
         do {
@@ -56,9 +44,7 @@ enum SchemaValidateCommand: CLICommand {
         let instance: [UInt8]
         switch SchemaCommand.loadBytes(parsed.positionals[0], what: "instance", limit: limit) {
         case .success(let bytes): instance = bytes
-        case .failure(let failure):
-            Console.error("Error: \(failure.message)\n")
-            return failure.status
+        case .failure(let failure): return failure.report(json: json)
         }
         let result: JSONValidationResult
         do {
@@ -67,10 +53,13 @@ enum SchemaValidateCommand: CLICommand {
                 mode: parsed.has("--partial") ? .partial : .full
             )
         } catch where error.code.rawValue.hasPrefix("json_") {
-            Console.error("Error: Instance '\(parsed.positionals[0])' is not valid JSON: \(error)\n")
-            return Console.Status.unreadableInput
+            return SchemaCommand.LoadFailure(code: error.code.rawValue, message: "Instance '\(parsed.positionals[0])' is not valid JSON: \(error)").report(json: json)
+        } catch where error.code == .schemaWorkLimitExceeded {
+            // Neither valid nor invalid: the validator stopped at its work bound.
+            CLIFailure(code: error.code.rawValue, message: "the validator gave up at its work limit; the instance was neither accepted nor refused").report(json: json)
+            return Console.Status.gaveUp
         } catch {
-            Console.error("Error: \(error)\n")
+            CLIFailure(error).report(json: json)
             return Console.Status.failure
         }
         if json {

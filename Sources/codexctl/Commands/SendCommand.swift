@@ -12,35 +12,32 @@ import Glibc
 enum SendCommand: CLICommand {
     static let name = "send"
     static let help = CommandHelp(
+        command: "send",
         overview: """
         Send one prompt and stream the reply to stdout. Credentials, first found unless --auth picks one: \
         OPENAI_API_KEY (the public API), the Codex CLI's auth.json ($CODEX_HOME, default ~/.codex; read, never \
-        rewritten), the session saved by CodexKit (--store). Progress, reasoning summaries, tool activity and \
+        rewritten), the key or session saved by CodexKit (--secrets). Progress, reasoning summaries, tool activity and \
         rate limits go to stderr when it is a terminal or with --verbose. Ctrl-C interrupts the turn (recorded \
         interrupted, connection closed) and exits 130. The turn is kept in a SQLite database (--db) unless \
         --ephemeral; continue a thread with --thread.
         """,
-        usage: """
-        codexctl send (<prompt> | -) [--model <id>] [--effort <effort>] [--image <file>]... [--ephemeral] [--thread <id>] \
-        [--db <path>] [--schema <file>] [--endpoint <url>] [--auth apikey|codex|session] [--reasoning-summaries] [--json] [--verbose] \
-        [--store <dir>] [--codex-home <dir>]
-        """,
         arguments: [("<prompt> | -", "The prompt; '-' reads it from standard input (at most 1 MiB).")],
+        argumentSynopsis: "(<prompt> | -)",
         options: [
-            ("--model <id>", "The model (default: the thread's, else gpt-5.6-sol)."),
-            ("--effort <effort>", "The reasoning effort: none, minimal, low, medium, high, xhigh, max, ultra."),
-            ("--image <file>", "An image sent with the prompt (PNG, JPEG, GIF, WebP, HEIC); repeatable."),
-            ("--schema <file>", "A JSON Schema the reply must match: validated locally, printed as one JSON value."),
-            ("--ephemeral", "Keep nothing: no database is opened or written."),
-            ("--thread <id>", "Continue this thread of the database."),
-            ("--db <path>", "The state database (default $XDG_STATE_HOME/codexkit/state.sqlite, else ~/.local/state/codexkit/state.sqlite)."),
-            ("--endpoint <url>", "The Responses base URL (default: chosen by the credential)."),
-            ("--auth <source>", "Use only this credential: apikey, codex or session."),
-            ("--reasoning-summaries", "Ask the model for reasoning summaries (shown on stderr)."),
-            ("--json", "Print one JSON object per event on stdout (see Docs/CLI.md)."),
-            ("--verbose", "Show progress on stderr even when it is not a terminal."),
-            ("--store <dir>", "Where CodexKit keeps its saved key and session (default $CODEXKIT_HOME/secrets or ~/.codexkit/secrets)."),
-            ("--codex-home <dir>", "The Codex CLI home holding auth.json."),
+            .value("--model", "id", "The model (default: the thread's, else gpt-5.6-sol)."),
+            .value("--effort", "effort", "The reasoning effort: none, minimal, low, medium, high, xhigh, max, ultra."),
+            .value("--image", "file", "An image sent with the prompt (PNG, JPEG, GIF, WebP, HEIC).", repeatable: true),
+            .value("--schema", "file", "A JSON Schema the reply must match: validated locally, printed as one JSON value."),
+            .flag("--ephemeral", "Keep nothing: no database is opened or written."),
+            .value("--thread", "id", "Continue this thread of the database."),
+            .value("--db", "path", "The state database (default $XDG_STATE_HOME/codexkit/state.sqlite, else ~/.local/state/codexkit/state.sqlite)."),
+            .value("--endpoint", "url", "The Responses base URL (default: chosen by the credential)."),
+            .value("--auth", "source", "Use only this credential: apikey, codex or session."),
+            .flag("--reasoning-summaries", "Ask the model for reasoning summaries (shown on stderr)."),
+            .flag("--json", "Print one JSON object per event on stdout (see Docs/CLI.md)."),
+            .flag("--verbose", "Show progress on stderr even when it is not a terminal."),
+            CLIAuth.secretsOption,
+            CLIAuth.codexHomeOption,
         ]
     )
 
@@ -48,11 +45,7 @@ enum SendCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(
-                arguments, flags: ["--ephemeral", "--reasoning-summaries", "--json", "--verbose"],
-                valueOptions: ["--model", "--effort", "--thread", "--db", "--schema", "--endpoint", "--auth", "--store", "--codex-home"],
-                repeatable: ["--image"]
-            )
+            parsed = try ParsedArguments(arguments, for: help)
         } catch {
             return Console.usageFailure(error.message, help: help)
         }
@@ -145,7 +138,7 @@ struct SendOptions {
         reasoningSummaries = parsed.has("--reasoning-summaries")
         json = parsed.has("--json")
         verbose = parsed.has("--verbose")
-        store = CLIAuth.storeDirectory(parsed.options["--store"])
+        store = CLIAuth.storeDirectory(parsed.options["--secrets"])
         codexHome = parsed.options["--codex-home"]
     }
 

@@ -1,4 +1,5 @@
 import CodexCore
+import CodexSchema
 import CodexStorageSQLite
 import Foundation
 
@@ -19,14 +20,14 @@ enum StorageCommandSupport {
 
     /// Parses, runs `body`, and maps errors to exit statuses (64 usage, 1 failure).
     static func execute<Command: CLICommand>(
-        _ command: Command.Type, _ arguments: [String], flags: Set<String> = ["--json"], positionals: Int,
+        _ command: Command.Type, _ arguments: [String], positionals: Int, validate check: (ParsedArguments) throws -> Void = { _ in },
         _ body: (ParsedArguments) async throws -> Void
     ) async -> Int32 {
         let validate: (ParsedArguments) throws -> Void = { parsed in
             guard parsed.positionals.count == positionals else { throw UsageError(positionals == 1 ? "expected one thread ID" : "unexpected argument") }
-            guard parsed.options["--db"] != nil else { throw UsageError("--db <path> is required") }
+            try check(parsed)
         }
-        return await command.runParsed(arguments, flags: flags, valueOptions: ["--db"], validate: validate, body)
+        return await command.runParsed(arguments, validate: validate, body)
     }
 
     /// The store and the existing thread named by the first positional argument.
@@ -41,19 +42,23 @@ enum StorageCommandSupport {
     static func json(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // One casing for every command's JSON: snake_case.
+        encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.dateEncodingStrategy = .iso8601
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    static let dbOption = ("--db <path>", "The SQLite state store (required).")
+    static let dbOption = CLIOption.value("--db", "path", "The SQLite state store.", required: true)
+    /// The thread a command acts on.
+    static let threadArgument = ("<thread-id>", "The thread's ID.")
 }
 
 /// `codexctl threads`.
 enum ThreadsCommand: CLICommand {
     static let name = "threads"
     static let help = CommandHelp(
+        command: "threads",
         overview: "Inspect the threads of a SQLite state store.",
-        usage: "codexctl threads <subcommand> --db <path>",
         subcommands: [
             ("list", "List threads, most recently updated first."),
             ("show", "Show one thread and its latest turn."),
@@ -67,15 +72,15 @@ enum ThreadsCommand: CLICommand {
     enum List: CLICommand {
         static let name = "list"
         static let help = CommandHelp(
-            overview: "List threads, most recently updated first.", usage: "codexctl threads list --db <path> [--json]",
-            options: [StorageCommandSupport.dbOption, ("--json", "Print one JSON array.")]
+            command: "threads list",
+            overview: "List threads, most recently updated first.",
+            options: [StorageCommandSupport.dbOption, .flag("--json", "Print one JSON array.")]
         )
         static func run(_ arguments: [String]) async -> Int32 {
-            if printsHelp(arguments) { return Console.Status.success }
             return await StorageCommandSupport.execute(Self.self, arguments, positionals: 0) { parsed in
                 let threads = try await StorageCommandSupport.readOnlyStore(parsed).threads()
                 if parsed.has("--json") {
-                    Console.line(try StorageCommandSupport.json(threads))
+                    Console.line(JSONValue.array(threads.map(ThreadExport.thread)).compactString())
                     return
                 }
                 // The store checks every row's body against its key, so the ID shown is the row's key.
@@ -93,17 +98,16 @@ enum ThreadsCommand: CLICommand {
     enum Show: CLICommand {
         static let name = "show"
         static let help = CommandHelp(
-            overview: "Show one thread and its latest turn.", usage: "codexctl threads show <thread-id> --db <path> [--json]",
-            options: [StorageCommandSupport.dbOption, ("--json", "Print one JSON object.")]
+            command: "threads show",
+            overview: "Show one thread and its latest turn.", arguments: [StorageCommandSupport.threadArgument],
+            options: [StorageCommandSupport.dbOption, .flag("--json", "Print one JSON object.")]
         )
         static func run(_ arguments: [String]) async -> Int32 {
-            if printsHelp(arguments) { return Console.Status.success }
             return await StorageCommandSupport.execute(Self.self, arguments, positionals: 1) { parsed in
                 let (store, thread) = try await StorageCommandSupport.existingThread(parsed)
                 let turn = try await store.latestTurn(of: thread.id)
                 if parsed.has("--json") {
-                    struct Shown: Encodable { let thread: AgentThread; let latestTurn: AgentTurn? }
-                    Console.line(try StorageCommandSupport.json(Shown(thread: thread, latestTurn: turn)))
+                    Console.line(JSONValue.object(["thread": ThreadExport.thread(thread), "latest_turn": turn.map(ThreadExport.turn) ?? .null]).compactString())
                     return
                 }
                 Console.line("thread   \(Console.display(thread.id.rawValue))")
@@ -118,18 +122,37 @@ enum ThreadsCommand: CLICommand {
     enum Export: CLICommand {
         static let name = "export"
         static let help = CommandHelp(
-            overview: "Print a thread's whole history, oldest first, one JSON object per line.",
-            usage: "codexctl threads export <thread-id> --db <path>", options: [StorageCommandSupport.dbOption]
+            command: "threads export",
+            overview: """
+            Print a thread's whole history, oldest first: JSON Lines (one object per item, each with a "type"; the \
+            shapes are in Docs/CLI.md) or a Markdown transcript. The store is opened read-only.
+            """,
+            arguments: [StorageCommandSupport.threadArgument],
+            options: [
+                StorageCommandSupport.dbOption,
+                .value("--format", "format", "jsonl (default) or markdown."),
+                .flag("--json", "Report errors as one JSON object on stdout."),
+            ]
         )
         static func run(_ arguments: [String]) async -> Int32 {
-            if printsHelp(arguments) { return Console.Status.success }
-            return await StorageCommandSupport.execute(Self.self, arguments, flags: [], positionals: 1) { parsed in
+            let validate: (ParsedArguments) throws -> Void = { parsed in
+                if let format = parsed.options["--format"], ThreadExport.Format(rawValue: format) == nil {
+                    throw UsageError("--format must be jsonl or markdown")
+                }
+            }
+            return await StorageCommandSupport.execute(Self.self, arguments, positionals: 1, validate: validate) { parsed in
+                let format = parsed.options["--format"].flatMap(ThreadExport.Format.init(rawValue:)) ?? .jsonl
                 let (store, thread) = try await StorageCommandSupport.existingThread(parsed)
-                let id = thread.id
+                if format == .markdown { Console.out(ThreadExport.markdownHeading(thread)) }
                 var cursor: String?
                 repeat {
-                    let page = try await store.history(of: id, query: AgentHistoryQuery(limit: 1024, cursor: cursor))
-                    for item in page.items { Console.line(try StorageCommandSupport.json(item)) }
+                    let page = try await store.history(of: thread.id, query: AgentHistoryQuery(limit: 1024, cursor: cursor))
+                    for item in page.items {
+                        switch format {
+                        case .jsonl: Console.line(ThreadExport.jsonLine(item).compactString())
+                        case .markdown: if let text = ThreadExport.markdown(item) { Console.out(text) }
+                        }
+                    }
                     cursor = page.nextCursor
                 } while cursor != nil
             }
@@ -139,15 +162,15 @@ enum ThreadsCommand: CLICommand {
     enum Delete: CLICommand {
         static let name = "delete"
         static let help = CommandHelp(
-            overview: "Delete a thread with its history and turns.", usage: "codexctl threads delete <thread-id> --db <path>",
-            options: [StorageCommandSupport.dbOption]
+            command: "threads delete",
+            overview: "Delete a thread with its history and turns.", arguments: [StorageCommandSupport.threadArgument],
+            options: [StorageCommandSupport.dbOption, .flag("--json", "Print one JSON object.")]
         )
         static func run(_ arguments: [String]) async -> Int32 {
-            if printsHelp(arguments) { return Console.Status.success }
-            return await StorageCommandSupport.execute(Self.self, arguments, flags: [], positionals: 1) { parsed in
+            return await StorageCommandSupport.execute(Self.self, arguments, positionals: 1) { parsed in
                 let (store, thread) = try await StorageCommandSupport.existingThread(parsed, readOnly: false)
                 try await store.deleteThread(thread.id)
-                Console.line("deleted")
+                Console.line(parsed.has("--json") ? JSONValue.object(["deleted": .string(thread.id.rawValue)]).compactString() : "deleted")
             }
         }
     }
@@ -157,8 +180,8 @@ enum ThreadsCommand: CLICommand {
 enum DatabaseCommand: CLICommand {
     static let name = "db"
     static let help = CommandHelp(
+        command: "db",
         overview: "Check or migrate a SQLite state store.",
-        usage: "codexctl db <subcommand> --db <path>",
         subcommands: [("check", "Run PRAGMA integrity_check and print the schema version."), ("migrate", "Apply pending migrations.")]
     )
     static var subcommands: [any CLICommand.Type] { [Check.self, Migrate.self] }
@@ -167,17 +190,16 @@ enum DatabaseCommand: CLICommand {
     enum Check: CLICommand {
         static let name = "check"
         static let help = CommandHelp(
+            command: "db check",
             overview: """
             Check a state store without changing it (it is opened read-only): SQLite's integrity check, then the expected \
             tables and columns, every row decoded and checked against its key, foreign keys, and every image blob. Exit 1 \
             when anything is wrong; the first problems are printed with their table and row key.
             """,
-            usage: "codexctl db check --db <path> [--quick] [--json]",
-            options: [StorageCommandSupport.dbOption, ("--quick", "Run SQLite's integrity check only."), ("--json", "Print one JSON object.")]
+            options: [StorageCommandSupport.dbOption, .flag("--quick", "Run SQLite's integrity check only."), .flag("--json", "Print one JSON object.")]
         )
         static func run(_ arguments: [String]) async -> Int32 {
-            if printsHelp(arguments) { return Console.Status.success }
-            return await StorageCommandSupport.execute(Self.self, arguments, flags: ["--json", "--quick"], positionals: 0) { parsed in
+            return await StorageCommandSupport.execute(Self.self, arguments, positionals: 0) { parsed in
                 let store = try StorageCommandSupport.readOnlyStore(parsed)
                 let report = try await store.check(parsed.has("--quick") ? .quick : .full)
                 if parsed.has("--json") {
@@ -208,6 +230,7 @@ enum DatabaseCommand: CLICommand {
                     }
                 }
                 guard report.isHealthy else {
+                    if parsed.has("--json") { throw CLIFailure.Reported() }
                     throw SQLiteStoreError(
                         code: .corrupt, message: report.integrity == ["ok"] ? "the store has \(report.problemCount) problem(s)" : "the integrity check failed"
                     )
@@ -219,13 +242,14 @@ enum DatabaseCommand: CLICommand {
     enum Migrate: CLICommand {
         static let name = "migrate"
         static let help = CommandHelp(
+            command: "db migrate",
             overview: "Apply pending migrations (opening the store does this too) and print the schema version.",
-            usage: "codexctl db migrate --db <path>", options: [StorageCommandSupport.dbOption]
+            options: [StorageCommandSupport.dbOption, .flag("--json", "Print one JSON object.")]
         )
         static func run(_ arguments: [String]) async -> Int32 {
-            if printsHelp(arguments) { return Console.Status.success }
-            return await StorageCommandSupport.execute(Self.self, arguments, flags: [], positionals: 0) { parsed in
-                Console.line("schema \(try StorageCommandSupport.store(parsed).schemaVersion)")
+            return await StorageCommandSupport.execute(Self.self, arguments, positionals: 0) { parsed in
+                let version = try StorageCommandSupport.store(parsed).schemaVersion
+                Console.line(parsed.has("--json") ? JSONValue.object(["schema_version": .number(JSONNumber(version))]).compactString() : "schema \(version)")
             }
         }
     }

@@ -6,6 +6,7 @@ import Foundation
 enum DemoCommand: CLICommand {
     static let name = "demo"
     static let help = CommandHelp(
+        command: "demo",
         overview: """
         Show what CodexKit does, offline, in a few seconds: the real HTTP/SSE stack, runtime, SQLite store and \
         recovery store against a loopback server that plays the model service. It narrates a streamed turn with \
@@ -15,10 +16,9 @@ enum DemoCommand: CLICommand {
         completes and saves a receipt, which a reopened process gets back without a request before the host \
         commits and acknowledges; model discovery and rate limits; the thread after a restart.
         """,
-        usage: "codexctl demo [--json] [--keep <dir>]",
         options: [
-            ("--json", "Print one JSON object per line (each has \"type\"; see Docs/CLI.md)."),
-            ("--keep <dir>", "Keep the state database, recovery store and host job file in this new or empty directory."),
+            .flag("--json", "Print one JSON object per line (each has \"type\"; see Docs/CLI.md)."),
+            .value("--keep", "dir", "Keep the state database, recovery store and host job file in this new or empty directory."),
         ]
     )
 
@@ -26,7 +26,7 @@ enum DemoCommand: CLICommand {
         if printsHelp(arguments) { return Console.Status.success }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments(arguments, flags: ["--json"], valueOptions: ["--keep"])
+            parsed = try ParsedArguments(arguments, for: help)
             guard parsed.positionals.isEmpty else { throw UsageError("Unexpected argument '\(parsed.positionals[0])'") }
         } catch {
             return Console.usageFailure((error as? UsageError)?.message ?? "invalid arguments", help: help)

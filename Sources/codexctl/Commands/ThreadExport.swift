@@ -1,0 +1,116 @@
+import CodexCore
+import CodexSchema
+import Foundation
+
+/// The JSON shapes of the `threads` commands (keys in snake_case, documented in Docs/CLI.md), and the
+/// formats `threads export` writes: JSON Lines (one object per history item, a `type` on every line) or
+/// Markdown (a readable transcript).
+enum ThreadExport {
+    /// The export formats.
+    enum Format: String {
+        case jsonl, markdown
+    }
+
+    /// `2026-12-01T19:14:05Z`.
+    private static func date(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+
+    /// A thread as `threads list` and `threads show` print it.
+    static func thread(_ thread: AgentThread) -> JSONValue {
+        var object: JSONObject = [
+            "id": .string(thread.id.rawValue), "title": thread.title.map(JSONValue.string) ?? .null, "status": .string(thread.status.rawValue),
+            "created_at": .string(date(thread.createdAt)), "updated_at": .string(date(thread.updatedAt)),
+            "model": thread.configuration.model.map { .string($0.rawValue) } ?? .null,
+            "reasoning_effort": thread.configuration.reasoningEffort.map { .string($0.rawValue) } ?? .null,
+            "skill_ids": .array(thread.skillIDs.map(JSONValue.string)),
+        ]
+        if let binding = thread.accountBinding { object["account_binding"] = .string(binding) }
+        return .object(object)
+    }
+
+    /// A turn as `threads show` prints it.
+    static func turn(_ turn: AgentTurn) -> JSONValue {
+        var object: JSONObject = [
+            "id": .string(turn.id.rawValue), "status": .string(turn.status.rawValue), "execution_mode": .string(turn.executionMode.rawValue),
+            "started_at": .string(date(turn.startedAt)), "finished_at": turn.finishedAt.map { .string(date($0)) } ?? .null,
+        ]
+        if let usage = turn.usage {
+            object["usage"] = [
+                "input_tokens": usage.inputTokens.map { .number(JSONNumber($0)) } ?? .null,
+                "output_tokens": usage.outputTokens.map { .number(JSONNumber($0)) } ?? .null,
+                "total_tokens": usage.derivedTotalTokens.map { .number(JSONNumber($0)) } ?? .null,
+            ]
+        }
+        if let failure = turn.failure { object["error"] = ["code": .string(failure.code.rawValue), "message": .string(failure.message)] }
+        return .object(object)
+    }
+
+    /// One history item as a JSON Lines object.
+    static func jsonLine(_ item: AgentHistoryItem) -> JSONValue {
+        switch item {
+        case .message(let message):
+            var object: JSONObject = [
+                "type": "message", "id": .string(message.id.rawValue), "role": .string(message.role.rawValue), "text": .string(message.text),
+                "created_at": .string(date(message.createdAt)),
+            ]
+            if let phase = message.phase { object["phase"] = .string(phase.wireName) }
+            if !message.images.isEmpty {
+                object["images"] = .array(message.images.map { ["id": .string($0.id.rawValue), "media_type": .string($0.mimeType), "bytes": .number(JSONNumber($0.data.count))] })
+            }
+            if let structured = message.structuredOutput { object["structured_output_format"] = .string(structured.formatName) }
+            return .object(object)
+        case .toolCall(let call):
+            var object: JSONObject = ["type": "tool_call", "call_id": .string(call.id.rawValue), "tool": .string(call.toolName), "arguments": .string(call.arguments)]
+            if let turn = call.turnID { object["turn_id"] = .string(turn.rawValue) }
+            return .object(object)
+        case .toolResult(let result):
+            let content: [JSONValue] = result.content.map { part in
+                switch part {
+                case .text(let text): ["type": "text", "text": .string(text)]
+                case .image(let url): ["type": "image", "url": .string(url.absoluteString)]
+                }
+            }
+            return ["type": "tool_result", "call_id": .string(result.invocationID.rawValue), "tool": .string(result.toolName), "status": .string(result.status.rawValue), "content": .array(content)]
+        case .reasoning(let reasoning):
+            return [
+                "type": "reasoning", "item_id": .string(reasoning.itemID), "summary": .array(reasoning.summary.map(JSONValue.string)),
+                "has_encrypted_content": .bool(reasoning.encryptedContent != nil),
+            ]
+        case .systemEvent(let event):
+            var object: JSONObject = [
+                "type": "system_event", "event": .string(event.type.rawValue), "turn_id": .string(event.turnID.rawValue),
+                "occurred_at": .string(date(event.occurredAt)),
+            ]
+            if let code = event.errorCode { object["error_code"] = .string(code) }
+            return .object(object)
+        }
+    }
+
+    /// The Markdown heading of a thread's transcript.
+    static func markdownHeading(_ thread: AgentThread) -> String {
+        "# \(thread.title.map(escape) ?? "Thread")\n\nThread `\(thread.id.rawValue)`, updated \(date(thread.updatedAt)).\n"
+    }
+
+    /// One history item as Markdown (`nil` for items a transcript leaves out: turn bookkeeping).
+    static func markdown(_ item: AgentHistoryItem) -> String? {
+        switch item {
+        case .message(let message):
+            let images = message.images.isEmpty ? "" : "\n\n_\(message.images.count) image\(message.images.count == 1 ? "" : "s") attached_"
+            return "\n**\(message.role.rawValue)**\n\n\(message.text)\(images)\n"
+        case .toolCall(let call):
+            return "\n> tool call `\(call.toolName)` `\(call.arguments.replacingOccurrences(of: "`", with: "'"))`\n"
+        case .toolResult(let result):
+            return "\n> tool result (\(result.status.rawValue)): \(escape(result.joinedText))\n"
+        case .reasoning(let reasoning):
+            return reasoning.summary.isEmpty ? nil : "\n> _thinking:_ \(escape(reasoning.summary.joined(separator: " ")))\n"
+        case .systemEvent(let event):
+            return event.type == .turnInterrupted || event.type == .turnFailed ? "\n> _\(event.type.rawValue)_\n" : nil
+        }
+    }
+
+    /// One line of text with Markdown's line structure kept out (newlines become spaces).
+    private static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "\n", with: " ")
+    }
+}
