@@ -100,13 +100,13 @@ import Testing
             environment: Self.environment(directory, apiKey: "sk-canary-9f3")
         )
         #expect(rejected.status == 1)
-        #expect(rejected.stderr.hasPrefix("error: unauthorized: "))
+        #expect(rejected.stderr.hasPrefix("Error: unauthorized: "))
         #expect(rejected.stderr.contains("\nhint: sign in: set OPENAI_API_KEY"))
         #expect(!rejected.stderr.contains("sk-canary-9f3") && !rejected.stdout.contains("sk-canary-9f3"), "the key is never printed")
 
         let nobody = try await CommandRunner.codexctl(["send", "Hi", "--ephemeral"], environment: Self.environment(directory, apiKey: nil))
         #expect(nobody.status == 1)
-        #expect(nobody.stderr.hasPrefix("error: not_signed_in: "))
+        #expect(nobody.stderr.hasPrefix("Error: not_signed_in: "))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [], "--ephemeral writes nothing anywhere")
     }
 
@@ -178,7 +178,7 @@ import Testing
         let invalid = try await CommandRunner.codexctl(arguments, environment: Self.environment(directory))
         #expect(invalid.status == 1)
         #expect(invalid.stdout.isEmpty)
-        #expect(invalid.stderr.hasPrefix("error: structured_output_invalid: "))
+        #expect(invalid.stderr.hasPrefix("Error: structured_output_invalid: "))
         try Data("not json".utf8).write(to: schema)
         let unreadable = try await CommandRunner.codexctl(arguments, environment: Self.environment(directory))
         #expect(unreadable.status == 64)
@@ -221,7 +221,8 @@ import Testing
         let again = try await CommandRunner.codexctl(["auth", "logout"], environment: environment)
         #expect(again.stdout == "nothing saved\n")
         let empty = try await CommandRunner.codexctl(["auth", "login", "--with-api-key"], stdin: "\n", environment: environment)
-        #expect(empty.status == 64)
+        #expect(empty.status == 1)
+        #expect(empty.stderr.hasPrefix("Error: api_key_missing: "))
         let both = try await CommandRunner.codexctl(["auth", "login", "--with-api-key", "--device-code"], environment: environment)
         #expect(both.status == 64)
     }

@@ -218,8 +218,8 @@ enum SSEClientBenchCommand: CLICommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
-        guard let parsed = try? ParsedArguments(arguments, for: help),
-              let base = parsed.options["--url"].flatMap(URL.init(string:)),
+        guard let parsed = parse(arguments) else { return Console.Status.usage }
+        guard let base = parsed.options["--url"].flatMap(URL.init(string:)),
               let passes = Int(parsed.options["--passes"] ?? "16"), let runs = Int(parsed.options["--runs"] ?? "5"), passes > 0, runs > 0 else {
             return Console.usageFailure("--url is required; --passes and --runs must be positive", help: help)
         }

@@ -24,8 +24,8 @@ enum TransportBenchClientCommand: CLICommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         if printsHelp(arguments) { return Console.Status.success }
-        guard let parsed = try? ParsedArguments(arguments, for: help),
-              let kind = parsed.options["--client"].flatMap(TransportBenchClient.Kind.init(rawValue:)),
+        guard let parsed = parse(arguments) else { return Console.Status.usage }
+        guard let kind = parsed.options["--client"].flatMap(TransportBenchClient.Kind.init(rawValue:)),
               let runs = Int(parsed.options["--runs"] ?? "5"), runs > 0,
               let requests = Int(parsed.options["--requests"] ?? "2000"), requests > 0,
               let streamMiB = Int(parsed.options["--stream-mib"] ?? "256"), streamMiB > 0 else {

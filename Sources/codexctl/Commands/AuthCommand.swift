@@ -153,11 +153,8 @@ enum AuthLoginCommand: CLICommand {
             try store.save(session)
             Console.line("Signed in: account \(session.accountID), plan \(session.planType ?? "unknown")")
             return Console.Status.success
-        } catch let error as AgentRuntimeError {
-            Console.error("Error: \(error)\n")
-            return Console.Status.failure
         } catch {
-            Console.error("Error: \(error)\n")
+            CLIFailure(error).report(json: false)
             return Console.Status.failure
         }
     }
@@ -167,11 +164,13 @@ extension AuthLoginCommand {
     /// Reads one key from standard input (at most 4 KiB, surrounding whitespace dropped) and saves it.
     static func saveAPIKey(store: URL) -> Int32 {
         guard let bytes = try? Console.readInput("-", limit: 4096) else {
-            return Console.usageFailure("the API key on standard input is unreadable or longer than 4 KiB", help: help)
+            CLIFailure(code: "api_key_unreadable", message: "the API key on standard input is unreadable or longer than 4 KiB").report(json: false)
+            return Console.Status.failure
         }
         let key = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !key.isEmpty, !key.contains(where: \.isWhitespace) else {
-            return Console.usageFailure("standard input holds no API key (one line, no spaces)", help: help)
+            CLIFailure(code: "api_key_missing", message: "standard input holds no API key (one line, no spaces)").report(json: false)
+            return Console.Status.failure
         }
         do {
             try FileSecureStore(directory: store).save(Array(key.utf8), for: CLIAuth.apiKeyEntry)

@@ -143,9 +143,8 @@ struct ChatSession {
             }
             return Console.Status.success
         } catch {
-            let failure = error as? AgentRuntimeError
-            Console.error("error: \(failure?.code.rawValue ?? "failed"): \(Console.display(failure?.message ?? "the chat stopped"))\n")
-            if let hint = failure.flatMap(SendOutput.hint) { Console.error("hint: \(hint)\n") }
+            CLIFailure(error).report(json: false)
+            if let hint = (error as? AgentRuntimeError).flatMap(SendOutput.hint) { Console.error("hint: \(hint)\n") }
             return Console.Status.failure
         }
     }
@@ -171,8 +170,8 @@ struct ChatSession {
             return "interrupted"
         } catch {
             if !endsWithNewline { Console.out("\n") }
-            let failure = error as? AgentRuntimeError
-            return "error: \(failure?.code.rawValue ?? "failed"): \(Console.display(failure?.message ?? "the turn failed"))"
+            let failure = CLIFailure(error)
+            return "Error: \(failure.code): \(Console.display(failure.message))"
         }
     }
 

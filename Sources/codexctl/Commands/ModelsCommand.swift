@@ -37,18 +37,12 @@ enum ModelsListCommand: CLICommand {
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments(arguments, for: help)
-        } catch {
-            return Console.usageFailure(error.message, help: help)
+        let validate: (ParsedArguments) throws -> Void = { parsed in
+            try parsed.expectNoPositionals()
+            guard !(parsed.has("--refresh") && parsed.has("--cached-only")) else { throw UsageError("--refresh and --cached-only cannot be combined") }
         }
-        guard !(parsed.has("--refresh") && parsed.has("--cached-only")) else {
-            return Console.usageFailure("--refresh and --cached-only cannot be combined", help: help)
-        }
-        let policy: CodexModelRefreshPolicy = parsed.has("--refresh") ? .refresh : (parsed.has("--cached-only") ? .cachedOnly : .preferCached)
-        do {
+        return await runParsed(arguments, validate: validate) { parsed in
+            let policy: CodexModelRefreshPolicy = parsed.has("--refresh") ? .refresh : (parsed.has("--cached-only") ? .cachedOnly : .preferCached)
             let store = CLIAuth.storeDirectory(parsed.options["--secrets"])
             // A key lists the public API's models; a ChatGPT sign-in the Codex backend's.
             let profile: ResponsesEndpoint.Profile = switch try CLIAuth.source(store: store, codexHome: parsed.options["--codex-home"]) {
@@ -68,13 +62,6 @@ enum ModelsListCommand: CLICommand {
                 snapshot = .bundled
             }
             print(snapshot, json: parsed.has("--json"))
-            return Console.Status.success
-        } catch let error as AgentRuntimeError {
-            Console.error("Error: \(error)\n")
-            return Console.Status.failure
-        } catch {
-            Console.error("Error: \(error)\n")
-            return Console.Status.failure
         }
     }
 

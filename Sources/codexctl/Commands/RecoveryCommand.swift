@@ -52,6 +52,10 @@ enum RecoveryCommand: CLICommand {
     static func context(_ parsed: ParsedArguments, readOnly: Bool) async throws -> Context {
         guard let path = parsed.options["--store"] else { throw UsageError("--store <dir> is required") }
         let url = URL(fileURLWithPath: path)
+        // A command that changes a store never creates one: a mistyped path is an error, not a new empty store.
+        guard readOnly || FileManager.default.fileExists(atPath: url.path) else {
+            throw AgentRecoveryError(code: .storeNotFound, message: "no recovery store at \(url.path)")
+        }
         let store = try readOnly ? AgentStructuredRecoveryStore(readingAt: url) : AgentStructuredRecoveryStore(directory: url)
         let provider: any AuthProvider
         if let binding = parsed.options["--binding"] {

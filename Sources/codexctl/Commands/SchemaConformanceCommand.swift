@@ -27,7 +27,9 @@ enum SchemaConformanceCommand: CLICommand {
             return Console.usageFailure(parsed.positionals.isEmpty ? "Missing expected argument '<directory>'" : "Too many arguments", help: help)
         }
         let directory = URL(fileURLWithPath: parsed.positionals[0])
-        guard let enumerator = FileManager.default.enumerator(atPath: directory.path) else {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue,
+              let enumerator = FileManager.default.enumerator(atPath: directory.path) else {
             Console.error("Error: Cannot read directory '\(directory.path)'\n")
             return Console.Status.unreadableInput
         }

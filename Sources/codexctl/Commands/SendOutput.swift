@@ -105,14 +105,12 @@ final class SendOutput: @unchecked Sendable {
     }
 
     func fail(_ error: any Error) {
-        let failure = error as? AgentRuntimeError
-        let code = failure?.code.rawValue ?? "failed"
-        let message = failure?.message ?? "the turn failed"
-        if json { return emit(["type": "error", "error": ["code": .string(code), "message": .string(message)]]) }
+        let failure = CLIFailure(error)
+        if json { return emit(["type": "error", "error": ["code": .string(failure.code), "message": .string(failure.message)]]) }
         closeSummary()
         if !endsWithNewline { Console.out("\n") }
-        Console.error("error: \(code): \(Console.display(message))\n")
-        if let hint = failure.flatMap(Self.hint) { Console.error("hint: \(hint)\n") }
+        failure.report(json: false)
+        if let hint = (error as? AgentRuntimeError).flatMap(Self.hint) { Console.error("hint: \(hint)\n") }
     }
 
     /// One line telling the user what to do next, for the failures that have an answer.

@@ -1,0 +1,267 @@
+import CodexCore
+import CodexLoopback
+import CodexRecovery
+import CodexSchema
+import CodexTestSupport
+import CodexTransport
+import Foundation
+import Testing
+
+/// Every `codexctl` command, run as a user runs it: its help, a usage error, a success and a failure,
+/// with the exit status, stdout and stderr of each.
+@Suite(.timeLimit(.minutes(5))) struct CommandMatrixTests {
+    /// Every leaf command's words, found by walking `codexctl help` from the top.
+    static func leafCommands() async throws -> [[String]] {
+        var leaves: [[String]] = []
+        var pending: [[String]] = [[]]
+        while let path = pending.popLast() {
+            let help = try await CommandRunner.codexctl(["help"] + path)
+            let names = CLIHelpPage(help.stdout).subcommands.filter { $0 != "help" }
+            if names.isEmpty { leaves.append(path) } else { pending += names.map { path + [$0] } }
+        }
+        return leaves.sorted { $0.joined(separator: " ") < $1.joined(separator: " ") }
+    }
+
+    @Test func everyCommandHasHelpAndRefusesAnUnknownOptionBeforeDoingAnything() async throws {
+        let leaves = try await Self.leafCommands()
+        #expect(leaves.count == 34, "\(leaves.map { $0.joined(separator: " ") })")
+        for path in leaves {
+            let help = try await CommandRunner.codexctl(["help"] + path)
+            let flag = try await CommandRunner.codexctl(path + ["--help"])
+            #expect(help.status == 0 && flag.status == 0 && help.stderr.isEmpty)
+            #expect(help.stdout == flag.stdout, "\(path)")
+            let page = CLIHelpPage(help.stdout)
+            #expect(page.usage.hasPrefix("codexctl \(path.joined(separator: " "))"), "\(path): \(page.usage)")
+            #expect(Set(page.options).count == page.options.count, "\(path) lists an option twice: \(page.options)")
+            for option in page.options where option != "-h, --help" {
+                #expect(page.usage.contains(option.split(separator: " ")[0]), "\(path): \(option) is missing from the usage line")
+            }
+            let unknown = try await CommandRunner.codexctl(path + ["--bogus"])
+            #expect(unknown.status == 64, "\(path)")
+            #expect(unknown.stdout.isEmpty)
+            #expect(unknown.stderr == "Error: Unknown option '--bogus'\nUsage: \(page.usage)\n  See 'codexctl help' for more information.\n", "\(path)")
+        }
+    }
+
+    /// One run of the matrix: arguments, what it must print, and its exit status.
+    struct Case: Sendable {
+        let arguments: [String]
+        var stdin: String?
+        /// Variables over the matrix's environment.
+        var environment: [String: String] = [:]
+        let status: Int32
+        /// Text stdout must contain (empty: stdout must be empty).
+        let stdout: String
+        /// Text stderr must contain (empty: stderr must be empty).
+        let stderr: String
+    }
+
+    @Test func everyCommandSucceedsAndFailsAsDocumented() async throws {
+        let scratch = try temporaryDirectory("matrix")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        func path(_ name: String) -> String { scratch.appendingPathComponent(name).path }
+        let environment = SendCommandTests.environment(scratch)
+
+        // The fixtures: the demo's kept files, prepared recovery operations, schema files, a live server.
+        let demo = try await CommandRunner.codexctl(["demo", "--json", "--keep", path("demo")], environment: environment)
+        #expect(demo.status == 0, "\(demo.stderr)")
+        let database = path("demo/state.sqlite")
+        let threads = try JSONValue(parsing: Array(try await CommandRunner.codexctl(["threads", "list", "--db", database, "--json"]).stdout.utf8))
+        let threadID = try #require(threads.arrayValue?.first { $0["title"] == "Order A-1" }?["id"]?.stringValue)
+        let otherThread = try #require(threads.arrayValue?.first { $0["title"] == "Ops jobs" }?["id"]?.stringValue)
+        let recoveryStore = scratch.appendingPathComponent("recovery")
+        let (binding, handles) = try await RecoveryCommandTests.prepared(5, in: recoveryStore)
+        let ids = handles.map { $0.operationID.uuidString.lowercased() }
+        let store = ["--store", recoveryStore.path, "--binding", binding]
+        let missing = "00000000-0000-4000-8000-000000000000"
+        try Data(SchemaCommandTests.schema.utf8).write(to: scratch.appendingPathComponent("schema.json"))
+        try Data(#"{"a":"abcd","b":1}"#.utf8).write(to: scratch.appendingPathComponent("valid.json"))
+        try Data(#"{"a":"x"}"#.utf8).write(to: scratch.appendingPathComponent("invalid.json"))
+        try Data(#"{"type":"string","format":"hostname","patternProperties":{"a":{}},"unevaluatedItems":false}"#.utf8)
+            .write(to: scratch.appendingPathComponent("unsupported.json"))
+        try Data(#"{"a":"#.utf8).write(to: scratch.appendingPathComponent("broken.json"))
+        try Data(repeating: 0x41, count: 16).write(to: scratch.appendingPathComponent("not-a-directory"))
+        let server = try LoopbackHTTPServer { request in
+            let body = String(decoding: request.body, as: UTF8.self)
+            if body.contains("verdict") { return .sse(SendCommandTests.reply([#"{\"ok\":true}"#])) }
+            return .sse(SendCommandTests.reply(body.contains("Ping") ? ["Hi ", "there."] : ["Chat reply."]))
+        }
+        defer { server.shutdown() }
+        let endpoint = server.baseURL.appendingPathComponent("v1").absoluteString
+        let completed = try await Self.completedOperation(in: recoveryStore, endpoint: server.baseURL.appendingPathComponent("v1"))
+        let sse = CommandRunner.repositoryRoot.appendingPathComponent("Tests/CodexTransportTests/Fixtures/streams/codex-cli-minimal.sse").path
+
+        let cases: KeyValuePairs<String, [Case]> = [
+            "demo": [
+                Case(arguments: ["demo", "--keep", path("demo")], status: 1, stdout: "", stderr: "Error: directory_not_empty: "),
+            ],
+            "send": [
+                Case(arguments: ["send", "Ping", "--endpoint", endpoint, "--db", path("send.sqlite")], status: 0, stdout: "Hi there.\n", stderr: ""),
+                Case(arguments: ["send", "Hello", "--thread", "nope", "--db", path("none/x.sqlite"), "--json"], status: 1,
+                     stdout: #"{"error":{"code":"thread_not_found""#, stderr: ""),
+            ],
+            "chat": [
+                Case(arguments: ["chat", "--endpoint", endpoint, "--db", path("chat.sqlite")], stdin: "hello\n", status: 0, stdout: "Chat reply.\n", stderr: "thread "),
+                Case(arguments: ["chat", "--thread", "nope", "--db", path("none/x.sqlite")], status: 1, stdout: "", stderr: "Error: thread_not_found: no database at"),
+            ],
+            "schema check": [
+                Case(arguments: ["schema", "check", path("schema.json")], status: 0, stdout: "ok: schema compiles", stderr: ""),
+                Case(arguments: ["schema", "check", "--json", path("unsupported.json")], status: 1, stdout: #""ok":false"#, stderr: ""),
+            ],
+            "schema validate": [
+                Case(arguments: ["schema", "validate", path("valid.json"), "--schema", path("schema.json")], status: 0, stdout: "valid\n", stderr: ""),
+                Case(arguments: ["schema", "validate", path("invalid.json"), "--schema", path("schema.json")], status: 1, stdout: "invalid: 1 error", stderr: ""),
+                Case(arguments: ["schema", "validate", path("broken.json"), "--schema", path("schema.json"), "--json"], status: 2,
+                     stdout: #"{"error":{"code":"json_unexpected_end""#, stderr: ""),
+            ],
+            "schema conformance": [
+                Case(arguments: ["schema", "conformance", "Tests/CodexSchemaTests/Fixtures/jsonschema"], status: 0, stdout: "passed", stderr: ""),
+                Case(arguments: ["schema", "conformance", path("no-such-suite")], status: 2, stdout: "", stderr: "Error: Cannot read directory"),
+            ],
+            "responses decode": [
+                Case(arguments: ["responses", "decode", sse], status: 0, stdout: #""type":"response.created""#, stderr: ""),
+                Case(arguments: ["responses", "decode", "-"], stdin: "data: {oops\n\n", status: 1, stdout: "", stderr: "Error: responses_event_malformed: "),
+            ],
+            "models list": [
+                Case(arguments: ["models", "list", "--cached-only", "--json"], status: 0, stdout: #"{"source":"bundled""#, stderr: ""),
+                Case(arguments: ["models", "list", "--refresh", "--json"], environment: ["OPENAI_API_KEY": ""], status: 1,
+                     stdout: #"{"error":{"code":"not_signed_in""#, stderr: ""),
+            ],
+            "auth status": [
+                Case(arguments: ["auth", "status", "--json"], status: 0, stdout: #""source":"environment""#, stderr: ""),
+                Case(arguments: ["auth", "status"], environment: ["OPENAI_API_KEY": ""], status: 1, stdout: "not signed in", stderr: ""),
+            ],
+            "auth login": [
+                Case(arguments: ["auth", "login", "--with-api-key", "--secrets", path("secrets")], stdin: "sk-matrix-key\n", status: 0,
+                     stdout: "API key saved (not verified: it is checked on first use)\n", stderr: ""),
+                Case(arguments: ["auth", "login", "--with-api-key", "--secrets", path("secrets")], stdin: "", status: 1, stdout: "", stderr: "Error: api_key_missing: "),
+            ],
+            "auth logout": [
+                Case(arguments: ["auth", "logout", "--secrets", path("secrets")], status: 0, stdout: "signed out: the saved session and API key are removed\n", stderr: ""),
+                Case(arguments: ["auth", "logout", "--secrets", path("not-a-directory")], status: 1, stdout: "", stderr: "Error: "),
+            ],
+            "threads list": [
+                Case(arguments: ["threads", "list", "--db", database], status: 0, stdout: "2 threads\n", stderr: ""),
+                Case(arguments: ["threads", "list", "--db", path("none/x.sqlite"), "--json"], status: 1,
+                     stdout: #"{"error":{"code":"sqlite_not_found","message":"cannot open \#(path("none/x.sqlite")): no such directory"}}"#, stderr: ""),
+            ],
+            "threads show": [
+                Case(arguments: ["threads", "show", threadID, "--db", database], status: 0, stdout: "title    Order A-1\n", stderr: ""),
+                Case(arguments: ["threads", "show", "nope", "--db", database], status: 1, stdout: "", stderr: "Error: thread_not_found: "),
+            ],
+            "threads export": [
+                Case(arguments: ["threads", "export", threadID, "--db", database, "--format", "markdown"], status: 0, stdout: "# Order A-1\n", stderr: ""),
+                Case(arguments: ["threads", "export", "nope", "--db", database, "--json"], status: 1, stdout: #"{"error":{"code":"thread_not_found""#, stderr: ""),
+            ],
+            "threads delete": [
+                Case(arguments: ["threads", "delete", otherThread, "--db", database], status: 0, stdout: "deleted\n", stderr: ""),
+                Case(arguments: ["threads", "delete", otherThread, "--db", database], status: 1, stdout: "", stderr: "Error: thread_not_found: "),
+            ],
+            "db check": [
+                Case(arguments: ["db", "check", "--db", database], status: 0, stdout: "integrity  ok\n", stderr: ""),
+                Case(arguments: ["db", "check", "--db", path("not-a-directory")], status: 1, stdout: "", stderr: "Error: sqlite_"),
+            ],
+            "db migrate": [
+                Case(arguments: ["db", "migrate", "--db", database, "--json"], status: 0, stdout: #"{"schema_version":"#, stderr: ""),
+                Case(arguments: ["db", "migrate", "--db", path("none/x.sqlite")], status: 1, stdout: "", stderr: "Error: sqlite_not_found: cannot create"),
+            ],
+            "recovery list": [
+                Case(arguments: ["recovery", "list"] + store, status: 0, stdout: "\(ids[0])  operation\n", stderr: ""),
+                Case(arguments: ["recovery", "list", "--store", path("none"), "--binding", binding, "--json"], status: 1,
+                     stdout: #"{"error":{"code":"store_not_found""#, stderr: ""),
+            ],
+            "recovery status": [
+                Case(arguments: ["recovery", "status", ids[0]] + store, status: 0, stdout: "ready", stderr: ""),
+                Case(arguments: ["recovery", "status", missing] + store, status: 1, stdout: "", stderr: "Error: "),
+            ],
+            "recovery receipt": [
+                Case(arguments: ["recovery", "receipt", completed] + store, status: 0, stdout: #"{"ok":true}"#, stderr: ""),
+                Case(arguments: ["recovery", "receipt", ids[0]] + store, status: 1, stdout: "", stderr: "completion_unavailable"),
+            ],
+            "recovery ack": [
+                Case(arguments: ["recovery", "ack", completed] + store, status: 0, stdout: "acknowledged\n", stderr: ""),
+                Case(arguments: ["recovery", "ack", ids[0]] + store, status: 1, stdout: "", stderr: "Error: "),
+            ],
+            "recovery suspend": [
+                Case(arguments: ["recovery", "suspend", ids[1]] + store, status: 0, stdout: "suspend requested\n", stderr: ""),
+                Case(arguments: ["recovery", "suspend", missing] + store, status: 1, stdout: "", stderr: "Error: "),
+            ],
+            "recovery cancel": [
+                Case(arguments: ["recovery", "cancel", ids[2]] + store, status: 0, stdout: "cancelled\n", stderr: ""),
+                Case(arguments: ["recovery", "cancel", missing] + store, status: 1, stdout: "", stderr: "Error: "),
+            ],
+            "recovery abandon": [
+                Case(arguments: ["recovery", "abandon", ids[3]] + store, status: 0, stdout: "abandoned\n", stderr: ""),
+                Case(arguments: ["recovery", "abandon", missing] + store, status: 1, stdout: "", stderr: "Error: "),
+            ],
+            "recovery purge": [
+                Case(arguments: ["recovery", "purge", "--scope", "cli"] + store, status: 0, stdout: "removed", stderr: ""),
+                Case(arguments: ["recovery", "purge", "--store", path("none"), "--binding", binding], status: 1, stdout: "", stderr: "Error: store_not_found"),
+            ],
+            "recovery cleanup": [
+                Case(arguments: ["recovery", "cleanup", "--before", "2099-01-01T00:00:00Z"] + store, status: 0, stdout: "removed", stderr: ""),
+                Case(arguments: ["recovery", "cleanup", "--before", "yesterday"] + store, status: 64, stdout: "", stderr: "Error: "),
+            ],
+            "bench sse-client": [
+                Case(arguments: ["bench", "sse-client", "--url", "http://127.0.0.1:9/", "--runs", "1", "--passes", "1"], status: 1, stdout: "", stderr: "Error: "),
+            ],
+            "bench transport-client": [
+                Case(arguments: ["bench", "transport-client", "--client", "nope", "--scenario", "requests"], status: 64, stdout: "", stderr: "Error: "),
+            ],
+        ]
+        for (name, runs) in cases {
+            for run in runs {
+                let result = try await CommandRunner.codexctl(
+                    run.arguments, stdin: run.stdin, in: CommandRunner.repositoryRoot, environment: environment.merging(run.environment) { $1 }
+                )
+                let label = "\(name) \(run.arguments.dropFirst(name.split(separator: " ").count))"
+                #expect(result.status == run.status, "\(label): \(result.status) \(result.stdout) \(result.stderr)")
+                #expect(run.stdout.isEmpty ? result.stdout.isEmpty : result.stdout.contains(run.stdout), "\(label) stdout: \(result.stdout)")
+                #expect(run.stderr.isEmpty ? result.stderr.isEmpty : result.stderr.contains(run.stderr), "\(label) stderr: \(result.stderr)")
+            }
+        }
+        // Every leaf command has cases here, except the benchmarks, whose runs are in CLITests,
+        // RecoveryCommandTests and BenchCommandTests (the two client halves run inside 'bench sse' and
+        // 'bench transport').
+        let covered = Set(cases.map(\.key)).union(["bench schema", "bench sse", "bench transport", "bench recovery", "bench storage", "bench runtime"])
+        #expect(Set(try await Self.leafCommands().map { $0.joined(separator: " ") }) == covered)
+    }
+}
+
+extension CommandMatrixTests {
+    /// An operation in `directory` whose saved completion is `{"ok":true}`, made through the engine
+    /// against `endpoint`, for the account of ``RecoveryCommandTests/prepared(_:in:)``.
+    static func completedOperation(in directory: URL, endpoint: URL) async throws -> String {
+        let recovery = AgentStructuredRecovery(
+            configuration: .init(endpoint: try ResponsesEndpoint(baseURL: endpoint, profile: .publicAPI)), httpClient: DefaultHTTPClient(),
+            authProvider: APIKeyAuthProvider(apiKey: "sk-cli-test")
+        )
+        let store = try AgentStructuredRecoveryStore(directory: directory)
+        let format = AgentStructuredOutputFormat(name: "verdict", rawSchema: ["type": "object", "properties": ["ok": ["type": "boolean"]], "required": ["ok"]])
+        let handle = try await recovery.prepare(
+            Request(text: "the verdict", executionMode: .ephemeral), format: format, model: .init(model: "gpt-6-astra"), store: store, options: .init(scope: "done")
+        )
+        struct Verdict: Decodable { let ok: Bool }
+        _ = try await recovery.sendRecovering(handle, response: Verdict.self, format: format, store: store) { _ in true }
+        return handle.operationID.uuidString.lowercased()
+    }
+}
+
+/// A `codexctl` help page read back: its usage line, option labels and subcommand names.
+struct CLIHelpPage {
+    var usage = ""
+    var options: [String] = []
+    var subcommands: [String] = []
+
+    init(_ text: String) {
+        var section = ""
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("USAGE: ") { usage = String(line.dropFirst(7)) }
+            if !line.hasPrefix(" ") { section = String(line) }
+            guard line.hasPrefix("  "), !line.hasPrefix("   ") else { continue }
+            let label = line.dropFirst(2).components(separatedBy: "  ").first ?? ""
+            if section == "OPTIONS:" { options.append(label) }
+            if section == "SUBCOMMANDS:", !label.isEmpty, !label.hasPrefix("See ") { subcommands.append(label) }
+        }
+    }
+}
