@@ -36,6 +36,12 @@ import Testing
         let badOption = try await CommandRunner.codexctl(["schema", "check", "--bogus", "x"])
         #expect(badOption.status == 64)
         #expect(badOption.stderr.hasPrefix("Error: Unknown option '--bogus'\n"))
+        let valuedFlag = try await CommandRunner.codexctl(["schema", "check", "--json=1", "x"])
+        #expect(valuedFlag.status == 64)
+        #expect(valuedFlag.stderr.hasPrefix("Error: '--json' takes no value\n"))
+        let twice = try await CommandRunner.codexctl(["schema", "check", "--json", "--json", "x"])
+        #expect(twice.status == 64)
+        #expect(twice.stderr.hasPrefix("Error: '--json' given twice\n"))
         let badHelp = try await CommandRunner.codexctl(["help", "nope"])
         #expect(badHelp.status == 64)
     }

@@ -36,6 +36,18 @@ extension CLICommand {
         return true
     }
 
+    /// The Markdown reference of this command and everything under it: for each command that runs, a
+    /// heading, its overview, its usage line, its arguments and options.
+    static func reference() -> String {
+        guard subcommands.isEmpty else { return subcommands.map { $0.reference() }.joined() }
+        var text = "### `codexctl \(help.command)`\n\n\(help.overview)\n\n```\n\(help.usage)\n```\n"
+        let rows = help.arguments.map { ("`\($0.0)`", $0.1) } + help.options.map { ("`\($0.label)`", $0.summary + ($0.isRepeatable ? " Repeatable." : "")) }
+        if !rows.isEmpty {
+            text += "\n" + rows.map { "- \($0.0): \($0.1)" }.joined(separator: "\n") + "\n"
+        }
+        return text + "\n"
+    }
+
     /// Finds the command at a path such as `["schema", "validate"]`.
     static func find(_ path: ArraySlice<String>) -> (any CLICommand.Type)? {
         guard let first = path.first else { return self }

@@ -31,7 +31,8 @@ struct ParsedArguments {
                 name = String(argument[..<equals])
                 inlineValue = String(argument[argument.index(after: equals)...])
             }
-            if knownFlags.contains(name), inlineValue == nil {
+            if knownFlags.contains(name) {
+                guard inlineValue == nil else { throw UsageError("'\(name)' takes no value") }
                 guard flags.insert(name).inserted else { throw UsageError("'\(name)' given twice") }
             } else if valueOptions.contains(name) || repeatable.contains(name) {
                 let value: String

@@ -30,7 +30,7 @@ enum ModelsListCommand: CLICommand {
             .flag("--refresh", "Require a successful network refresh."),
             .flag("--cached-only", "No network I/O."),
             .flag("--json", "Print one JSON object."),
-            .value("--base-url", "url", "The backend base (default https://chatgpt.com/backend-api/codex)."),
+            .value("--base-url", "url", "The catalog's base URL (default: https://api.openai.com/v1 with an API key, else https://chatgpt.com/backend-api/codex)."),
             CLIAuth.secretsOption,
             CLIAuth.codexHomeOption,
         ]

@@ -19,7 +19,7 @@ enum RootCommand: CLICommand {
             ("threads", "Inspect the threads of a SQLite state store."),
             ("db", "Check or migrate a SQLite state store."),
             ("bench", "Run the benchmarks (build with -c release)."),
-            ("help", "Show help for a subcommand."),
+            ("help", "Show help for a subcommand ('help --markdown': the whole command reference as Markdown)."),
         ]
     )
     static var subcommands: [any CLICommand.Type] { [DemoCommand.self, SendCommand.self, ChatCommand.self, SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self, AuthCommand.self, RecoveryCommand.self, ThreadsCommand.self, DatabaseCommand.self, BenchCommand.self] }
@@ -28,6 +28,10 @@ enum RootCommand: CLICommand {
         switch arguments.first {
         case "--version":
             Console.line("codexctl \(CodexKitVersion.current)")
+            return Console.Status.success
+        case "help" where arguments.dropFirst().first == "--markdown":
+            // The command reference of Docs/CLI.md, generated from the same tables as the help pages.
+            Console.out(reference())
             return Console.Status.success
         case "help":
             let path = arguments.dropFirst()

@@ -16,7 +16,7 @@ struct QuickStartDraft: AgentStructuredOutput {
     )
 }
 
-/// The README quick start and the spec's examples, as written (the endpoint points at the loopback server).
+/// The README examples and the spec's examples, as written (the endpoint points at the loopback server).
 @Suite struct DocumentationExampleTests {
     @Test func theReadmeQuickStartRunsAsWritten() async throws {
         var first = ResponsesScript()
@@ -52,6 +52,54 @@ struct QuickStartDraft: AgentStructuredOutput {
         #expect(draft.subject == "A-1")
         #expect(draft.urgency == "high")
         #expect(try BackendHarness.body(server, 0)["model"]?.stringValue == "gpt-6-astra")
+    }
+
+    @Test func theReadmeSchemaTransportAndStorageExamplesRunAsWritten() async throws {
+        // From README.md: CodexSchema on its own.
+        let schema: JSONSchema = .object(properties: ["subject": .string(), "urgency": .string(enum: ["low", "high"])])
+        let validator = try JSONSchemaValidator(schema: schema)
+        let result = try validator.validate(jsonBytes: Array(#"{"subject":"A-1","urgency":"soon"}"#.utf8))
+        var printed: [String] = []
+        for error in result.errors { printed.append("\(error.instancePointer) \(error.keyword)") }
+        #expect(printed == ["/urgency enum"])
+
+        // From README.md: one request through CodexTransport (the endpoint points at the loopback server).
+        var script = ResponsesScript()
+        script.created("resp_1")
+        script.delta("msg_1", "Hi.")
+        script.messageDone("msg_1", "Hi.", index: 0)
+        script.completed("resp_1")
+        let server = try LoopbackHTTPServer(replies: [.sse(script.events)])
+        defer { server.shutdown() }
+        let client = ResponsesClient(
+            configuration: .init(endpoint: try ResponsesEndpoint(baseURL: server.baseURL, profile: .publicAPI)), httpClient: DefaultHTTPClient(),
+            authProvider: APIKeyAuthProvider(apiKey: "sk-test")
+        )
+        let request = ResponsesRequest(model: "gpt-6-astra", instructions: "Be brief.", input: [.user("Hello")])
+        var streamed = ""
+        for try await event in client.stream(request) {
+            if case .outputTextDelta(_, _, _, let delta) = event.kind { streamed += delta }
+        }
+        #expect(streamed == "Hi.")
+        #expect(try BackendHarness.body(server, 0)["instructions"]?.stringValue == "Be brief.")
+
+        // From README.md: reading a thread back read-only (a store written first, as by an earlier run).
+        let directory = try temporaryDirectory("readme-store")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("state.sqlite").path
+        do {
+            let writer = try SQLiteRuntimeStateStore(path: path)
+            let thread = AgentThread(title: "Support")
+            try await writer.upsertThread(thread)
+            try await writer.appendHistory(RuntimeStateStoreConformance.sampleHistory(thread: thread.id, turn: AgentTurnID()), to: thread.id)
+        }
+        let store = try SQLiteRuntimeStateStore(readingAt: path)   // read-only: creates and migrates nothing
+        var lines: [String] = []
+        for thread in try await store.threads() {
+            let page = try await store.history(of: thread.id, query: AgentHistoryQuery(limit: 50))
+            lines.append("\(thread.title ?? "untitled") \(page.items.count)")
+        }
+        #expect(lines == ["Support 6"])
     }
 
     @Test func theSpecsConfigurationAndImageExamplesCompileAndRun() async throws {
