@@ -172,6 +172,9 @@ import Testing
             ],
             "recovery status": [
                 Case(arguments: ["recovery", "status", ids[0]] + store, status: 0, stdout: "ready", stderr: ""),
+                // Suggested actions are named as the commands that perform them.
+                Case(arguments: ["recovery", "status", completed] + store, status: 0,
+                     stdout: "suggested     codexctl recovery receipt \(completed); codexctl recovery ack \(completed)", stderr: ""),
                 Case(arguments: ["recovery", "status", missing] + store, status: 1, stdout: "", stderr: "Error: "),
             ],
             "recovery receipt": [

@@ -47,7 +47,7 @@ enum RecoveryBenchCommand: CLICommand {
             report.print(json: parsed.has("--json"))
             return Console.Status.success
         } catch {
-            Console.error("Error: \(error)\n")
+            CLIFailure(error).report(json: parsed.has("--json"))
             return Console.Status.failure
         }
     }

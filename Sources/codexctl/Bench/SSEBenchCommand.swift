@@ -41,7 +41,7 @@ enum SSEBenchCommand: CLICommand {
             report.print(json: parsed.has("--json"))
             return Console.Status.success
         } catch {
-            Console.error("Error: \(error)\n")
+            CLIFailure(error).report(json: parsed.has("--json"))
             return Console.Status.failure
         }
     }
@@ -256,7 +256,7 @@ enum SSEClientBenchCommand: CLICommand {
             Console.line("\(times[times.count / 2]) \(peak) \(before) \(peakAnonymous) \(anonymousBefore)")
             return Console.Status.success
         } catch {
-            Console.error("Error: \(error)\n")
+            CLIFailure(error).report(json: parsed.has("--json"))
             return Console.Status.failure
         }
     }

@@ -48,7 +48,7 @@ enum TransportBenchClientCommand: CLICommand {
             Console.line(String(decoding: data, as: UTF8.self))
             return Console.Status.success
         } catch {
-            Console.error("Error: \(error)\n")
+            CLIFailure(error).report(json: false)
             return Console.Status.failure
         }
     }

@@ -45,7 +45,7 @@ enum TransportBenchCommand: CLICommand {
             report.print(json: parsed.has("--json"))
             return Console.Status.success
         } catch {
-            Console.error("Error: \(error)\n")
+            CLIFailure(error).report(json: parsed.has("--json"))
             return Console.Status.failure
         }
     }

@@ -49,11 +49,8 @@ enum AuthStatusCommand: CLICommand {
         let source: CLIAuth.Source?
         do {
             source = try CLIAuth.source(store: CLIAuth.storeDirectory(parsed.options["--secrets"]), codexHome: parsed.options["--codex-home"])
-        } catch let error as AgentRuntimeError {
-            Console.error("Error: \(error)\n")
-            return Console.Status.failure
         } catch {
-            Console.error("Error: \(error)\n")
+            CLIFailure(error).report(json: parsed.has("--json"))
             return Console.Status.failure
         }
         var status: JSONObject = ["signed_in": .bool(source != nil)]

@@ -98,6 +98,21 @@ enum RecoveryCommand: CLICommand {
         return AgentStructuredRecoveryHandle(operationID: id)
     }
 
+    /// A suggested action named as what performs it: a `codexctl` command where there is one, else the
+    /// host API call.
+    static func command(for action: AgentStructuredRecoveryStatus.SuggestedAction, operation: UUID) -> String {
+        let id = operation.uuidString.lowercased()
+        switch action {
+        case .acknowledge: return "codexctl recovery ack \(id)"
+        case .abandon: return "codexctl recovery abandon \(id)"
+        case .readReceipt: return "codexctl recovery receipt \(id)"
+        case .signIn: return "codexctl auth login"
+        case .execute, .resume: return "\(action.rawValue) (the host's sendRecovering)"
+        case .manualRetry: return "manualRetry (the host's retryStructuredRecovery)"
+        case .wait: return "wait"
+        }
+    }
+
     static func printJSON(_ value: JSONValue) {
         Console.line(value.canonicalString())
     }
@@ -174,7 +189,7 @@ enum RecoveryStatusCommand: CLICommand {
             Console.line("completion    \(status.hasSavedCompletion ? "saved" : "none")")
             if !status.blockers.isEmpty { Console.line("blockers      \(status.blockers.map(\.rawValue).joined(separator: ", "))") }
             if let failure = status.lastFailure { Console.line("last failure  \(failure.code)") }
-            Console.line("suggested     \(status.suggestedActions.map(\.rawValue).joined(separator: ", "))")
+            Console.line("suggested     \(status.suggestedActions.map { RecoveryCommand.command(for: $0, operation: status.operationID) }.joined(separator: "; "))")
         }
     }
 }
