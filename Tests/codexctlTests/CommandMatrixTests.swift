@@ -80,6 +80,10 @@ import Testing
         try Data(#"{"type":"string","format":"hostname","patternProperties":{"a":{}},"unevaluatedItems":false}"#.utf8)
             .write(to: scratch.appendingPathComponent("unsupported.json"))
         try Data(#"{"a":"#.utf8).write(to: scratch.appendingPathComponent("broken.json"))
+        try Data("1".utf8).write(to: scratch.appendingPathComponent("one.json"))
+        let levels = (1...40).map { ##""d\##($0)":{"anyOf":[{"$ref":"#/$defs/d\##($0 - 1)"},{"$ref":"#/$defs/d\##($0 - 1)"}]}"## }
+        try Data(##"{"$defs":{"d0":{"type":"string"},\##(levels.joined(separator: ","))},"$ref":"#/$defs/d40"}"##.utf8)
+            .write(to: scratch.appendingPathComponent("exponential.json"))
         try Data(repeating: 0x41, count: 16).write(to: scratch.appendingPathComponent("not-a-directory"))
         let server = try LoopbackHTTPServer { request in
             let body = String(decoding: request.body, as: UTF8.self)
@@ -111,6 +115,9 @@ import Testing
             "schema validate": [
                 Case(arguments: ["schema", "validate", path("valid.json"), "--schema", path("schema.json")], status: 0, stdout: "valid\n", stderr: ""),
                 Case(arguments: ["schema", "validate", path("invalid.json"), "--schema", path("schema.json")], status: 1, stdout: "invalid: 1 error", stderr: ""),
+                // Each level refers twice to the one below: the work doubles per level, and the validator gives up.
+                Case(arguments: ["schema", "validate", path("one.json"), "--schema", path("exponential.json"), "--max-work", "1000", "--json"], status: 3,
+                     stdout: #"{"error":{"code":"schema_work_limit_exceeded","message":"validation needed more than 1000 subschema evaluations; "#, stderr: ""),
                 Case(arguments: ["schema", "validate", path("broken.json"), "--schema", path("schema.json"), "--json"], status: 2,
                      stdout: #"{"error":{"code":"json_unexpected_end""#, stderr: ""),
             ],

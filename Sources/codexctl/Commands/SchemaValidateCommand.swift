@@ -11,6 +11,7 @@ enum SchemaValidateCommand: CLICommand {
             .value("--schema", "schema", "The schema file.", required: true),
             .flag("--partial", "Validate as a streamed snapshot: skip required and minimum-size checks."),
             .value("--max-bytes", "n", "The largest instance read (default 268435456); more is refused at the limit."),
+            .value("--max-work", "n", "The most subschema evaluations before the validator gives up (default 10000000; exit 3)."),
             .flag("--json", "Print one JSON object instead of text."),
         ]
     )
@@ -22,6 +23,7 @@ enum SchemaValidateCommand: CLICommand {
                 throw UsageError(parsed.positionals.isEmpty ? "Missing expected argument '<instance>'" : "Too many arguments")
             }
             if let text = parsed.options["--max-bytes"], (Int(text) ?? 0) <= 0 { throw UsageError("--max-bytes needs a positive number of bytes") }
+            if let text = parsed.options["--max-work"], (Int(text) ?? 0) <= 0 { throw UsageError("--max-work needs a positive number") }
         }), let schemaPath = parsed.options["--schema"] else { return Console.Status.usage }
         let limit = parsed.options["--max-bytes"].flatMap { Int($0) } ?? SchemaCommand.maximumInputBytes
         let json = parsed.has("--json")
@@ -32,7 +34,9 @@ enum SchemaValidateCommand: CLICommand {
         }
         let validator: JSONSchemaValidator
         do {
-            validator = try JSONSchemaValidator(schema: schema)
+            var limits = JSONSchemaLimits()
+            if let work = parsed.options["--max-work"].flatMap({ Int($0) }) { limits.maximumValidationWork = work }
+            validator = try JSONSchemaValidator(schema: schema, limits: limits)
         } catch {
             if json {
                 Console.line(JSONValue.object(["valid": false, "schema_error": SchemaCommand.errorJSON(error)]).canonicalString())
@@ -56,7 +60,7 @@ enum SchemaValidateCommand: CLICommand {
             return SchemaCommand.LoadFailure(code: error.code.rawValue, message: "Instance '\(parsed.positionals[0])' is not valid JSON: \(error)").report(json: json)
         } catch where error.code == .schemaWorkLimitExceeded {
             // Neither valid nor invalid: the validator stopped at its work bound.
-            CLIFailure(code: error.code.rawValue, message: "the validator gave up at its work limit; the instance was neither accepted nor refused").report(json: json)
+            CLIFailure(code: error.code.rawValue, message: "\(error.message); the instance was neither accepted nor refused").report(json: json)
             return Console.Status.gaveUp
         } catch {
             CLIFailure(error).report(json: json)
