@@ -331,6 +331,7 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
         case .toolResult: "tool_result"
         case .reasoning: "reasoning"
         case .systemEvent: "system_event"
+        case .contextCompaction: "compaction"
         }
     }
 }

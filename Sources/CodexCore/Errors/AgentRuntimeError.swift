@@ -99,6 +99,9 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         public static let responsesEventMalformed: Code = "responses_event_malformed"
         /// The input exceeds the model's context window.
         public static let contextLengthExceeded: Code = "context_length_exceeded"
+        /// A thread's context could not be compacted (nothing to compact, no way to compact, or an
+        /// unusable summary); nothing was stored.
+        public static let compactionUnavailable: Code = "compaction_unavailable"
         /// The provider is overloaded and asked the client to slow down.
         public static let providerOverloaded: Code = "provider_overloaded"
         /// A response body exceeded its size limit.

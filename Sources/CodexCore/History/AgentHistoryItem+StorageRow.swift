@@ -41,6 +41,8 @@ extension AgentHistoryItem {
         case .systemEvent(let event):
             row = ["k": "system_event", "type": .string(event.type.rawValue), "turn": .string(event.turnID.rawValue), "at": Self.date(event.occurredAt)]
             if let code = event.errorCode { row["error"] = .string(code) }
+        case .contextCompaction(let compaction):
+            row = ["k": "compaction", "record": Self.codable(compaction)]
         }
         return JSONValue.object(row).canonicalBytes()
     }
@@ -103,6 +105,9 @@ extension AgentHistoryItem {
                 type: AgentSystemEventType(rawValue: try fields.string("type")), turnID: AgentTurnID(rawValue: try fields.string("turn")),
                 occurredAt: try fields.date("at"), errorCode: fields.optionalString("error")
             ))
+        case "compaction":
+            guard let record = row["record"] else { throw Self.undecodable("has an invalid compaction record") }
+            self = .contextCompaction(try Self.decode(AgentContextCompaction.self, record))
         default:
             throw Self.undecodable("has an unknown kind")
         }

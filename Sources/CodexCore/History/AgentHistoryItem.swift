@@ -13,6 +13,9 @@ public enum AgentHistoryItem: Sendable, Hashable, Codable {
     case reasoning(AgentReasoningItem)
     /// A turn lifecycle event.
     case systemEvent(AgentSystemEvent)
+    /// A context compaction record: later requests replay its replacement instead of the items before
+    /// it (they stay in the history).
+    case contextCompaction(AgentContextCompaction)
 }
 
 /// A provider reasoning item kept for replay.
@@ -46,6 +49,8 @@ public struct AgentSystemEventType: OpenVocabulary {
     public static let turnFailed = AgentSystemEventType(rawValue: "turn_failed")
     /// A turn was interrupted.
     public static let turnInterrupted = AgentSystemEventType(rawValue: "turn_interrupted")
+    /// The thread's context was compacted (a visible marker; the record is a separate history item).
+    public static let contextCompacted = AgentSystemEventType(rawValue: "context_compacted")
 
 }
 

@@ -33,7 +33,7 @@ public enum AgentHistoryReplay {
                 // Skip system events and further reasoning items: a chain of reasoning must end in output.
                 let next = items[(position + 1)...].first { item in
                     switch item {
-                    case .systemEvent, .reasoning: false
+                    case .systemEvent, .reasoning, .contextCompaction: false
                     default: true
                     }
                 }
@@ -48,6 +48,9 @@ public enum AgentHistoryReplay {
                 }
             case .systemEvent:
                 break
+            case .contextCompaction:
+                // A compaction is recorded between turns: it never splits a call from its result.
+                if let first = open.values.min() { throw invalid(first, "a tool call has no result before a compaction") }
             }
         }
         if let first = open.values.min() { throw invalid(first, "a tool call has no result") }

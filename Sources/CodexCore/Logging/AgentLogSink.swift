@@ -56,6 +56,8 @@ public struct AgentLogCategory: OpenVocabulary {
     public static let structuredOutput = AgentLogCategory(rawValue: "structured_output")
     /// Structured request recovery.
     public static let recovery = AgentLogCategory(rawValue: "recovery")
+    /// Context compaction.
+    public static let compaction = AgentLogCategory(rawValue: "compaction")
 }
 
 /// One log or telemetry event. A struct, so fields can be added without breaking sinks.

@@ -1,4 +1,5 @@
 public import CodexCore
+public import CodexSchema
 public import CodexTransport
 import Synchronization
 
@@ -27,6 +28,34 @@ public protocol AgentBackendAuthenticating: AgentBackend {
     /// - Throws: ``CodexCore/AgentRuntimeError`` `invalid_configuration` when the backend already took
     ///   another runtime's provider (one backend cannot serve two accounts' runtimes).
     func adoptAuthProvider(_ provider: any AuthProvider) throws
+}
+
+/// A backend that can compact a thread's context on the provider's side (``CodexResponsesBackend``
+/// does: `POST {base}/responses/compact`). The runtime uses it for the remote compaction strategies.
+public protocol AgentBackendContextCompacting: AgentBackend {
+    /// The provider's replacement for `request.history` (items replayed as they are in later requests).
+    /// - Throws: The request's typed error; nothing is stored by the backend.
+    func compactContext(_ request: AgentBackendCompactionRequest) async throws -> [JSONValue]
+}
+
+/// What a backend compacts: the history a thread's next request would replay, and who sends it.
+public struct AgentBackendCompactionRequest: Sendable {
+    /// The thread.
+    public var threadID: AgentThreadID
+    /// The model the thread's turns use.
+    public var model: CodexModel
+    /// The instructions the thread's turns send.
+    public var instructions: String
+    /// The history to compact (from the latest earlier compaction record on).
+    public var history: [AgentHistoryItem]
+
+    /// Creates a request.
+    public init(threadID: AgentThreadID, model: CodexModel, instructions: String, history: [AgentHistoryItem]) {
+        self.threadID = threadID
+        self.model = model
+        self.instructions = instructions
+        self.history = history
+    }
 }
 
 /// An auth provider filled in later: the runtime's, adopted by a backend created without one. Until

@@ -51,6 +51,7 @@ public final class CodexResponsesBackend: AgentBackend, AgentBackendModelDiscove
     public var defaultModel: CodexModel? { configuration.model }
     private let client: ResponsesClient
     private let catalog: ModelCatalogClient
+    let compactionClient: ResponsesCompactionClient
     private let authProvider: any AuthProvider
     /// Set when the backend was created without a provider: it then uses the runtime's.
     private let adopted: AdoptedAuthProvider?
@@ -88,6 +89,7 @@ public final class CodexResponsesBackend: AgentBackend, AgentBackendModelDiscove
             wallClock: wallClock
         )
         self.catalog = catalog
+        compactionClient = ResponsesCompactionClient(endpoint: configuration.endpoint, httpClient: httpClient, authProvider: provider, wallClock: wallClock)
         var clientConfiguration = configuration.clientConfiguration
         clientConfiguration.modelsETagObserver = { etag, binding in catalog.noteModelsETag(etag, binding: binding) }
         client = ResponsesClient(

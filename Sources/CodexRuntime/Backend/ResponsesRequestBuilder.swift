@@ -49,7 +49,7 @@ enum ResponsesRequestBuilder {
 
     /// The input items of the first pass, in order.
     static func input(for turn: AgentBackendTurnRequest) -> [ResponsesInputItem] {
-        var items = turn.history.compactMap(item(for:))
+        var items = replayed(turn.history)
         items.append(contentsOf: turn.request.developerMessages.map(ResponsesInputItem.developer))
         if !turn.request.text.isEmpty || !turn.request.images.isEmpty {
             items.append(.user(turn.request.text, images: turn.request.images))
@@ -60,9 +60,26 @@ enum ResponsesRequestBuilder {
         return items
     }
 
-    /// One history entry as an input item; `nil` for entries that are not sent (system events, empty
-    /// messages, roles the Responses API does not take).
-    static func item(for entry: AgentHistoryItem) -> ResponsesInputItem? {
+    /// The input items of a history: from its latest compaction record on (a compaction's replacement
+    /// stands for everything before it).
+    static func replayed(_ history: [AgentHistoryItem]) -> [ResponsesInputItem] {
+        AgentContextEstimator.replayedItems(history).flatMap(items(for:))
+    }
+
+    /// One history entry as input items: none for entries that are not sent (system events, empty
+    /// messages, roles the Responses API does not take); a compaction's replacement in full.
+    static func items(for entry: AgentHistoryItem) -> [ResponsesInputItem] {
+        if case .contextCompaction(let compaction) = entry {
+            if let summary = compaction.summary {
+                return [.message(role: .developer, content: [.inputText(AgentContextCompaction.summaryMessage(summary))])]
+            }
+            return compaction.providerItems.map(ResponsesInputItem.raw)
+        }
+        return item(for: entry).map { [$0] } ?? []
+    }
+
+    /// One history entry (not a compaction) as an input item, or `nil` when it is not sent.
+    private static func item(for entry: AgentHistoryItem) -> ResponsesInputItem? {
         switch entry {
         case .message(let message):
             return item(for: message)
@@ -74,7 +91,7 @@ enum ResponsesRequestBuilder {
             // With `store: false` a reasoning item is only resolvable through its encrypted content.
             guard let encrypted = reasoning.encryptedContent, !encrypted.isEmpty else { return nil }
             return .reasoning(summary: reasoning.summary, encryptedContent: encrypted)
-        case .systemEvent:
+        case .systemEvent, .contextCompaction:
             return nil
         }
     }

@@ -33,7 +33,7 @@ extension AgentRuntime {
             try activeTurns.reserve(threadID, for: turn.id)
             do {
                 try await closeAbandonedTurn(of: threadID, at: now)
-                history = try await loadHistory(of: threadID)
+                history = try await compactBeforeTurn(thread, history: try await loadHistory(of: threadID), request: request, model: model.model)
                 try Task.checkCancellation()
             } catch {
                 activeTurns.release(threadID, turnID: turn.id)

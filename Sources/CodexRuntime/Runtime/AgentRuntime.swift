@@ -70,6 +70,9 @@ public final class AgentRuntime: Sendable {
         /// default 3 attempts. The built-in backend's transport retries its own failures, so they are
         /// not retried again here.
         public var readinessRetryPolicy: RetryPolicy
+        /// When and how threads' context is compacted (``AgentContextCompactionConfiguration``; disabled
+        /// by default).
+        public var contextCompaction: AgentContextCompactionConfiguration
 
         /// Creates a configuration; ``AgentRuntime/init(configuration:)`` validates it.
         public init(
@@ -80,7 +83,8 @@ public final class AgentRuntime: Sendable {
             clock: any Clock<Duration> = ContinuousClock(), model: CodexModel? = nil, persona: AgentPersonaStack? = nil,
             tools: [AgentTool] = [], skills: [AgentSkill] = [], maximumParallelToolCalls: Int = 4,
             toolImageHTTPClient: (any HTTPClient)? = nil, readinessRetryPolicy: RetryPolicy = .default,
-            modelSelector: (any CodexModelSelecting)? = nil, backgroundActivity: AgentBackgroundActivity? = nil
+            modelSelector: (any CodexModelSelecting)? = nil, backgroundActivity: AgentBackgroundActivity? = nil,
+            contextCompaction: AgentContextCompactionConfiguration = .init()
         ) {
             self.authProvider = authProvider
             self.secureStore = secureStore
@@ -101,6 +105,7 @@ public final class AgentRuntime: Sendable {
             self.readinessRetryPolicy = readinessRetryPolicy
             self.modelSelector = modelSelector
             self.backgroundActivity = backgroundActivity
+            self.contextCompaction = contextCompaction
         }
     }
 

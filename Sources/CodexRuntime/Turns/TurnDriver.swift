@@ -39,8 +39,10 @@ struct TurnDriver: Sendable {
     func drive() async throws -> TurnSuccess {
         let backend = runtime.configuration.backend
         var attempt = 1
+        var backendRequest = plan.backendRequest
+        var compactedAfterLimit = false
         while true {
-            let turnStream = try await backend.startTurn(plan.backendRequest)
+            let turnStream = try await backend.startTurn(backendRequest)
             // Backends that opted into explicit interruption are told once: at cancellation (releasing
             // their waits at once) or when the turn (or this attempt) fails, whichever comes first.
             let interruption = OnceAction(turnStream.interrupt)
@@ -61,6 +63,13 @@ struct TurnDriver: Sendable {
                 }
             } catch let failure as ReadinessFailure {
                 await interruption.run()
+                // Too long for the model, before any output: compact once and send the request again once.
+                if !compactedAfterLimit,
+                   let compacted = try await runtime.compactAfterContextLimit(plan, failure: failure.error, history: backendRequest.history) {
+                    compactedAfterLimit = true
+                    backendRequest.history = compacted
+                    continue
+                }
                 try await readinessRetry(after: failure.error, attempt: attempt)
                 attempt += 1
             } catch {

@@ -84,6 +84,14 @@ enum ThreadExport {
             ]
             if let code = event.errorCode { object["error_code"] = .string(code) }
             return .object(object)
+        case .contextCompaction(let compaction):
+            return [
+                "type": "compaction", "id": .string(compaction.id), "strategy": .string(compaction.strategy.rawValue),
+                "created_at": .string(date(compaction.createdAt)), "replaced_items": .number(JSONNumber(compaction.replacedItemCount)),
+                "estimated_tokens_before": .number(JSONNumber(compaction.estimatedTokensBefore)),
+                "estimated_tokens_after": .number(JSONNumber(compaction.estimatedTokensAfter)),
+                "summary": compaction.summary.map(JSONValue.string) ?? .null, "provider_items": .number(JSONNumber(compaction.providerItems.count)),
+            ]
         }
     }
 
@@ -106,6 +114,8 @@ enum ThreadExport {
             return reasoning.summary.isEmpty ? nil : "\n> _thinking:_ \(escape(reasoning.summary.joined(separator: " ")))\n"
         case .systemEvent(let event):
             return event.type == .turnInterrupted || event.type == .turnFailed ? "\n> _\(event.type.rawValue)_\n" : nil
+        case .contextCompaction(let compaction):
+            return "\n> _context compacted (\(compaction.strategy.rawValue)): \(compaction.replacedItemCount) earlier items replaced in later requests_\n"
         }
     }
 

@@ -54,6 +54,7 @@ func describe(_ items: [AgentHistoryItem]) -> [String] {
         case .toolResult(let result): return "result \(result.toolName)#\(result.invocationID.rawValue) \(result.status.rawValue)"
         case .reasoning(let reasoning): return "reasoning \(reasoning.itemID)"
         case .systemEvent(let event): return "event \(event.type.rawValue)\(event.errorCode.map { " \($0)" } ?? "")"
+        case .contextCompaction(let compaction): return "compaction \(compaction.strategy.rawValue) \(compaction.replacedItemCount)"
         }
     }
 }
