@@ -84,6 +84,37 @@ import Testing
         #expect(missing.stderr.contains("thread_not_found"))
     }
 
+    @Test func showMarksCompactionPointsAndExportKeepsTheRecord() async throws {
+        let directory = try temporaryDirectory("codexctl-compaction")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("state.sqlite").path
+        let thread = AgentThread(title: "Long")
+        let created = Date(timeIntervalSince1970: 1_800_000_000)
+        do {
+            let store = try SQLiteRuntimeStateStore(path: path)
+            try await store.upsertThread(thread)
+            try await store.appendHistory(RuntimeStateStoreConformance.sampleHistory(thread: thread.id, turn: AgentTurnID()), to: thread.id)
+            let record = AgentContextCompaction(
+                id: "c1", createdAt: created, strategy: .remote, replacedItemCount: 6, coversItemsBefore: 6,
+                providerItems: [["type": "compaction", "encrypted_content": "enc"]], estimatedTokensBefore: 40, estimatedTokensAfter: 1
+            )
+            try await store.appendHistory([.contextCompaction(record)], to: thread.id)
+        }
+        let show = try await CommandRunner.codexctl(["threads", "show", thread.id.rawValue, "--db", path])
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect(show.stdout.hasSuffix("history  7 items\ncompacted at item 6 (remote, 2027-01-15T08:00:00Z): 6 items replaced, about 40 → 1 tokens\n"), "\(show.stdout)")
+        let json = try JSONValue(parsing: Array(try await CommandRunner.codexctl(["threads", "show", thread.id.rawValue, "--db", path, "--json"]).stdout.utf8))
+        #expect(json["history_items"] == 7)
+        #expect(json["compactions"] == [[
+            "id": "c1", "strategy": "remote", "created_at": "2027-01-15T08:00:00Z", "replaced_items": 6, "estimated_tokens_before": 40,
+            "estimated_tokens_after": 1, "summary": .null, "provider_items": 1, "position": 6,
+        ]])
+        let export = try await CommandRunner.codexctl(["threads", "export", thread.id.rawValue, "--db", path])
+        #expect(export.stdout.split(separator: "\n").last.map(String.init).map { $0.contains(#""type":"compaction""#) } == true)
+        let check = try await CommandRunner.codexctl(["db", "check", "--db", path])
+        #expect(check.status == 0, "the deep check accepts a compaction row: \(check.stdout)")
+    }
+
     @Test func usageAndCorruptFiles() async throws {
         #expect(try await CommandRunner.codexctl(["threads", "list"]).status == 64)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-bad-\(UUID().uuidString).sqlite").path

@@ -99,15 +99,37 @@ enum ThreadsCommand: CLICommand {
         static let name = "show"
         static let help = CommandHelp(
             command: "threads show",
-            overview: "Show one thread and its latest turn.", arguments: [StorageCommandSupport.threadArgument],
+            overview: "Show one thread, its latest turn, its history size and its compaction points (where later requests stopped replaying the items before).",
+            arguments: [StorageCommandSupport.threadArgument],
             options: [StorageCommandSupport.dbOption, .flag("--json", "Print one JSON object.")]
         )
         static func run(_ arguments: [String]) async -> Int32 {
             return await StorageCommandSupport.execute(Self.self, arguments, positionals: 1) { parsed in
                 let (store, thread) = try await StorageCommandSupport.existingThread(parsed)
                 let turn = try await store.latestTurn(of: thread.id)
+                // Compaction points: where later requests stopped replaying the history before them.
+                var compactions: [(position: Int, record: AgentContextCompaction)] = []
+                var position = 0
+                var cursor: String?
+                repeat {
+                    let page = try await store.history(of: thread.id, query: AgentHistoryQuery(limit: 1024, cursor: cursor))
+                    for item in page.items {
+                        if case .contextCompaction(let record) = item { compactions.append((position, record)) }
+                        position += 1
+                    }
+                    cursor = page.nextCursor
+                } while cursor != nil
                 if parsed.has("--json") {
-                    Console.line(JSONValue.object(["thread": ThreadExport.thread(thread), "latest_turn": turn.map(ThreadExport.turn) ?? .null]).compactString())
+                    let points: [JSONValue] = compactions.map { point in
+                        guard case .object(var object) = ThreadExport.jsonLine(.contextCompaction(point.record)) else { return .null }
+                        object["type"] = nil
+                        object["position"] = .number(JSONNumber(point.position))
+                        return .object(object)
+                    }
+                    Console.line(JSONValue.object([
+                        "thread": ThreadExport.thread(thread), "latest_turn": turn.map(ThreadExport.turn) ?? .null,
+                        "history_items": .number(JSONNumber(position)), "compactions": .array(points),
+                    ]).compactString())
                     return
                 }
                 Console.line("thread   \(Console.display(thread.id.rawValue))")
@@ -115,6 +137,14 @@ enum ThreadsCommand: CLICommand {
                 Console.line("status   \(Console.display(thread.status.rawValue))")
                 Console.line("updated  \(ISO8601DateFormatter().string(from: thread.updatedAt))")
                 if let turn { Console.line("turn     \(Console.display(turn.id.rawValue)) \(Console.display(turn.status.rawValue))") }
+                Console.line("history  \(position) item\(position == 1 ? "" : "s")")
+                for point in compactions {
+                    let record = point.record
+                    Console.line(
+                        "compacted at item \(point.position) (\(record.strategy.rawValue), \(ISO8601DateFormatter().string(from: record.createdAt))): "
+                            + "\(record.replacedItemCount) items replaced, about \(record.estimatedTokensBefore) → \(record.estimatedTokensAfter) tokens"
+                    )
+                }
             }
         }
     }

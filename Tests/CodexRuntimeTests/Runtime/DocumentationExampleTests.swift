@@ -102,6 +102,35 @@ struct QuickStartDraft: AgentStructuredOutput {
         #expect(lines == ["Support 6"])
     }
 
+    @Test func theCompactionPageExampleRunsAsWritten() async throws {
+        let compacted = ScriptedReply.json(#"{"output":[{"type":"compaction","encrypted_content":"enc"}]}"#)
+        let server = try LoopbackHTTPServer { request in
+            request.path.hasSuffix("/compact") ? compacted : ResponsesScript.completedReply("r1", "Shipped.")
+        }
+        defer { server.shutdown() }
+        let auth = APIKeyAuthProvider(apiKey: "sk-test")
+        let store = InMemoryRuntimeStateStore()
+        var backendConfiguration = CodexResponsesBackendConfiguration(model: .gpt6Astra)
+        backendConfiguration.endpoint = try ResponsesEndpoint(baseURL: server.baseURL, profile: .publicAPI)
+        let setup = try AgentRuntime(configuration: .init(backend: CodexResponsesBackend(configuration: backendConfiguration, authProvider: auth), stateStore: store))
+        let thread = try await setup.createThread(title: "Long")
+        for try await _ in try await setup.stream(Request(text: "Where is order A-1?"), in: thread.id) {}
+
+        // From Docs/Compaction.md (the backend's endpoint is the loopback server's).
+        let runtime = try AgentRuntime(configuration: .init(
+            backend: CodexResponsesBackend(configuration: backendConfiguration, authProvider: auth),
+            stateStore: store,
+            contextCompaction: AgentContextCompactionConfiguration(isEnabled: true)   // automatic, hidden, remote then local
+        ))
+        let usage = try await runtime.fetchThreadContextUsage(id: thread.id)
+        print(usage.estimatedTokens, usage.contextWindow ?? 0, usage.compactionThreshold ?? 0)
+        let record = try await runtime.compactThreadContext(id: thread.id)           // now, whatever the mode
+        print(record.strategy, record.replacedItemCount, record.estimatedTokensBefore, record.estimatedTokensAfter)
+
+        #expect(usage.compactionThreshold == 16_000 && usage.contextWindow == 272_000)
+        #expect(record.strategy == .remote && record.providerItems == [["type": "compaction", "encrypted_content": "enc"]])
+    }
+
     @Test func theSpecsConfigurationAndImageExamplesCompileAndRun() async throws {
         let backend = FixtureAgentBackend(turns: [.reply("A photo of a fox.")])
         let stateStore = InMemoryRuntimeStateStore()
