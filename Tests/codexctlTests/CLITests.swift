@@ -21,7 +21,7 @@ import Testing
         let viaFlag = try await CommandRunner.codexctl(["schema", "validate", "--help"])
         #expect(viaHelp.status == 0)
         #expect(viaHelp.stdout == viaFlag.stdout)
-        #expect(viaHelp.stdout.contains("USAGE: codexctl schema validate <instance> --schema <schema> [--partial] [--max-bytes <n>] [--json]"))
+        #expect(viaHelp.stdout.contains("USAGE: codexctl schema validate <instance> --schema <schema> [--partial] [--max-bytes <n>] [--max-work <n>] [--json]"))
         #expect(viaHelp.stdout.contains("ARGUMENTS:\n  <instance>"))
     }
 
@@ -36,6 +36,9 @@ import Testing
         let badOption = try await CommandRunner.codexctl(["schema", "check", "--bogus", "x"])
         #expect(badOption.status == 64)
         #expect(badOption.stderr.hasPrefix("Error: Unknown option '--bogus'\n"))
+        let afterDashes = try await CommandRunner.codexctl(["schema", "check", "--", "--help"])
+        #expect(afterDashes.status == 2, "after --, --help is the file name")
+        #expect(afterDashes.stderr.hasPrefix("Error: Cannot read schema '--help'"))
         let valuedFlag = try await CommandRunner.codexctl(["schema", "check", "--json=1", "x"])
         #expect(valuedFlag.status == 64)
         #expect(valuedFlag.stderr.hasPrefix("Error: '--json' takes no value\n"))

@@ -163,6 +163,9 @@ import Testing
             "threads delete": [
                 Case(arguments: ["threads", "delete", otherThread, "--db", database], status: 0, stdout: "deleted\n", stderr: ""),
                 Case(arguments: ["threads", "delete", otherThread, "--db", database], status: 1, stdout: "", stderr: "Error: thread_not_found: "),
+                // A mistyped path is an error and creates nothing (checked after the table).
+                Case(arguments: ["threads", "delete", otherThread, "--db", path("typo.sqlite")], status: 1, stdout: "",
+                     stderr: "Error: sqlite_not_found: cannot open \(path("typo.sqlite")): no such file"),
             ],
             "db check": [
                 Case(arguments: ["db", "check", "--db", database], status: 0, stdout: "integrity  ok\n", stderr: ""),
@@ -210,7 +213,8 @@ import Testing
             ],
             "recovery cleanup": [
                 Case(arguments: ["recovery", "cleanup", "--before", "2099-01-01T00:00:00Z"] + store, status: 0, stdout: "removed", stderr: ""),
-                Case(arguments: ["recovery", "cleanup", "--before", "yesterday"] + store, status: 64, stdout: "", stderr: "Error: "),
+                Case(arguments: ["recovery", "cleanup", "--before", "yesterday", "--store", path("untouched"), "--binding", binding], status: 64, stdout: "",
+                     stderr: "Error: --before needs an ISO-8601 date"),
             ],
             "bench sse-client": [
                 Case(arguments: ["bench", "sse-client", "--url", "http://127.0.0.1:9/", "--runs", "1", "--passes", "1"], status: 1, stdout: "", stderr: "Error: "),
@@ -230,6 +234,8 @@ import Testing
                 #expect(run.stderr.isEmpty ? result.stderr.isEmpty : result.stderr.contains(run.stderr), "\(label) stderr: \(result.stderr)")
             }
         }
+        #expect(!FileManager.default.fileExists(atPath: path("typo.sqlite")) && !FileManager.default.fileExists(atPath: path("untouched")),
+                "a failed or refused command created nothing")
         // Every leaf command has cases here, except the benchmarks, whose runs are in CLITests,
         // RecoveryCommandTests and BenchCommandTests (the two client halves run inside 'bench sse' and
         // 'bench transport').

@@ -106,7 +106,7 @@ import Testing
         let json = try JSONValue(parsing: Array(try await CommandRunner.codexctl(["threads", "show", thread.id.rawValue, "--db", path, "--json"]).stdout.utf8))
         #expect(json["history_items"] == 7)
         #expect(json["compactions"] == [[
-            "id": "c1", "strategy": "remote", "created_at": "2027-01-15T08:00:00Z", "replaced_items": 6, "estimated_tokens_before": 40,
+            "id": "c1", "strategy": "remote", "created_at": "2027-01-15T08:00:00Z", "replaced_items": 6, "covers_items_before": 6, "estimated_tokens_before": 40,
             "estimated_tokens_after": 1, "summary": .null, "provider_items": 1, "position": 6,
         ]])
         let export = try await CommandRunner.codexctl(["threads", "export", thread.id.rawValue, "--db", path])

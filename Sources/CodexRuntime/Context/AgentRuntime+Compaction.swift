@@ -108,7 +108,8 @@ extension AgentRuntime {
                     estimatedTokensBefore: before.estimatedTokens, estimatedTokensAfter: 0
                 )
             } catch {
-                guard strategy == .remoteThenLocal, !Self.isAuthenticationFailure(error), !(error is CancellationError) else { throw error }
+                guard strategy == .remoteThenLocal, !Self.isAuthenticationFailure(error), !(error is CancellationError),
+                      !Self.isCertainToFailLocally(error) else { throw error }
                 log("runtime.compaction.remote_failed", thread.id, ["error_code": (error as? AgentRuntimeError)?.code.rawValue ?? "failed"])
                 record = try await localCompaction(request, replaced: replayed.count, covers: history.count, before: before.estimatedTokens, at: now)
             }
@@ -124,7 +125,10 @@ extension AgentRuntime {
             items.append(.systemEvent(AgentSystemEvent(type: .contextCompacted, turnID: AgentTurnID(rawValue: record.id), occurredAt: now)))
         }
         let stored = items
-        try await writer.wait(writer.enqueue { store in try await store.appendHistory(stored, to: thread.id) })
+        // Cancelled before the write: nothing is stored. Once enqueued, the record is written and reported
+        // whatever happens to the caller, so a stored compaction is never reported as failed.
+        try Task.checkCancellation()
+        try await writer.finish(writer.enqueue { store in try await store.appendHistory(stored, to: thread.id) })
         log("runtime.compaction.completed", thread.id, [
             "strategy": record.strategy.rawValue, "replaced_items": String(record.replacedItemCount),
             "estimated_tokens_before": String(record.estimatedTokensBefore), "estimated_tokens_after": String(record.estimatedTokensAfter),
@@ -185,6 +189,13 @@ extension AgentRuntime {
 
     private static func isCompaction(_ item: AgentHistoryItem) -> Bool {
         if case .contextCompaction = item { true } else { false }
+    }
+
+    /// Failures a local summary request would meet as well: the account's rate limit or quota, and a
+    /// history too long for the model (the summary request sends it all).
+    private static func isCertainToFailLocally(_ error: any Error) -> Bool {
+        guard let error = error as? AgentRuntimeError else { return false }
+        return [.rateLimited, .quotaExceeded, .contextLengthExceeded].contains(error.code)
     }
 
     private static func isAuthenticationFailure(_ error: any Error) -> Bool {

@@ -83,8 +83,12 @@ final class ActiveTurnRegistry: Sendable {
     /// Records how the turn's backend takes steering input (`nil`: it cannot); waiting steer calls go on.
     func attachSteering(_ threadID: AgentThreadID, turnID: AgentTurnID, _ steer: Steer?) {
         let waiters = entries.withLock { entries -> [CheckedContinuation<Steer?, any Error>] in
-            guard let entry = entries[threadID], entry.turnID == turnID, case .waiting = entry.steering else { return [] }
-            entries[threadID]?.steering = .attached(steer)
+            guard let entry = entries[threadID], entry.turnID == turnID else { return [] }
+            switch entry.steering {
+            // A retried request (after a compaction) replaces the first attempt's steering.
+            case .waiting, .attached: entries[threadID]?.steering = .attached(steer)
+            case .closed: return []
+            }
             return entry.steering.waiters
         }
         for waiter in waiters { waiter.resume(returning: steer) }

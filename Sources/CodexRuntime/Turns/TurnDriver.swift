@@ -42,6 +42,7 @@ struct TurnDriver: Sendable {
         var backendRequest = plan.backendRequest
         var compactedAfterLimit = false
         while true {
+            let watch = BeforeOutputWatch()
             let turnStream = try await backend.startTurn(backendRequest)
             // Backends that opted into explicit interruption are told once: at cancellation (releasing
             // their waits at once) or when the turn (or this attempt) fails, whichever comes first.
@@ -55,16 +56,22 @@ struct TurnDriver: Sendable {
                     }
                     // Steering attaches once the request is accepted, so no steer is taken by an attempt
                     // that is then retried.
-                    if plan.persistent { runtime.activeTurns.attachSteering(plan.threadID, turnID: plan.turnID, turnStream.steer) }
+                    if plan.persistent { runtime.activeTurns.attachSteering(plan.threadID, turnID: plan.turnID, watch.steer(turnStream.steer)) }
                     plan.readiness.open()
-                    return try await run(turnStream)
+                    do {
+                        return try await run(turnStream, watch: watch)
+                    } catch let error as AgentRuntimeError where error.code == .contextLengthExceeded && !watch.reachedHost {
+                        // Refused as too long after the request was accepted (`response.failed`), before
+                        // anything reached the host or a steer was taken: as safe to retry as a refusal.
+                        throw ReadinessFailure(error: error)
+                    }
                 } onCancel: {
                     Task { await interruption.run() }
                 }
             } catch let failure as ReadinessFailure {
                 await interruption.run()
                 // Too long for the model, before any output: compact once and send the request again once.
-                if !compactedAfterLimit,
+                if !compactedAfterLimit, !watch.reachedHost,
                    let compacted = try await runtime.compactAfterContextLimit(plan, failure: failure.error, history: backendRequest.history) {
                     compactedAfterLimit = true
                     backendRequest.history = compacted
@@ -79,11 +86,12 @@ struct TurnDriver: Sendable {
         }
     }
 
-    private func run(_ turnStream: AgentTurnStream) async throws -> TurnSuccess {
+    private func run(_ turnStream: AgentTurnStream, watch: BeforeOutputWatch) async throws -> TurnSuccess {
         var progress = Progress()
         var completion: AgentTurnSummary?
         for try await event in turnStream.events {
             try Task.checkCancellation()
+            watch.note(event)
             if case .turnCompleted(let summary) = event {
                 completion = summary
                 break
@@ -295,5 +303,31 @@ final class OnceAction: Sendable {
             return action
         }
         await pending?()
+    }
+}
+
+/// Whether anything of a backend attempt reached the host (an event the host sees) or a steer was
+/// taken by it: until then the attempt can be replaced without anyone noticing.
+final class BeforeOutputWatch: Sendable {
+    private let reached = Mutex(false)
+
+    /// Whether output or an accepted steer happened.
+    var reachedHost: Bool { reached.withLock { $0 } }
+
+    /// Notes an event of the attempt; only bookkeeping events leave it untouched.
+    func note(_ event: AgentBackendEvent) {
+        switch event {
+        case .turnStarted, .providerContextUpdated, .rateLimitsUpdated, .usageUpdated: break
+        default: reached.withLock { $0 = true }
+        }
+    }
+
+    /// `steer`, noting each accepted steer.
+    func steer(_ steer: ActiveTurnRegistry.Steer?) -> ActiveTurnRegistry.Steer? {
+        guard let steer else { return nil }
+        return { text, images in
+            try await steer(text, images)
+            self.reached.withLock { $0 = true }
+        }
     }
 }

@@ -31,7 +31,9 @@ extension CLICommand {
 
     /// Whether the arguments ask for help; prints it if so.
     static func printsHelp(_ arguments: [String]) -> Bool {
-        guard arguments.contains("-h") || arguments.contains("--help") else { return false }
+        // Only before `--`: after it, `--help` is an argument (a prompt, a file name).
+        let options = arguments.prefix { $0 != "--" }
+        guard options.contains("-h") || options.contains("--help") else { return false }
         Console.out(help.text)
         return true
     }

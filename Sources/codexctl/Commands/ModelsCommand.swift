@@ -52,7 +52,8 @@ enum ModelsListCommand: CLICommand {
             let endpoint = try parsed.options["--base-url"].map { try ResponsesEndpoint(baseURL: URL(string: $0) ?? URL(fileURLWithPath: $0), profile: profile) }
                 ?? (profile == .publicAPI ? .publicAPI : .chatGPT)
             let http = DefaultHTTPClient()
-            let provider = try CLIAuth.provider(store: store, codexHome: parsed.options["--codex-home"], issuer: .openAI, http: http)
+            // Looking at the cache never writes: a renewed session would not be saved, nothing is created or chmodded.
+            let provider = try CLIAuth.provider(store: store, codexHome: parsed.options["--codex-home"], issuer: .openAI, http: http, readOnly: policy == .cachedOnly)
             let snapshot: CodexModelCatalogSnapshot
             if let provider {
                 snapshot = try await ModelCatalogClient(endpoint: endpoint, httpClient: http, authProvider: provider).catalog(policy: policy)

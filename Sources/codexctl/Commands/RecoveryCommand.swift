@@ -80,13 +80,16 @@ enum RecoveryCommand: CLICommand {
 
     /// Parses, builds the context and runs `body`, mapping errors to exit statuses (64 usage, 1 failure).
     static func execute<Command: CLICommand>(
-        _ command: Command.Type, _ arguments: [String], positionals: Int, readOnly: Bool = false, _ body: (ParsedArguments, Context) async throws -> Void
+        _ command: Command.Type, _ arguments: [String], positionals: Int, readOnly: Bool = false,
+        validate check: (ParsedArguments) throws -> Void = { _ in }, _ body: (ParsedArguments, Context) async throws -> Void
     ) async -> Int32 {
+        // Every usage check runs before the store is opened or credentials are read.
         let validate: (ParsedArguments) throws -> Void = { parsed in
             guard parsed.positionals.count == positionals else {
                 throw UsageError(positionals == 1 ? "expected one operation ID" : "unexpected argument '\(parsed.positionals.first ?? "")'")
             }
             if positionals == 1 { _ = try handle(parsed) }
+            try check(parsed)
         }
         return await command.runParsed(arguments, validate: validate) { parsed in
             try await body(parsed, try await context(parsed, readOnly: readOnly))
@@ -308,10 +311,14 @@ enum RecoveryCleanupCommand: CLICommand {
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        return await RecoveryCommand.execute(Self.self, arguments, positionals: 0) { parsed, context in
+        let date: @Sendable (ParsedArguments) throws -> Date = { parsed in
             guard let text = parsed.options["--before"], let date = ISO8601DateFormatter().date(from: text) else {
                 throw UsageError("--before needs an ISO-8601 date such as 2026-11-01T00:00:00Z")
             }
+            return date
+        }
+        return await RecoveryCommand.execute(Self.self, arguments, positionals: 0, validate: { _ = try date($0) }) { parsed, context in
+            let date = try date(parsed)
             report(try context.store.cleanupDisposed(before: date, for: context.binding), json: context.json)
         }
     }

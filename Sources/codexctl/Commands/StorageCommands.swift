@@ -6,8 +6,12 @@ import Foundation
 /// Opens the `--db` store for a storage command.
 enum StorageCommandSupport {
     /// The store for a command that changes it (`delete`, `migrate`): opened for writing.
-    static func store(_ parsed: ParsedArguments) throws -> SQLiteRuntimeStateStore {
+    static func store(_ parsed: ParsedArguments, creating: Bool = false) throws -> SQLiteRuntimeStateStore {
         guard let path = parsed.options["--db"] else { throw UsageError("--db <path> is required") }
+        // A command that changes a store never creates one from a mistyped path (only `db migrate` does).
+        guard creating || FileManager.default.fileExists(atPath: path) else {
+            throw SQLiteStoreError(code: .notFound, message: "cannot open \(path): no such file")
+        }
         return try SQLiteRuntimeStateStore(path: path)
     }
 
@@ -278,7 +282,7 @@ enum DatabaseCommand: CLICommand {
         )
         static func run(_ arguments: [String]) async -> Int32 {
             return await StorageCommandSupport.execute(Self.self, arguments, positionals: 0) { parsed in
-                let version = try StorageCommandSupport.store(parsed).schemaVersion
+                let version = try StorageCommandSupport.store(parsed, creating: true).schemaVersion
                 Console.line(parsed.has("--json") ? JSONValue.object(["schema_version": .number(JSONNumber(version))]).compactString() : "schema \(version)")
             }
         }

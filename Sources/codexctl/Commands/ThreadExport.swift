@@ -88,6 +88,7 @@ enum ThreadExport {
             return [
                 "type": "compaction", "id": .string(compaction.id), "strategy": .string(compaction.strategy.rawValue),
                 "created_at": .string(date(compaction.createdAt)), "replaced_items": .number(JSONNumber(compaction.replacedItemCount)),
+                "covers_items_before": .number(JSONNumber(compaction.coversItemsBefore)),
                 "estimated_tokens_before": .number(JSONNumber(compaction.estimatedTokensBefore)),
                 "estimated_tokens_after": .number(JSONNumber(compaction.estimatedTokensAfter)),
                 "summary": compaction.summary.map(JSONValue.string) ?? .null, "provider_items": .number(JSONNumber(compaction.providerItems.count)),
@@ -105,9 +106,9 @@ enum ThreadExport {
         switch item {
         case .message(let message):
             let images = message.images.isEmpty ? "" : "\n\n_\(message.images.count) image\(message.images.count == 1 ? "" : "s") attached_"
-            return "\n**\(message.role.rawValue)**\n\n\(message.text)\(images)\n"
+            return "\n**\(message.role.rawValue)**\n\n\(safe(message.text))\(images)\n"
         case .toolCall(let call):
-            return "\n> tool call `\(call.toolName)` `\(call.arguments.replacingOccurrences(of: "`", with: "'"))`\n"
+            return "\n> tool call `\(escape(call.toolName))` `\(escape(call.arguments.replacingOccurrences(of: "`", with: "'")))`\n"
         case .toolResult(let result):
             return "\n> tool result (\(result.status.rawValue)): \(escape(result.joinedText))\n"
         case .reasoning(let reasoning):
@@ -119,8 +120,17 @@ enum ThreadExport {
         }
     }
 
-    /// One line of text with Markdown's line structure kept out (newlines become spaces).
+    /// One line of text with Markdown's line structure kept out (newlines become spaces) and control
+    /// characters made visible.
     private static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "\n", with: " ")
+        Console.display(text.replacingOccurrences(of: "\n", with: " "))
+    }
+
+    /// Stored text shown as it is, but for control characters (other than newlines and tabs), which
+    /// become visible escapes: a transcript printed to a terminal cannot drive it.
+    private static func safe(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.split(separator: "\t", omittingEmptySubsequences: false).map { Console.display(String($0)) }.joined(separator: "\t")
+        }.joined(separator: "\n")
     }
 }

@@ -192,6 +192,23 @@ final class CompactionService: Sendable {
         #expect(stubborn.server.requests.map(\.path) == ["/api/codex/responses", "/api/codex/responses/compact", "/api/codex/responses"])
     }
 
+    @Test func aTooLongFailureEventBeforeAnyOutputAlsoCompactsOnceAndRetries() async throws {
+        // The usual form: the request is accepted, then `response.failed` says it is too long.
+        var refused = ResponsesScript()
+        refused.created("r2")
+        refused.add("response.failed", #""response":{"id":"r2","status":"failed","error":{"code":"context_length_exceeded","message":"too long"}}"#)
+        let service = try CompactionService(turns: [ResponsesScript.completedReply("r1", "It shipped."), .sse(refused.events), ResponsesScript.completedReply("r3", "Tuesday.")])
+        let runtime = try runtime(service, compaction: .init(isEnabled: true, trigger: .estimatedTokens(1_000_000)))
+        let thread = try await runtime.createThread(title: "Orders")
+        try await send(runtime, "Where is order A-1?", in: thread.id)
+        var events: [String] = []
+        for try await event in try await runtime.stream(Request(text: "When does it arrive?"), in: thread.id) { events.append(name(event)) }
+        #expect(service.server.requests.map(\.path) == ["/api/codex/responses", "/api/codex/responses", "/api/codex/responses/compact", "/api/codex/responses"])
+        #expect(inputTexts(try service.turnBodies()[2]) == ["compaction:enc-1", "user: Earlier: order A-1 shipped.", "user: When does it arrive?"])
+        #expect(events.filter { $0.hasPrefix("delta") || $0.hasPrefix("turnFailed") }.isEmpty, "the refused attempt showed nothing: \(events)")
+        #expect(try await runtime.configuration.stateStore.latestTurn(of: thread.id)?.status == .completed)
+    }
+
     @Test func afterOutputOrForEphemeralTurnsNothingIsCompacted() async throws {
         var script = ResponsesScript()
         script.created("r1")
