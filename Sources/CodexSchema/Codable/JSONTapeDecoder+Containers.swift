@@ -93,7 +93,13 @@ struct JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         JSONTapeValueDecoder(source: source, index: try member(key), path: .key(key, path))
     }
 
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decoder(key).decodeValue(type) }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        let value = try member(key)
+        if let direct = JSONTapeDirectKind(T.self), let result: T = try source.decodeDirect(direct, at: value, path: { .key(key, path) }) {
+            return result
+        }
+        return try JSONTapeValueDecoder(source: source, index: value, path: .key(key, path)).decodeIndirectly(type)
+    }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         try decoder(key).container(keyedBy: type)
@@ -177,7 +183,14 @@ struct JSONTapeUnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let result = try elementDecoder(type).decodeValue(type)
+        let element = try current(type)
+        let result: T
+        let offset = currentIndex
+        if let direct = JSONTapeDirectKind(T.self), let value: T = try source.decodeDirect(direct, at: element, path: { .index(offset, path) }) {
+            result = value
+        } else {
+            result = try JSONTapeValueDecoder(source: source, index: element, path: .index(offset, path)).decodeIndirectly(type)
+        }
         advance()
         return result
     }

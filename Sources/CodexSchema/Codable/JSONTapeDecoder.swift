@@ -51,8 +51,15 @@ struct JSONTapeValueDecoder: Decoder {
         JSONTapeSingleValue(source: source, index: index, path: path)
     }
 
-    /// Decodes a value, with `JSONDecoder`'s special cases for Foundation types.
+    /// Decodes a value: strings, numbers, Booleans and arrays directly (see ``JSONTapeDirectKind``),
+    /// anything else through ``decodeIndirectly(_:)``.
     func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
+        if let direct = JSONTapeDirectKind(T.self), let value: T = try source.decodeDirect(direct, at: index, path: { path }) { return value }
+        return try decodeIndirectly(type)
+    }
+
+    /// Decodes a value through its `init(from:)`, with `JSONDecoder`'s special cases for Foundation types.
+    func decodeIndirectly<T: Decodable>(_ type: T.Type) throws -> T {
         if T.self == Data.self {
             let text = try source.decodeString(index) { codingPath }
             return try cast(JSONDecodingRules.data(text) { codingPath })
