@@ -106,6 +106,7 @@ let package = Package(
         .testTarget(
             name: "CodexStorageSQLiteTests",
             dependencies: ["CodexStorageSQLite", "CodexCore", "CodexTestSupport", "StorageFixture"],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         // A host that is killed mid-turn (the runtime crash test).

@@ -195,10 +195,15 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
         return try await database.read { connection throws(SQLiteStoreError) in
             var items: [AgentHistoryItem] = []
             var positions: [Int64] = []
+            // Items are large values: grow in place rather than by repeated copies (bounded, for huge limits).
+            items.reserveCapacity(min(limit, 16_384))
+            positions.reserveCapacity(min(limit, 16_384))
             var last: Int64?
             try connection.run(sql, [.text(thread.rawValue), .integer(start), .integer(Int64(limit))]) { row throws(SQLiteStoreError) in
                 guard items.count < limit else { return }
-                items.append(try Self.decodeItem(row.blob(1), key: "\(thread.rawValue)/\(row.integer(0))"))
+                items.append(try row.withBlob(1) { body throws(SQLiteStoreError) in
+                    try Self.decodeItem(body, thread: thread, key: "\(thread.rawValue)/\(row.integer(0))")
+                })
                 positions.append(row.integer(0))
                 last = row.integer(0)
             }
@@ -315,10 +320,13 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
         }
     }
 
-    /// A history row: the compact storage form (``CodexCore/AgentHistoryItem/storageRow()``).
-    static func decodeItem(_ bytes: [UInt8], key: @autoclosure () -> String? = nil) throws(SQLiteStoreError) -> AgentHistoryItem {
+    /// A history row: the binary storage form (``CodexCore/AgentHistoryItem/storageRow()``), or the compact
+    /// JSON form of rows written before it. Rows of `thread` share its identifier string.
+    static func decodeItem(
+        _ bytes: UnsafeBufferPointer<UInt8>, thread: AgentThreadID? = nil, key: @autoclosure () -> String? = nil
+    ) throws(SQLiteStoreError) -> AgentHistoryItem {
         do {
-            return try AgentHistoryItem(storageRow: bytes)
+            return try AgentHistoryItem(storageRow: bytes, thread: thread)
         } catch {
             throw SQLiteStoreError(code: .rowUndecodable, message: "a stored history item could not be decoded", table: "history_items", rowKey: key())
         }

@@ -3,7 +3,8 @@ import Foundation
 import Testing
 
 /// Differential tests: every case decodes through `JSONValueDecoder` exactly as through Foundation's
-/// `JSONDecoder` (same value, or both fail).
+/// `JSONDecoder` (same value, or both fail), from a ``JSONValue`` and from a ``JSONDocument`` (the parse
+/// tape read in place), and the two `JSONValueDecoder` paths give the same value or the same error.
 @Suite struct JSONValueDecoderTests {
     struct Item: Codable, Equatable {
         let id: Int
@@ -66,6 +67,15 @@ import Testing
     private func same<T: Decodable & Equatable>(_ type: T.Type, _ json: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let foundation = Result { try JSONDecoder().decode(T.self, from: Data(json.utf8)) }
         let ours = Result { try JSONValueDecoder().decode(T.self, from: try JSONValue(parsing: json)) }
+        let tape = Result { try JSONValueDecoder().decode(T.self, from: try JSONDocument(parsing: Array(json.utf8))) }
+        switch (ours, tape) {
+        case (.success(let fromValue), .success(let fromTape)):
+            #expect(fromTape == fromValue, "\(json)", sourceLocation: sourceLocation)
+        case (.failure(let valueError), .failure(let tapeError)):
+            #expect(String(describing: tapeError) == String(describing: valueError), "\(json)", sourceLocation: sourceLocation)
+        default:
+            Issue.record("decoding \(json) from the value and from the document disagree: \(ours) / \(tape)", sourceLocation: sourceLocation)
+        }
         switch (foundation, ours) {
         case (.success(let expected), .success(let actual)):
             #expect(actual == expected, "\(json)", sourceLocation: sourceLocation)

@@ -1,156 +1,176 @@
-import CodexSchema
 import Foundation
 
-/// A compact JSON form of a history item for storage rows, written and read with CodexSchema's fast
-/// serializer and parser and hand-written field mapping, instead of `Codable` through Foundation's
-/// `JSONEncoder`/`JSONDecoder` (which dominated restore time). Rare nested values (image attachments,
-/// structured-output metadata) still go through `Codable` when present. Dates are stored as seconds since
-/// the reference date, exactly as `Date` holds them, so they round-trip bit for bit.
+/// The storage row of a history item: the binary form of ``StorageRowFormat``, written and read field by
+/// field with no parser and no intermediate values, because restoring a thread reads every row. Rows
+/// written before the binary form (compact JSON) are still read. Rare nested values (image attachments,
+/// structured-output metadata) are stored as their `Codable` JSON, read with Foundation's decoder.
 extension AgentHistoryItem {
-    /// The item as a compact JSON storage row: `{"k":"message",…}`.
+    /// The item as a binary storage row.
     package func storageRow() -> [UInt8] {
-        var row: JSONObject
         switch self {
         case .message(let message):
-            row = ["k": "message", "id": .string(message.id.rawValue), "thread": .string(message.threadID.rawValue),
-                   "role": .string(message.role.rawValue), "text": .string(message.text), "at": Self.date(message.createdAt)]
-            if let phase = message.phase { row["phase"] = .string(phase.wireName) }
-            if !message.images.isEmpty { row["images"] = Self.codable(message.images) }
-            if let structured = message.structuredOutput { row["structured"] = Self.codable(structured) }
+            var row = StorageRowWriter(kind: StorageRowFormat.Kind.message, capacity: 64 + message.text.utf8.count)
+            row.string(message.id.rawValue)
+            row.string(message.threadID.rawValue)
+            row.string(message.role.rawValue)
+            row.string(message.text)
+            row.optionalString(message.phase?.wireName)
+            row.date(message.createdAt)
+            row.optionalBytes(message.images.isEmpty ? nil : Self.codable(message.images))
+            row.optionalBytes(message.structuredOutput.map(Self.codable))
+            return row.bytes
         case .toolCall(let call):
-            row = ["k": "tool_call", "id": .string(call.id.rawValue), "tool": .string(call.toolName), "args": .string(call.arguments)]
-            if let thread = call.threadID { row["thread"] = .string(thread.rawValue) }
-            if let turn = call.turnID { row["turn"] = .string(turn.rawValue) }
+            var row = StorageRowWriter(kind: StorageRowFormat.Kind.toolCall, capacity: 48 + call.arguments.utf8.count)
+            row.string(call.id.rawValue)
+            row.string(call.toolName)
+            row.string(call.arguments)
+            row.optionalString(call.threadID?.rawValue)
+            row.optionalString(call.turnID?.rawValue)
+            return row.bytes
         case .toolResult(let result):
-            let content: [JSONValue] = result.content.map { block in
+            var row = StorageRowWriter(kind: StorageRowFormat.Kind.toolResult, capacity: 128)
+            row.string(result.invocationID.rawValue)
+            row.string(result.toolName)
+            row.string(result.status.rawValue)
+            row.count(result.content.count)
+            for block in result.content {
                 switch block {
-                case .text(let text): ["text": .string(text)]
-                case .image(let url): ["image": .string(url.absoluteString)]
+                case .text(let text):
+                    row.byte(0)
+                    row.string(text)
+                case .image(let url):
+                    row.byte(1)
+                    row.string(url.absoluteString)
                 }
             }
-            row = ["k": "tool_result", "id": .string(result.invocationID.rawValue), "tool": .string(result.toolName),
-                   "status": .string(result.status.rawValue), "content": .array(content)]
+            row.flag(result.session != nil)
             if let session = result.session {
-                var object: JSONObject = ["id": .string(session.id)]
-                if let title = session.title { object["title"] = .string(title) }
-                row["session"] = .object(object)
+                row.string(session.id)
+                row.optionalString(session.title)
             }
+            return row.bytes
         case .reasoning(let reasoning):
-            row = ["k": "reasoning", "id": .string(reasoning.itemID), "summary": .array(reasoning.summary.map(JSONValue.string))]
-            if let encrypted = reasoning.encryptedContent { row["enc"] = .string(encrypted) }
+            var row = StorageRowWriter(kind: StorageRowFormat.Kind.reasoning, capacity: 64 + (reasoning.encryptedContent?.utf8.count ?? 0))
+            row.string(reasoning.itemID)
+            row.count(reasoning.summary.count)
+            for text in reasoning.summary { row.string(text) }
+            row.optionalString(reasoning.encryptedContent)
+            return row.bytes
         case .systemEvent(let event):
-            row = ["k": "system_event", "type": .string(event.type.rawValue), "turn": .string(event.turnID.rawValue), "at": Self.date(event.occurredAt)]
-            if let code = event.errorCode { row["error"] = .string(code) }
+            var row = StorageRowWriter(kind: StorageRowFormat.Kind.systemEvent, capacity: 64)
+            row.string(event.type.rawValue)
+            row.string(event.turnID.rawValue)
+            row.date(event.occurredAt)
+            row.optionalString(event.errorCode)
+            return row.bytes
         case .contextCompaction(let compaction):
-            row = ["k": "compaction", "record": Self.codable(compaction)]
+            // Rare and nested (provider items): the record's Codable JSON.
+            var row = StorageRowWriter(kind: StorageRowFormat.Kind.compaction, capacity: 256)
+            row.optionalBytes(Self.codable(compaction))
+            return row.bytes
         }
-        return JSONValue.object(row).canonicalBytes()
     }
 
-    /// Reads a storage row written by ``storageRow()``.
-    /// - Throws: ``AgentRuntimeError`` `storage_failure` for a row that is not one.
-    package init(storageRow bytes: some Collection<UInt8>) throws(AgentRuntimeError) {
-        guard case .object(let row)? = try? JSONValue(parsing: bytes), case .string(let kind)? = row["k"] else {
-            throw Self.undecodable("is not a storage row")
-        }
-        let fields = RowFields(row: row)
-        switch kind {
-        case "message":
-            var message = AgentMessage(
-                id: AgentMessageID(rawValue: try fields.string("id")), threadID: AgentThreadID(rawValue: try fields.string("thread")),
-                role: AgentMessageRole(rawValue: try fields.string("role")), text: try fields.string("text"),
-                phase: fields.optionalString("phase").map(AgentMessagePhase.init(wireName:)), createdAt: try fields.date("at")
-            )
-            if let images = row["images"] { message.images = try Self.decode([AgentImageAttachment].self, images) }
-            if let structured = row["structured"] { message.structuredOutput = try Self.decode(AgentStructuredOutputMetadata.self, structured) }
-            self = .message(message)
-        case "tool_call":
-            self = .toolCall(ToolInvocation(
-                id: ToolInvocationID(rawValue: try fields.string("id")), toolName: try fields.string("tool"), arguments: try fields.string("args"),
-                threadID: fields.optionalString("thread").map(AgentThreadID.init(rawValue:)), turnID: fields.optionalString("turn").map(AgentTurnID.init(rawValue:))
-            ))
-        case "tool_result":
-            guard let status = ToolResultEnvelope.Status(rawValue: try fields.string("status")), case .array(let blocks)? = row["content"] else {
-                throw Self.undecodable("has an invalid tool result")
+    /// Reads a storage row written by ``storageRow()``, or a compact JSON row written before the binary form.
+    /// - Throws: ``AgentRuntimeError`` `storage_failure` for a row that is neither.
+    package init(storageRow bytes: [UInt8]) throws(AgentRuntimeError) {
+        let decoded: Result<AgentHistoryItem, AgentRuntimeError> = bytes.withUnsafeBufferPointer { buffer in
+            do throws(AgentRuntimeError) {
+                return .success(try AgentHistoryItem(storageRow: buffer))
+            } catch {
+                return .failure(error)
             }
+        }
+        self = try decoded.get()
+    }
+
+    /// Reads a storage row in place; a thread identifier equal to `thread`'s is shared with it instead of
+    /// being copied (a thread's rows all name it).
+    /// - Throws: ``AgentRuntimeError`` `storage_failure` for a row that is neither form.
+    package init(storageRow bytes: UnsafeBufferPointer<UInt8>, thread: AgentThreadID? = nil) throws(AgentRuntimeError) {
+        guard let first = bytes.first else { throw Self.undecodable("is empty") }
+        guard first == StorageRowFormat.binaryMarker else {
+            try self.init(jsonStorageRow: bytes)
+            return
+        }
+        var reader = StorageRowReader(bytes)
+        self = try Self.read(&reader, thread: thread?.rawValue)
+    }
+
+    private static func read(_ row: inout StorageRowReader, thread: String?) throws(AgentRuntimeError) -> AgentHistoryItem {
+        let item: AgentHistoryItem
+        switch try row.byte() {
+        case StorageRowFormat.Kind.message:
+            var message = AgentMessage(
+                id: AgentMessageID(rawValue: try row.string()), threadID: AgentThreadID(rawValue: try row.string(reusing: thread)),
+                role: AgentMessageRole(rawValue: try row.string()), text: try row.string(),
+                phase: try row.optionalString().map(AgentMessagePhase.init(wireName:)), createdAt: try row.date()
+            )
+            if let images = try row.optionalBytes() { message.images = try decodeNested([AgentImageAttachment].self, images) }
+            if let structured = try row.optionalBytes() { message.structuredOutput = try decodeNested(AgentStructuredOutputMetadata.self, structured) }
+            item = .message(message)
+        case StorageRowFormat.Kind.toolCall:
+            item = .toolCall(ToolInvocation(
+                id: ToolInvocationID(rawValue: try row.string()), toolName: try row.string(), arguments: try row.string(),
+                threadID: try row.optionalString(reusing: thread).map(AgentThreadID.init(rawValue:)), turnID: try row.optionalString().map(AgentTurnID.init(rawValue:))
+            ))
+        case StorageRowFormat.Kind.toolResult:
+            let invocation = ToolInvocationID(rawValue: try row.string())
+            let tool = try row.string()
+            guard let status = ToolResultEnvelope.Status(rawValue: try row.string()) else { throw undecodable("has an invalid tool result") }
+            let blocks = try row.count()
             var content: [ToolResultContent] = []
-            for block in blocks {
-                if case .string(let text)? = block["text"] {
-                    content.append(.text(text))
-                } else if case .string(let link)? = block["image"], let url = URL(string: link) {
+            content.reserveCapacity(blocks)
+            for _ in 0..<blocks {
+                switch try row.byte() {
+                case 0:
+                    content.append(.text(try row.string()))
+                case 1:
+                    guard let url = URL(string: try row.string()) else { throw undecodable("has an invalid tool result block") }
                     content.append(.image(url))
-                } else {
-                    throw Self.undecodable("has an invalid tool result block")
+                default:
+                    throw undecodable("has an invalid tool result block")
                 }
             }
-            var session: ToolSessionDescriptor?
-            if case .object(let object)? = row["session"], case .string(let id)? = object["id"] {
-                var title: String?
-                if case .string(let value)? = object["title"] { title = value }
-                session = ToolSessionDescriptor(id: id, title: title)
-            }
-            self = .toolResult(ToolResultEnvelope(
-                invocationID: ToolInvocationID(rawValue: try fields.string("id")), toolName: try fields.string("tool"), status: status,
-                content: content, session: session
+            let session = try row.flag() ? ToolSessionDescriptor(id: try row.string(), title: try row.optionalString()) : nil
+            item = .toolResult(ToolResultEnvelope(invocationID: invocation, toolName: tool, status: status, content: content, session: session))
+        case StorageRowFormat.Kind.reasoning:
+            let id = try row.string()
+            let count = try row.count()
+            var summary: [String] = []
+            summary.reserveCapacity(count)
+            for _ in 0..<count { summary.append(try row.string()) }
+            item = .reasoning(AgentReasoningItem(itemID: id, summary: summary, encryptedContent: try row.optionalString()))
+        case StorageRowFormat.Kind.systemEvent:
+            item = .systemEvent(AgentSystemEvent(
+                type: AgentSystemEventType(rawValue: try row.string()), turnID: AgentTurnID(rawValue: try row.string()),
+                occurredAt: try row.date(), errorCode: try row.optionalString()
             ))
-        case "reasoning":
-            guard case .array(let summary)? = row["summary"] else { throw Self.undecodable("has an invalid reasoning item") }
-            let texts = try summary.map { value throws(AgentRuntimeError) -> String in
-                guard case .string(let text) = value else { throw Self.undecodable("has an invalid reasoning summary") }
-                return text
-            }
-            self = .reasoning(AgentReasoningItem(itemID: try fields.string("id"), summary: texts, encryptedContent: fields.optionalString("enc")))
-        case "system_event":
-            self = .systemEvent(AgentSystemEvent(
-                type: AgentSystemEventType(rawValue: try fields.string("type")), turnID: AgentTurnID(rawValue: try fields.string("turn")),
-                occurredAt: try fields.date("at"), errorCode: fields.optionalString("error")
-            ))
-        case "compaction":
-            guard let record = row["record"] else { throw Self.undecodable("has an invalid compaction record") }
-            self = .contextCompaction(try Self.decode(AgentContextCompaction.self, record))
+        case StorageRowFormat.Kind.compaction:
+            guard let record = try row.optionalBytes() else { throw undecodable("has an invalid compaction record") }
+            item = .contextCompaction(try decodeNested(AgentContextCompaction.self, record))
         default:
-            throw Self.undecodable("has an unknown kind")
+            throw undecodable("has an unknown kind")
         }
+        try row.finish()
+        return item
     }
 
-    private struct RowFields {
-        let row: JSONObject
-
-        func string(_ key: String) throws(AgentRuntimeError) -> String {
-            guard case .string(let value)? = row[key] else { throw AgentHistoryItem.undecodable("lacks a field") }
-            return value
-        }
-
-        func optionalString(_ key: String) -> String? {
-            if case .string(let value)? = row[key] { return value }
-            return nil
-        }
-
-        func date(_ key: String) throws(AgentRuntimeError) -> Date {
-            guard case .number(let number)? = row[key] else { throw AgentHistoryItem.undecodable("lacks a date") }
-            return Date(timeIntervalSinceReferenceDate: number.doubleValue)
-        }
-    }
-
-    private static func date(_ date: Date) -> JSONValue {
-        .number(JSONNumber(date.timeIntervalSinceReferenceDate) ?? JSONNumber(0))
-    }
-
-    /// Rare nested values use Foundation's coders on both sides (base64 data, default date strategy).
-    private static func codable(_ value: some Encodable) -> JSONValue {
-        guard let data = try? JSONEncoder().encode(value), let parsed = try? JSONValue(parsing: Array(data)) else { return .null }
-        return parsed
-    }
-
-    private static func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws(AgentRuntimeError) -> T {
+    private static func decodeNested<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws(AgentRuntimeError) -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(value.canonicalBytes()))
+            return try JSONDecoder().decode(T.self, from: Data(bytes))
         } catch {
             throw undecodable("has an invalid nested value")
         }
     }
 
-    fileprivate static func undecodable(_ problem: String) -> AgentRuntimeError {
-        AgentRuntimeError(code: .storageFailure, message: "a stored history item \(problem)")
+    /// Rare nested values use Foundation's coders on both sides (base64 data, default date strategy), with
+    /// sorted keys so equal items give equal rows. A value that cannot be encoded is stored as `null`,
+    /// which reads back as an error, never as nothing.
+    private static func codable(_ value: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(value) else { return Array("null".utf8) }
+        return Array(data)
     }
 }

@@ -64,10 +64,14 @@ struct StructuredPayloadBuffer: Sendable {
 
     /// Attempts a partial snapshot when the schedule allows one.
     ///
-    /// - Parameter validator: The response schema, applied in `partial` mode.
-    /// - Returns: A `.partial` output when the snapshot parses and validates; `nil` otherwise (also when
-    ///   no attempt was due). Failures are not errors: the final payload decides.
-    mutating func snapshot(validatedBy validator: JSONSchemaValidator) -> StructuredStreamOutput? {
+    /// - Parameters:
+    ///   - validator: The response schema, applied in `partial` mode.
+    ///   - accepts: A further check of the parsed snapshot (the caller's decode), run before its value is built.
+    /// - Returns: A `.partial` output when the snapshot parses, validates and is accepted; `nil` otherwise
+    ///   (also when no attempt was due). Failures are not errors: the final payload decides.
+    mutating func snapshot(
+        validatedBy validator: JSONSchemaValidator, accepting accepts: (@Sendable (JSONDocument) -> Bool)? = nil
+    ) -> StructuredStreamOutput? {
         let cut = scanner.safeCut
         guard cut > lastAttemptCut, bytes.count >= nextAttemptSize else { return nil }
         lastAttemptCut = cut
@@ -79,9 +83,10 @@ struct StructuredPayloadBuffer: Sendable {
         var text = Array(bytes[..<cut])
         text.append(contentsOf: scanner.closers)
         parsedBytes += text.count
-        // Validate the parsed tape directly; the value tree is built only for a snapshot that passes.
+        // Validate and check the parsed tape directly; the value tree is built only for a snapshot that passes.
         guard let document = try? JSONDocument(parsing: text, options: parsingOptions),
-              let result = try? validator.validate(document, mode: .partial), result.isValid
+              let result = try? validator.validate(document, mode: .partial), result.isValid,
+              accepts?(document) ?? true
         else { return nil }
         return .partial(document.value, bytes: text)
     }
@@ -130,7 +135,7 @@ struct StructuredPayloadBuffer: Sendable {
                 underlying: StructuredOutputSchemaViolation(errors: result.errors)
             )
         }
-        return StructuredStreamCommit(value: document.value, bytes: text)
+        return StructuredStreamCommit(value: document.value, bytes: text, document: document)
     }
 
     /// `keyword at schema pointer` for the first three failures, then how many more there are. Schema

@@ -18,6 +18,20 @@ struct StructuredStreamCommit: Sendable, Equatable {
     /// The exact JSON text between the markers, without surrounding whitespace, so the caller can
     /// decode the model's own text with `JSONDecoder` (integers keep their full precision).
     let bytes: [UInt8]
+    /// The parsed form of ``bytes`` the value was built from, for decoding without walking the value.
+    let document: JSONDocument
+
+    /// A commit of `value` parsed from `bytes`; `document` defaults to one built from the value.
+    init(value: JSONValue, bytes: [UInt8], document: JSONDocument? = nil) {
+        self.value = value
+        self.bytes = bytes
+        self.document = document ?? JSONDocument(value)
+    }
+
+    /// Equal payloads and texts (the document is derived from them).
+    static func == (lhs: StructuredStreamCommit, rhs: StructuredStreamCommit) -> Bool {
+        lhs.value == rhs.value && lhs.bytes == rhs.bytes
+    }
 }
 
 /// The full-validation failures of a structured payload, attached as ``AgentRuntimeError/underlying``

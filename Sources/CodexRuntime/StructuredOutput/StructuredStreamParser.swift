@@ -66,6 +66,8 @@ struct StructuredStreamParser: Sendable {
     let validator: JSONSchemaValidator
     /// The largest accepted payload in bytes (everything between the markers but leading whitespace).
     let maximumPayloadBytes: Int
+    /// A further check a partial snapshot must pass before it is emitted (the turn's decode), or `nil`.
+    let acceptsPartial: (@Sendable (JSONDocument) -> Bool)?
 
     /// All prose released so far, framing stripped: the concatenation of every `.text` output.
     private(set) var visibleText = ""
@@ -96,10 +98,16 @@ struct StructuredStreamParser: Sendable {
     ///   - formatName: The response format name, for error messages.
     ///   - validator: The compiled response schema.
     ///   - maximumPayloadBytes: The payload size limit. Default 4 MiB.
-    init(formatName: String, validator: JSONSchemaValidator, maximumPayloadBytes: Int = CodexLimits.maximumStructuredPayloadBytes) {
+    ///   - acceptsPartial: A check of each parsed partial snapshot that passed validation (a turn passes
+    ///     its decode into the Swift type), run before the snapshot's value is built; `nil` accepts all.
+    init(
+        formatName: String, validator: JSONSchemaValidator, maximumPayloadBytes: Int = CodexLimits.maximumStructuredPayloadBytes,
+        acceptsPartial: (@Sendable (JSONDocument) -> Bool)? = nil
+    ) {
         self.formatName = formatName
         self.validator = validator
         self.maximumPayloadBytes = max(1, maximumPayloadBytes)
+        self.acceptsPartial = acceptsPartial
         payload = StructuredPayloadBuffer(formatName: formatName, maximumBytes: maximumPayloadBytes)
     }
 
@@ -170,7 +178,7 @@ struct StructuredStreamParser: Sendable {
                 case .noMarker(let released):
                     try payload.append(released)
                     remaining = []
-                    if let snapshot = payload.snapshot(validatedBy: validator) { outputs.append(snapshot) }
+                    if let snapshot = payload.snapshot(validatedBy: validator, accepting: acceptsPartial) { outputs.append(snapshot) }
                 case .marker(let before, let after):
                     try payload.append(before)
                     let commit = try payload.commit(validatedBy: validator)

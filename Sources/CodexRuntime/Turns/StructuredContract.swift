@@ -13,6 +13,8 @@ struct StructuredContract: Sendable {
     let validator: JSONSchemaValidator
     let typeName: String
     let decode: @Sendable (JSONValue) throws -> any Sendable
+    /// The same decode from a parsed document, reading its tape without building a value.
+    let decodeDocument: @Sendable (JSONDocument) throws -> any Sendable
 
     /// Checks the schema (before the turn starts) and captures the decoder for `Output`.
     init<Output: AgentStructuredOutput>(_ type: Output.Type) throws {
@@ -20,6 +22,7 @@ struct StructuredContract: Sendable {
         validator = try format.validator()
         typeName = String(describing: Output.self)
         decode = { value in try JSONValueDecoder().decode(Output.self, from: value) }
+        decodeDocument = { document in try JSONValueDecoder().decode(Output.self, from: document) }
     }
 
     /// A contract known only at run time: the validated payload itself is the value (a ``CodexSchema/JSONValue``).
@@ -28,6 +31,7 @@ struct StructuredContract: Sendable {
         validator = try format.validator()
         typeName = format.name
         decode = { value in value }
+        decodeDocument = { document in document.value }
     }
 
     /// Decodes an already fully validated payload into the Swift type (from the parsed value: exact
@@ -37,8 +41,22 @@ struct StructuredContract: Sendable {
         do {
             return try decode(value)
         } catch {
-            throw AgentRuntimeError(code: .structuredOutputDecodingFailed, message: "the structured reply does not decode into \(typeName)")
+            throw decodingFailure()
         }
+    }
+
+    /// Decodes an already fully validated commit into the Swift type, from its parsed document.
+    /// - Throws: `structured_output_decoding_failed`.
+    func decodeValidated(_ commit: StructuredStreamCommit) throws(AgentRuntimeError) -> any Sendable {
+        do {
+            return try decodeDocument(commit.document)
+        } catch {
+            throw decodingFailure()
+        }
+    }
+
+    private func decodingFailure() -> AgentRuntimeError {
+        AgentRuntimeError(code: .structuredOutputDecodingFailed, message: "the structured reply does not decode into \(typeName)")
     }
 
     /// Validates `value` fully and decodes `bytes` into the Swift type.
@@ -62,8 +80,13 @@ struct StructuredContract: Sendable {
             throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the structured reply is not valid JSON: \(error.code.rawValue)", byteOffset: error.byteOffset)
         }
         try check(validator.validate(document, mode: .full))
-        let value = document.value
-        return (value, try decodeValidated(value))
+        let decoded: any Sendable
+        do {
+            decoded = try decodeDocument(document)
+        } catch {
+            throw decodingFailure()
+        }
+        return (document.value, decoded)
     }
 
     /// Turns a validation outcome into `structured_output_invalid`.
@@ -85,5 +108,13 @@ struct StructuredContract: Sendable {
     /// Whether a partial snapshot decodes into the Swift type (a partial is emitted only then).
     func decodes(_ value: JSONValue) -> Bool {
         (try? decode(value)) != nil
+    }
+
+    /// A frame parser for this contract whose partial snapshots are emitted only when they decode.
+    func streamParser() -> StructuredStreamParser {
+        let decodeDocument = decodeDocument
+        return StructuredStreamParser(
+            formatName: format.name, validator: validator, acceptsPartial: { document in (try? decodeDocument(document)) != nil }
+        )
     }
 }

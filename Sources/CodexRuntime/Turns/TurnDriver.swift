@@ -160,7 +160,7 @@ struct TurnDriver: Sendable {
             try await channel.send(.assistantMessageDelta(plan.threadID, plan.turnID, delta))
             return
         }
-        if progress.frame == nil { progress.frame = StructuredStreamParser(formatName: contract.format.name, validator: contract.validator) }
+        if progress.frame == nil { progress.frame = contract.streamParser() }
         progress.fedDeltas = true
         // Mutated in place (optional chaining): a copy would duplicate the payload buffer on every delta.
         let outputs = try progress.frame?.feed(delta) ?? []
@@ -188,7 +188,7 @@ struct TurnDriver: Sendable {
                 progress.structuredCommitted = true
             }
         case .streamed(let contract, _):
-            var frame = progress.frame ?? StructuredStreamParser(formatName: contract.format.name, validator: contract.validator)
+            var frame = progress.frame ?? contract.streamParser()
             progress.frame = nil  // one owner of the payload buffer before it is mutated
             var outputs: [StructuredStreamOutput] = []
             if !progress.fedDeltas { outputs += try frame.feed(message.text) }
@@ -223,14 +223,14 @@ struct TurnDriver: Sendable {
             case .text(let text):
                 if forwardText, !text.isEmpty { try await channel.send(.assistantMessageDelta(plan.threadID, plan.turnID, text)) }
             case .partial(let value, _):
-                guard contract.decodes(value) else { continue }
+                // The frame parser emitted it only after it decoded into the Swift type.
                 try await channel.send(.structuredOutputPartial(AgentStructuredOutputSnapshot(formatName: contract.format.name, value: value, isCommitted: false)))
             case .committed(let commit):
                 guard !progress.structuredCommitted || progress.commitReplaceable else {
                     throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the reply carried more than one structured payload")
                 }
                 // The parser validated the payload fully with this contract's validator.
-                progress.structuredValue = try contract.decodeValidated(commit.value)
+                progress.structuredValue = try contract.decodeValidated(commit)
                 progress.structuredCommitted = true
                 progress.commitReplaceable = false
                 try await channel.send(.structuredOutputCommitted(AgentStructuredOutputSnapshot(formatName: contract.format.name, value: commit.value, isCommitted: true)))

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Decodes any `Decodable` value from an already parsed ``JSONValue``, without going back to text.
+/// Decodes any `Decodable` value from an already parsed ``JSONValue`` or ``JSONDocument``, without going
+/// back to text.
 ///
 /// ```swift
 /// struct Draft: Decodable { let subject: String; let count: Int64 }
@@ -22,6 +23,18 @@ public struct JSONValueDecoder: Sendable {
     /// - Throws: `DecodingError`, or what the type's initializer throws.
     public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
         try ValueDecoder(value: value, codingPath: []).decodeValue(type)
+    }
+
+    /// Decodes `type` from a parsed document, reading its compact form in place: no ``JSONValue`` tree
+    /// is built. The rules, results and errors are those of ``decode(_:from:)-(_,JSONValue)``.
+    ///
+    /// ```swift
+    /// let document = try JSONDocument(parsing: Array(modelOutput.utf8))
+    /// let draft = try JSONValueDecoder().decode(Draft.self, from: document)
+    /// ```
+    /// - Throws: `DecodingError`, or what the type's initializer throws.
+    public func decode<T: Decodable>(_ type: T.Type, from document: JSONDocument) throws -> T {
+        try JSONTapeValueDecoder(source: JSONTapeDecodingSource(document), index: 0, path: .root).decodeValue(type)
     }
 }
 
@@ -47,17 +60,11 @@ private struct ValueDecoder: Decoder {
     func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
         if T.self == Data.self {
             let text = try SingleValue(value: value, codingPath: codingPath).decode(String.self)
-            guard let data = Data(base64Encoded: text) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "Encountered Data is not valid Base64."))
-            }
-            return try cast(data)
+            return try cast(JSONDecodingRules.data(text) { codingPath })
         }
         if T.self == URL.self {
             let text = try SingleValue(value: value, codingPath: codingPath).decode(String.self)
-            guard let url = URL(string: text) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "Invalid URL string."))
-            }
-            return try cast(url)
+            return try cast(JSONDecodingRules.url(text) { codingPath })
         }
         if T.self == Decimal.self {
             guard case .number(let number) = value, let decimal = Decimal(string: number.canonicalText) else {
@@ -76,34 +83,7 @@ private struct ValueDecoder: Decoder {
 
 /// A `typeMismatch` naming the JSON value's kind (never its content).
 private func mismatch(_ type: Any.Type, _ value: JSONValue, _ codingPath: [any CodingKey]) -> DecodingError {
-    if case .null = value {
-        return .valueNotFound(type, .init(codingPath: codingPath, debugDescription: "Expected \(type) but found null instead."))
-    }
-    let kind: String = switch value {
-    case .null: "null"
-    case .bool: "a boolean"
-    case .number: "a number"
-    case .string: "a string"
-    case .array: "an array"
-    case .object: "an object"
-    }
-    return .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "Expected to decode \(type) but found \(kind) instead."))
-}
-
-/// An index coding key for array elements and super decoders.
-private struct IndexKey: CodingKey {
-    let stringValue: String
-    let intValue: Int?
-    init(index: Int) {
-        stringValue = "Index \(index)"
-        intValue = index
-    }
-    init?(stringValue: String) {
-        self.stringValue = stringValue
-        intValue = nil
-    }
-    init?(intValue: Int) { self.init(index: intValue) }
-    static let superKey = IndexKey(stringValue: "super") ?? IndexKey(index: 0)
+    JSONDecodingRules.mismatch(type, value.tapeKind, codingPath)
 }
 
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
@@ -158,7 +138,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        ValueDecoder(value: object["super"] ?? .null, codingPath: codingPath + [IndexKey.superKey])
+        ValueDecoder(value: object["super"] ?? .null, codingPath: codingPath + [JSONIndexKey.superKey])
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
@@ -179,7 +159,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     var count: Int? { array.count }
     var isAtEnd: Bool { currentIndex >= array.count }
 
-    private var indexPath: [any CodingKey] { codingPath + [IndexKey(index: currentIndex)] }
+    private var indexPath: [any CodingKey] { codingPath + [JSONIndexKey(index: currentIndex)] }
 
     private func current(_ type: Any.Type) throws -> JSONValue {
         guard !isAtEnd else {
@@ -266,32 +246,13 @@ private struct SingleValue: SingleValueDecodingContainer {
         return number
     }
 
-    func decode(_ type: Double.Type) throws -> Double {
-        let number = try number(type)
-        let double = number.doubleValue
-        // Like JSONDecoder: out of range, or a non-zero value that rounds to zero, is refused.
-        guard double.isFinite, double != 0 || number.isZero else {
-            throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "Parsed JSON number does not fit in Double."))
-        }
-        return double
-    }
+    func decode(_ type: Double.Type) throws -> Double { try JSONDecodingRules.double(try number(type)) { codingPath } }
 
-    func decode(_ type: Float.Type) throws -> Float {
-        let number = try number(type)
-        let float = Float(number.doubleValue)
-        // Like JSONDecoder: out of range, or a non-zero value that rounds to zero, is refused.
-        guard float.isFinite, float != 0 || number.isZero else {
-            throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "Parsed JSON number does not fit in Float."))
-        }
-        return float
-    }
+    func decode(_ type: Float.Type) throws -> Float { try JSONDecodingRules.float(try number(type)) { codingPath } }
 
     /// An integer converted exactly: the number must be a mathematical integer within `T`'s range.
     private func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
-        let number = try number(type)
-        if let small = number.int64Value, let exact = T(exactly: small) { return exact }
-        if number.isInteger, let exact = T(number.canonicalText) { return exact }
-        throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "Parsed JSON number does not fit in \(type)."))
+        try JSONDecodingRules.integer(try number(type), as: type) { codingPath }
     }
 
     func decode(_ type: Int.Type) throws -> Int { try integer(type) }

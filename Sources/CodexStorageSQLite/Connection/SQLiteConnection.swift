@@ -167,4 +167,11 @@ struct SQLiteRow {
         guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }
+
+    /// Runs `body` on the blob's bytes in place (valid only inside `body`; no copy is made).
+    func withBlob<Output, Failure: Error>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws(Failure) -> Output) throws(Failure) -> Output {
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeBufferPointer(start: pointer.assumingMemoryBound(to: UInt8.self), count: count))
+    }
 }

@@ -14,7 +14,8 @@ enum RuntimeBenchCommand: CLICommand {
         A plain text turn of --deltas deltas from the fixture backend read through AgentRuntime.stream, next to a \
         bare AsyncStream carrying the same events in the same run; then a --payload-mib MiB structured payload \
         streamed in 1 KiB deltas through stream(_:in:response:) (framing, partial snapshots, validation, decoding) \
-        next to one parse of the same payload; then 1,000 turns of a 4-call parallel batch of no-op tools, per call \
+        and sent as a one-shot reply through send(_:in:response:) (a short-reply turn subtracted), each next to one \
+        parse of the same payload; then 1,000 turns of a 4-call parallel batch of no-op tools, per call \
         (turns without calls subtracted), next to the same executors in a bare TaskGroup; then 550 whole one-pass \
         turns (500 timed) through the built-in backend, libcurl, a loopback server and a SQLite store, p50 and p99, \
         next to the same HTTP exchange alone. Reports the peak RSS.
@@ -149,6 +150,7 @@ struct RuntimeBenchmark {
         var parserTimes: [Double] = []
         var parseTimes: [Double] = []
         var decodeTimes: [Double] = []
+        var oneShotTimes: [Double] = []
         var partials = 0
         var parserPartials = 0
         var parsedBytes = 0
@@ -188,6 +190,7 @@ struct RuntimeBenchmark {
             started = clock.now
             _ = try JSONDecoder().decode(BenchCatalog.self, from: Data(payload))
             decodeTimes.append((clock.now - started).inSeconds)
+            oneShotTimes.append(try await measureOneShot(String(decoding: payload, as: UTF8.self)))
         }
         report.results.append(BenchResult(
             name: "process", mode: "peak RSS before the structured runs (inputs built)", metric: "memory", value: rssBefore, unit: "MiB"
@@ -206,9 +209,34 @@ struct RuntimeBenchmark {
             baseline: ("one JSONValue parse of the payload", Self.median(parseTimes) * 1000)
         ))
         report.results.append(BenchResult(
-            name: "Foundation JSONDecoder", mode: "one decode of the payload into the Swift type, for scale (the runtime decodes the parsed value with JSONValueDecoder)",
+            name: "one-shot structured reply through the runtime",
+            mode: "\(payload.count / 1024) KiB in one message (parse, full validation, decode, value, digest, commit)", metric: "latency",
+            value: Self.median(oneShotTimes) * 1000, unit: "ms", bytes: payload.count,
+            baseline: ("one JSONValue parse of the payload", Self.median(parseTimes) * 1000)
+        ))
+        report.results.append(BenchResult(
+            name: "Foundation JSONDecoder", mode: "one decode of the payload into the Swift type, for scale (the runtime decodes the parsed document with JSONValueDecoder)",
             metric: "latency", value: Self.median(decodeTimes) * 1000, unit: "ms", bytes: payload.count
         ))
+    }
+
+    /// One `send(_:in:response:)` turn whose reply is `json` in a single message (a one-shot structured
+    /// reply), minus the same turn replying with a short text on the same runtime; returns seconds.
+    private func measureOneShot(_ json: String) async throws -> Double {
+        let runtime = try AgentRuntime(configuration: .init(
+            backend: FixtureAgentBackend(turns: [.reply("ok", deltaLength: 2), .reply(json, deltaLength: json.utf8.count)]),
+            stateStore: InMemoryRuntimeStateStore(), turnLimits: .unlimited
+        ))
+        let thread = try await runtime.createThread()
+        let clock = ContinuousClock()
+        var started = clock.now
+        _ = try await runtime.send(Request(text: "bench", executionMode: .ephemeral), in: thread.id)
+        let plain = (clock.now - started).inSeconds
+        started = clock.now
+        let catalog = try await runtime.send(Request(text: "bench", executionMode: .ephemeral), in: thread.id, response: BenchCatalog.self)
+        let structured = (clock.now - started).inSeconds
+        guard !catalog.items.isEmpty else { throw AgentRuntimeError(code: .structuredOutputMissing, message: "the one-shot reply decoded no items") }
+        return max(0, structured - plain)
     }
 
     static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }

@@ -26,6 +26,15 @@ import Testing
         .reasoning(AgentReasoningItem(itemID: "rs2")),
         .systemEvent(AgentSystemEvent(type: .turnFailed, turnID: "turn-1", occurredAt: Date(timeIntervalSinceReferenceDate: 1e9 + 0.5), errorCode: "quota_exceeded")),
         .systemEvent(AgentSystemEvent(type: AgentSystemEventType(rawValue: "future_event"), turnID: "turn-2", occurredAt: Date(timeIntervalSinceReferenceDate: 3))),
+        .contextCompaction(AgentContextCompaction(
+            id: "c1", createdAt: Date(timeIntervalSinceReferenceDate: 7.25), strategy: .remote, replacedItemCount: 9, coversItemsBefore: 9,
+            providerItems: [["type": "compaction", "encrypted_content": "enc"], ["type": "message", "role": "user", "content": []]],
+            estimatedTokensBefore: 4_000, estimatedTokensAfter: 12
+        )),
+        .contextCompaction(AgentContextCompaction(
+            id: "c2", createdAt: Date(timeIntervalSinceReferenceDate: 8), strategy: .local, replacedItemCount: 3, coversItemsBefore: 12,
+            summary: "So far: ü", estimatedTokensBefore: 100, estimatedTokensAfter: 20
+        )),
     ]
 
     @Test(arguments: items.indices)
@@ -34,15 +43,63 @@ import Testing
         let row = item.storageRow()
         #expect(try AgentHistoryItem(storageRow: row) == item)
         #expect(item.storageRow() == row)
-        guard case .object = try JSONValue(parsing: row) else {
-            Issue.record("not a JSON object")
-            return
+        #expect(row.first == 0x01)
+    }
+
+    @Test func theBinaryFormIsPinnedByteForByte() throws {
+        let event = AgentHistoryItem.systemEvent(AgentSystemEvent(type: .turnFailed, turnID: "t1", occurredAt: Date(timeIntervalSinceReferenceDate: 1.5), errorCode: "x"))
+        // Marker, kind 5, "turn_failed", "t1", 1.5 as little-endian IEEE 754 bits, optional "x" (length + 1).
+        let expected: [UInt8] = [0x01, 0x05, 11] + Array("turn_failed".utf8) + [2] + Array("t1".utf8)
+            + [0, 0, 0, 0, 0, 0, 0xF8, 0x3F] + [2, UInt8(ascii: "x")]
+        #expect(event.storageRow() == expected)
+        let call = AgentHistoryItem.toolCall(ToolInvocation(id: ToolInvocationID(rawValue: String(repeating: "c", count: 200)), toolName: "t", arguments: ""))
+        let row = call.storageRow()
+        // A 200-byte string's length takes two varint bytes (0xC8 0x01); absent optionals are 0.
+        #expect(Array(row.prefix(4)) == [0x01, 0x02, 0xC8, 0x01])
+        #expect(Array(row.suffix(5)) == [1, UInt8(ascii: "t"), 0, 0, 0])
+        #expect(try AgentHistoryItem(storageRow: row) == call)
+    }
+
+    @Test func rowsReadInPlaceShareAKnownThreadAndReadAnyOther() throws {
+        for item in [Self.items[0], Self.items[3]] {
+            let row = item.storageRow()
+            #expect(try row.withUnsafeBufferPointer { try AgentHistoryItem(storageRow: $0, thread: Self.thread) } == item)
+            #expect(try row.withUnsafeBufferPointer { try AgentHistoryItem(storageRow: $0, thread: AgentThreadID(rawValue: "thread-2")) } == item)
         }
+    }
+
+    @Test func compactJSONRowsFromEarlierVersionsAreRead() throws {
+        let row = #"{"at":-5,"id":"m3","k":"message","phase":"final_answer","role":"assistant","text":"done","thread":"thread-1"}"#
+        #expect(try AgentHistoryItem(storageRow: Array(row.utf8)) == Self.items[2])
+        let call = #"{"args":"","id":"call_2","k":"tool_call","tool":"t"}"#
+        #expect(try AgentHistoryItem(storageRow: Array(call.utf8)) == Self.items[4])
     }
 
     @Test func badRowsAreTypedErrors() {
         for row in ["", "[]", #"{"k":"nope"}"#, #"{"k":"message","id":"m"}"#, #"{"k":"tool_result","id":"c","tool":"t","status":"odd","content":[]}"#] {
             let error = #expect(throws: AgentRuntimeError.self) { try AgentHistoryItem(storageRow: Array(row.utf8)) }
+            #expect(error?.code == .storageFailure)
+        }
+    }
+
+    @Test func damagedBinaryRowsAreTypedErrorsNeverCrashes() {
+        var damaged: [[UInt8]] = []
+        for item in Self.items {
+            let row = item.storageRow()
+            for length in 1..<row.count { damaged.append(Array(row.prefix(length))) }  // every truncation
+            damaged.append(row + [0])  // trailing bytes
+        }
+        let message = Self.items[0].storageRow()
+        var badText = message
+        badText[4] = 0xFF  // inside the message ID: not UTF-8
+        damaged.append(badText)
+        damaged.append([0x01, 0x09])  // an unknown kind
+        damaged.append([0x01, 0x02, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F])  // a length past any row
+        var status = AgentHistoryItem.toolResult(.denied(Self.call)).storageRow()
+        status[status.count - 1] = 7  // the session flag (the last byte) is neither 0 nor 1
+        damaged.append(status)
+        for row in damaged {
+            let error = #expect(throws: AgentRuntimeError.self) { try AgentHistoryItem(storageRow: row) }
             #expect(error?.code == .storageFailure)
         }
     }

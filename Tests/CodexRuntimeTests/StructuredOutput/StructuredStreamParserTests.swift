@@ -101,6 +101,22 @@ import Testing
         }
     }
 
+    @Test func onlyPartialsTheCheckAcceptsAreEmittedAndTheCommitDecodesFromItsDocument() throws {
+        // A turn passes its decode as the check: a snapshot missing a required member is not emitted.
+        let parser = StructuredStreamParser(
+            formatName: "reply_draft", validator: try JSONSchemaValidator(schema: Self.schema),
+            acceptsPartial: { document in (try? JSONValueDecoder().decode(Reply.self, from: document)) != nil }
+        )
+        let (finished, outputs) = try Self.run(["\(Self.open)\n{", #""subject": "s", "#, #""reply": "r", "urgency": "low"}"#, "\n\(Self.close)"], parser: parser)
+        #expect(Self.partials(outputs).map(\.0) == [["subject": "s", "reply": "r", "urgency": "low"]])
+        let commit = try #require(finished.committed)
+        #expect(try JSONValueDecoder().decode(Reply.self, from: commit.document) == Reply(subject: "s", reply: "r", urgency: "low"))
+        #expect(commit.document.value == commit.value)
+        // Without a check, every snapshot that validates is emitted.
+        let (_, all) = try Self.run(["\(Self.open)\n{", #""subject": "s", "#, #""reply": "r", "urgency": "low"}"#, "\n\(Self.close)"])
+        #expect(Self.partials(all).map(\.0) == [[:], ["subject": "s"], ["subject": "s", "reply": "r", "urgency": "low"]])
+    }
+
     @Test func proseIsReleasedAsSoonAsItCannotBeAMarker() throws {
         var parser = try Self.makeParser()
         #expect(try parser.feed("Hello <co") == [.text("Hello ")])
