@@ -190,8 +190,8 @@ extension JSONTape {
         }
         var parser = JSONTapeParser(bytes: buffer, maximumDepth: options.maximumDepth, reusing: &storage)
         do {
-            storage.tape = try parser.parseDocument()
-            parser.recycle(into: &storage)
+            try parser.parseInPlace()
+            parser.finish(into: &storage)
             return nil
         } catch {
             parser.recycle(into: &storage)

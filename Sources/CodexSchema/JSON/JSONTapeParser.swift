@@ -43,6 +43,12 @@ struct JSONTapeParser {
         swap(&frames, &storage.frames)
     }
 
+    /// Hands the tape (as ``parseInPlace()`` left it) and the frame stack back, without copying.
+    mutating func finish(into storage: inout JSONParseStorage) {
+        swap(&tape, &storage.tape)
+        swap(&frames, &storage.frames)
+    }
+
     // MARK: - Document
 
     mutating func parseDocument() throws(CodexSchemaError) -> JSONTape {
@@ -50,10 +56,22 @@ struct JSONTapeParser {
         return try parseDocument(observing: &observer)
     }
 
+    /// Parses the document, leaving the tape in the parser for ``finish(into:)``.
+    mutating func parseInPlace() throws(CodexSchemaError) {
+        var observer = NoParseObserver()
+        try parseValue(observing: &observer)
+    }
+
+    /// Parses the document (see ``parseValue(observing:)``) and returns the tape.
+    mutating func parseDocument<Observer: JSONTapeParseObserver>(observing observer: inout Observer) throws(CodexSchemaError) -> JSONTape {
+        try parseValue(observing: &observer)
+        return tape
+    }
+
     /// Parses the document, telling `observer` as values start and complete, containers open and close
     /// and keys are read; the observer may cut finished values off the tape (a streaming validator
     /// keeps only what it still needs). With ``NoParseObserver`` this is the plain parse.
-    mutating func parseDocument<Observer: JSONTapeParseObserver>(observing observer: inout Observer) throws(CodexSchemaError) -> JSONTape {
+    mutating func parseValue<Observer: JSONTapeParseObserver>(observing observer: inout Observer) throws(CodexSchemaError) {
         if !Observer.isActive, tape.entries.capacity < 16 + count / 4 { tape.entries.reserveCapacity(16 + count / 4) }
         // The innermost open container's member count and kind live in locals (its record in `frames`
         // is brought up to date when a nested container opens), so counting a value touches no array.
@@ -102,6 +120,15 @@ struct JSONTapeParser {
                 }
             case UInt8(ascii: "\""):
                 try parseString()
+            case UInt8(ascii: "0")...UInt8(ascii: "9") where Self.isShortInteger(bytes, from: index):
+                // A non-negative integer of at most 18 digits ending in a delimiter (the common case):
+                // read inline; anything else (fractions, exponents, leading zeros) takes the scanner.
+                var value: Int64 = 0
+                while index < count, bytes[index] &- UInt8(ascii: "0") < 10 {
+                    value = value &* 10 &+ Int64(bytes[index] &- UInt8(ascii: "0"))
+                    index += 1
+                }
+                tape.entries.append(JSONTape.Entry(kind: .integer, flags: 0, count: 0, payload: value))
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 var scanner = JSONNumberScanner(bytes: bytes, start: index)
                 let number = try scanner.scan()
@@ -131,7 +158,7 @@ struct JSONTapeParser {
                 guard !frames.isEmpty else {
                     skipWhitespace()
                     if index < count { throw error(.jsonTrailingData, "unexpected data after the JSON value") }
-                    return tape
+                    return
                 }
                 topCount += 1
                 skipWhitespace()
@@ -186,6 +213,24 @@ struct JSONTapeParser {
         }
     }
 
+    /// Whether the digits at `start` form an integer the inline path reads exactly as the scanner
+    /// would: 1 to 18 digits, no leading zero (unless the number is `0`), then no `.`, `e`, `E` or digit.
+    @inline(__always)
+    private static func isShortInteger(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Bool {
+        var end = start
+        while end < bytes.count, bytes[end] &- UInt8(ascii: "0") < 10 {
+            end += 1
+            if end - start > 18 { return false }
+        }
+        if end - start > 1, bytes[start] == UInt8(ascii: "0") { return false }
+        if end < bytes.count {
+            let next = bytes[end]
+            if next == UInt8(ascii: ".") || next == UInt8(ascii: "e") || next == UInt8(ascii: "E") { return false }
+        }
+        return true
+    }
+
+    @inline(__always)
     private mutating func parseKey<Observer: JSONTapeParseObserver>(observing observer: inout Observer) throws(CodexSchemaError) {
         guard index < count else { throw error(.jsonUnexpectedEnd, "input ends where an object key was expected") }
         guard bytes[index] == UInt8(ascii: "\"") else {
@@ -221,29 +266,36 @@ struct JSONTapeParser {
         let memberCount = Int(tape.entries[object].count)
         // A scratch list of key indices; small objects keep it on the stack.
         return withUnsafeTemporaryAllocation(of: Int.self, capacity: memberCount) { keys -> Int? in
-            var key = object + 1
-            for position in 0..<memberCount {
-                keys[position] = key
-                let value = key + 1
-                switch tape.entries[value].kind {
-                case .array, .object: key = Int(tape.entries[value].payload)
-                default: key = value + 1
-                }
-            }
-            return tape.withView(source: bytes) { view -> Int? in
+            tape.withView(source: bytes) { view -> Int? in
                 if memberCount <= JSONObject.indexThreshold {
-                    // Small objects: a signature per key (equal for equal keys, rarely equal otherwise),
-                    // compared pairwise; only keys with equal signatures compare bytes.
-                    return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: memberCount) { signatures -> Int? in
+                    // Small objects: a signature per key (equal for equal keys, rarely equal otherwise)
+                    // goes into a 256-bit filter; only a key whose filter bit is already set is compared
+                    // with the earlier keys' signatures, and bytes only on an equal signature.
+                    return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: memberCount + 4) { scratch -> Int? in
+                        let filter = scratch.baseAddress! + memberCount
+                        filter.initialize(repeating: 0, count: 4)
+                        var key = object + 1
                         for position in 0..<memberCount {
-                            let signature = Self.keySignature(view.bytes(keys[position]))
-                            for earlier in 0..<position where signatures[earlier] == signature {
-                                if view.stringsEqual(keys[earlier], keys[position]) { return keys[position] }
+                            keys[position] = key
+                            let signature = Self.keySignature(view.bytes(key))
+                            let bit = Int(truncatingIfNeeded: signature >> 56)
+                            let mask: UInt64 = 1 << UInt64(bit & 63)
+                            if filter[bit >> 6] & mask != 0 {
+                                for earlier in 0..<position where scratch[earlier] == signature {
+                                    if view.stringsEqual(keys[earlier], key) { return key }
+                                }
                             }
-                            signatures[position] = signature
+                            filter[bit >> 6] |= mask
+                            scratch[position] = signature
+                            key = view.next(key + 1)
                         }
                         return nil
                     }
+                }
+                var key = object + 1
+                for position in 0..<memberCount {
+                    keys[position] = key
+                    key = view.next(key + 1)
                 }
                 var seen = Set<[UInt8]>(minimumCapacity: memberCount)
                 for key in keys where !seen.insert(Array(view.bytes(key))).inserted { return key }
@@ -307,7 +359,7 @@ struct JSONTapeParser {
 
     /// Parses the string whose opening quote is at `index` onto the tape; leaves `index` after its
     /// closing quote. Returns whether it had escapes (its bytes went to the arena).
-    @discardableResult
+    @discardableResult @inline(__always)
     private mutating func parseString() throws(CodexSchemaError) -> Bool {
         let start = index + 1
         var cursor = start

@@ -127,11 +127,27 @@ public struct ResponsesEventDecoder: Sendable {
             return memcmp(left, right, lhs.count) == 0
         }
 
-        /// Whether `bytes` spell `name`; callers have checked the length.
+        /// Whether `bytes` spell `name` (field names are short: compared a word at a time, inline).
         @inline(__always)
         static func matches(_ bytes: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
-            guard bytes.count == name.utf8CodeUnitCount, let base = bytes.baseAddress else { return false }
-            return memcmp(base, name.utf8Start, bytes.count) == 0
+            let count = name.utf8CodeUnitCount
+            guard bytes.count == count, let base = bytes.baseAddress else { return false }
+            let left = UnsafeRawPointer(base)
+            let right = UnsafeRawPointer(name.utf8Start)
+            var offset = 0
+            while offset + 8 <= count {
+                if left.loadUnaligned(fromByteOffset: offset, as: UInt64.self) != right.loadUnaligned(fromByteOffset: offset, as: UInt64.self) { return false }
+                offset += 8
+            }
+            if offset + 4 <= count {
+                if left.loadUnaligned(fromByteOffset: offset, as: UInt32.self) != right.loadUnaligned(fromByteOffset: offset, as: UInt32.self) { return false }
+                offset += 4
+            }
+            while offset < count {
+                if left.load(fromByteOffset: offset, as: UInt8.self) != right.load(fromByteOffset: offset, as: UInt8.self) { return false }
+                offset += 1
+            }
+            return true
         }
     }
 

@@ -228,7 +228,10 @@ public struct SSEFramer: Sendable {
             type = String(decoding: eventType, as: UTF8.self)
             lastType = (eventType, type)
         }
-        events.append(SSEEvent(type: type, dataBytes: dataBuffer, lastEventID: lastEventID, retry: reconnectionTime, byteOffset: eventStart))
+        // The data moves into the event (``resetEvent()`` starts a fresh buffer anyway).
+        var data: [UInt8] = []
+        swap(&data, &dataBuffer)
+        events.append(SSEEvent(type: type, dataBytes: data, lastEventID: lastEventID, retry: reconnectionTime, byteOffset: eventStart))
     }
 
     private mutating func resetEvent() {
