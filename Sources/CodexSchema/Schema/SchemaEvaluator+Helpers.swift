@@ -24,18 +24,35 @@ extension SchemaEvaluator {
     }
 
     /// The position within `span` of the rule whose key equals the key entry at `key`; `hint` first.
+    /// Rules are told apart by length and head word; only keys longer than eight bytes compare the rest.
     @inline(__always)
     func rulePosition(_ span: SchemaProgram.Span, _ key: Int, hint: Int32) -> Int32? {
         let bytes = tape.bytes(key)
+        let head = headWord(bytes)
+        let base = keyBytes.baseAddress
         if hint < span.count {
             let rule = rules[Int(span.start + hint)]
-            if keyEquals((rule.keyStart, rule.keyCount), bytes) { return hint }
+            if bytesEqual(bytes, head: head, base.map { $0 + Int(rule.keyStart) }, count: Int(rule.keyCount), candidateHead: rule.keyHead) { return hint }
         }
         for position in 0..<span.count where position != hint {
             let rule = rules[Int(span.start + position)]
-            if keyEquals((rule.keyStart, rule.keyCount), bytes) { return position }
+            if bytesEqual(bytes, head: head, base.map { $0 + Int(rule.keyStart) }, count: Int(rule.keyCount), candidateHead: rule.keyHead) { return position }
         }
         return nil
+    }
+
+    /// `JSONNumber.compare(instance, bound)` for the number entry at `at` (whose `doubleValue` is
+    /// `value`) and the bound `bound` of ``numbers``, with the same answers but no number copied in the
+    /// common cases: two `Int64`s compare directly; otherwise unequal doubles decide, and only equal
+    /// ones compare exactly.
+    @inline(__always)
+    func compareNumber(_ at: Int, _ value: Double, _ bound: Int32) -> Int {
+        let key = numberKeys[Int(bound)]
+        let entry = tape.entries[at]
+        if entry.kind == .integer, key.isInteger { return entry.payload < key.integer ? -1 : (entry.payload == key.integer ? 0 : 1) }
+        if value < key.double { return -1 }
+        if value > key.double { return 1 }
+        return JSONNumber.compare(tape.number(at), numbers[Int(bound)])
     }
 
     func objectHasKey(_ at: Int, _ ruleIndex: Int32) -> Bool {
@@ -48,14 +65,21 @@ extension SchemaEvaluator {
         return false
     }
 
+    /// Inlined into the evaluator's entry: a call would copy the evaluator for a non-mutating method.
+    @inline(__always)
     func enumContains(_ node: UnsafePointer<Node>, _ at: Int) -> Bool {
         let span = node.pointee.enumSpan
         if node.pointee.has(Flags.enumIsStrings) {
             guard tape.kind(at) == .string else { return false }
             let bytes = tape.bytes(at)
+            let head = headWord(bytes)
+            let base = keyBytes.baseAddress
             for position in 0..<span.count {
-                let range = stringRanges[Int(span.start + position)]
-                if keyEquals((range.start, range.count), bytes) { return true }
+                let index = Int(span.start + position)
+                let range = stringRanges[index]
+                if bytesEqual(bytes, head: head, base.map { $0 + Int(range.start) }, count: Int(range.count), candidateHead: stringHeads[index]) {
+                    return true
+                }
             }
             return false
         }
