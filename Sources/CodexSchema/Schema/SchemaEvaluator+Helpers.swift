@@ -28,7 +28,7 @@ extension SchemaEvaluator {
     @inline(__always)
     func rulePosition(_ span: SchemaProgram.Span, _ key: Int, hint: Int32) -> Int32? {
         let bytes = tape.bytes(key)
-        let head = headWord(bytes)
+        let head = entryHead(key)
         let base = keyBytes.baseAddress
         if hint < span.count {
             let rule = rules[Int(span.start + hint)]
@@ -39,6 +39,20 @@ extension SchemaEvaluator {
             if bytesEqual(bytes, head: head, base.map { $0 + Int(rule.keyStart) }, count: Int(rule.keyCount), candidateHead: rule.keyHead) { return position }
         }
         return nil
+    }
+
+    /// ``headWord(_:)`` of the string entry at `index`: one load and a mask when eight bytes can be
+    /// read from where it starts in the source (no branch on its length).
+    @inline(__always)
+    func entryHead(_ index: Int) -> UInt64 {
+        let entry = tape.entries[index]
+        let start = Int(entry.payload)
+        if entry.flags & JSONTape.Flags.inArena == 0, let base = tape.source.baseAddress, start + 8 <= tape.source.count {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + start).loadUnaligned(as: UInt64.self))
+            let count = Int(entry.count)
+            return count >= 8 ? word : word & ((1 << UInt64(8 * count)) &- 1)
+        }
+        return headWord(tape.bytes(index))
     }
 
     /// `JSONNumber.compare(instance, bound)` for the number entry at `at` (whose `doubleValue` is
@@ -72,16 +86,21 @@ extension SchemaEvaluator {
         if node.pointee.has(Flags.enumIsStrings) {
             guard tape.kind(at) == .string else { return false }
             let bytes = tape.bytes(at)
-            let head = headWord(bytes)
+            let head = entryHead(at)
             let base = keyBytes.baseAddress
-            for position in 0..<span.count {
-                let index = Int(span.start + position)
-                let range = stringRanges[index]
-                if bytesEqual(bytes, head: head, base.map { $0 + Int(range.start) }, count: Int(range.count), candidateHead: stringHeads[index]) {
+            // Probe the enum's hash table (keyed like the members' heads) until a member or a hole.
+            let table = node.pointee.enumTable
+            let size = Int(table.count)
+            var slot = SchemaProgram.enumSlot(bytes.count, head, size: size)
+            while true {
+                let member = enumSlots[Int(table.start) + slot]
+                if member < 0 { return false }
+                let range = stringRanges[Int(member)]
+                if bytesEqual(bytes, head: head, base.map { $0 + Int(range.start) }, count: Int(range.count), candidateHead: stringHeads[Int(member)]) {
                     return true
                 }
+                slot = (slot + 1) & (size - 1)
             }
-            return false
         }
         for position in 0..<span.count where tape.equals(at, program.values[Int(span.start + position)]) { return true }
         return false

@@ -37,6 +37,7 @@ struct SchemaEvaluator {
     let keyBytes: UnsafeBufferPointer<UInt8>
     let stringRanges: UnsafeBufferPointer<SchemaProgram.Span>
     let stringHeads: UnsafeBufferPointer<UInt64>
+    let enumSlots: UnsafeBufferPointer<Int32>
     let numbers: UnsafeBufferPointer<JSONNumber>
     let numberKeys: UnsafeBufferPointer<SchemaProgram.NumberKey>
     /// The instance; a streaming validation points it at the tape as it is now before each evaluation.
@@ -64,6 +65,7 @@ struct SchemaEvaluator {
                     program.bytes.withUnsafeBufferPointer { bytes in
                         program.stringRanges.withUnsafeBufferPointer { ranges in
                           program.stringHeads.withUnsafeBufferPointer { heads in
+                           program.enumSlots.withUnsafeBufferPointer { enumSlots in
                             program.numbers.withUnsafeBufferPointer { numbers in
                               program.numberKeys.withUnsafeBufferPointer { numberKeys in
                                 guard let nodes = nodes.baseAddress else {
@@ -71,7 +73,8 @@ struct SchemaEvaluator {
                                 }
                                 var evaluator = SchemaEvaluator(
                                     program: program, nodes: nodes, rules: rules, children: children, keyBytes: bytes,
-                                    stringRanges: ranges, stringHeads: heads, numbers: numbers, numberKeys: numberKeys, tape: tape
+                                    stringRanges: ranges, stringHeads: heads, enumSlots: enumSlots, numbers: numbers, numberKeys: numberKeys,
+                                    tape: tape
                                 )
                                 evaluator.errorLimit = program.limits.maximumReportedErrors
                                 do throws(CodexSchemaError) {
@@ -81,6 +84,7 @@ struct SchemaEvaluator {
                                 }
                               }
                             }
+                           }
                           }
                         }
                     }
@@ -98,6 +102,7 @@ struct SchemaEvaluator {
         keyBytes: UnsafeBufferPointer<UInt8>,
         stringRanges: UnsafeBufferPointer<SchemaProgram.Span>,
         stringHeads: UnsafeBufferPointer<UInt64>,
+        enumSlots: UnsafeBufferPointer<Int32>,
         numbers: UnsafeBufferPointer<JSONNumber>,
         numberKeys: UnsafeBufferPointer<SchemaProgram.NumberKey>,
         tape: JSONTapeView
@@ -109,6 +114,7 @@ struct SchemaEvaluator {
         self.keyBytes = keyBytes
         self.stringRanges = stringRanges
         self.stringHeads = stringHeads
+        self.enumSlots = enumSlots
         self.numbers = numbers
         self.numberKeys = numberKeys
         self.tape = tape
@@ -130,11 +136,13 @@ struct SchemaEvaluator {
         depth += 1
         defer { depth -= 1 }
         try checkDepth(nodeIndex)
+        let flags = node.pointee.flags
+        // A node that is only a `$ref` is its target (it records nothing of its own).
+        if flags & Flags.refOnly != 0 { return try evaluate(node.pointee.ref, at, mode, relaxed: relaxed) }
 
         // Type, enum and const, then the keywords of the instance's type, then the applicators.
         var valid = try evaluateScalarKeywords(nodeIndex, node, at, mode, relaxed: relaxed)
         if !valid, !collect { return false }
-        let flags = node.pointee.flags
         switch tape.kind(at) {
         case .object where flags & Flags.checksObjects != 0:
             if try !evaluateObject(nodeIndex, node, at, mode, relaxed: relaxed) {
@@ -430,7 +438,10 @@ struct SchemaEvaluator {
         }
         if node.pointee.multipleOf >= 0 {
             let divisor = numbers[Int(node.pointee.multipleOf)]
-            guard let isMultiple = tape.number(at).isMultiple(of: divisor) else {
+            let step = numberKeys[Int(node.pointee.multipleOf)]
+            // Two integers: the remainder (what `isMultiple(of:)` computes for them, without the call).
+            let fast: Bool? = entry.kind == .integer && step.isInteger && step.integer > 0 ? entry.payload % step.integer == 0 : nil
+            guard let isMultiple = fast ?? tape.number(at).isMultiple(of: divisor) else {
                 throw CodexSchemaError(
                     code: .schemaWorkLimitExceeded,
                     message: "multipleOf on numbers this long exceeds the work bound",
