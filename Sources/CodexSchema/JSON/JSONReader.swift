@@ -26,9 +26,14 @@ public struct JSONReader {
         case object
     }
 
-    let view: JSONTapeView
+    @usableFromInline let view: JSONTapeView
+
+    init(view: JSONTapeView) {
+        self.view = view
+    }
 
     /// The top-level value.
+    @inlinable
     public var root: Node { Node(view: view, index: 0) }
 
     /// Parses documents one after another, recycling its storage, so a stream of small documents is read
@@ -74,11 +79,21 @@ public struct JSONReader {
     }
 
     /// One value in a reader.
+    ///
+    /// The accessors used per event by stream decoders are inlinable, so a caller in another module
+    /// walks the tape directly.
     public struct Node {
-        let view: JSONTapeView
-        let index: Int
+        @usableFromInline let view: JSONTapeView
+        @usableFromInline let index: Int
+
+        @inlinable
+        init(view: JSONTapeView, index: Int) {
+            self.view = view
+            self.index = index
+        }
 
         /// The node's JSON type.
+        @inlinable
         public var kind: Kind {
             switch view.kind(index) {
             case .null: return .null
@@ -91,6 +106,7 @@ public struct JSONReader {
         }
 
         /// The member named `key` of an object (code-point comparison), or `nil`.
+        @inlinable
         public subscript(key: StaticString) -> Node? {
             let expected = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
             return member { JSONTapeView.equal(view.bytes($0), expected) }
@@ -103,7 +119,8 @@ public struct JSONReader {
             return key.withUTF8 { expected in member { JSONTapeView.equal(view.bytes($0), expected) } }
         }
 
-        private func member(matching matches: (Int) -> Bool) -> Node? {
+        @inlinable
+        func member(matching matches: (Int) -> Bool) -> Node? {
             guard view.kind(index) == .object else { return nil }
             var key = index + 1
             for _ in 0..<view.entries[index].count {
@@ -115,6 +132,7 @@ public struct JSONReader {
 
         /// Calls `body` with each member's key bytes (UTF-8, valid only during the call) and value, in
         /// order, without creating strings. Does nothing for other kinds.
+        @inlinable
         public func forEachMember(_ body: (UnsafeBufferPointer<UInt8>, Node) throws -> Void) rethrows {
             guard view.kind(index) == .object else { return }
             var key = index + 1
@@ -125,6 +143,7 @@ public struct JSONReader {
         }
 
         /// The string's UTF-8 bytes, valid only inside the reader's closure; `nil` for other kinds.
+        @inlinable
         public var stringBytes: UnsafeBufferPointer<UInt8>? {
             view.kind(index) == .string ? view.bytes(index) : nil
         }
@@ -138,6 +157,7 @@ public struct JSONReader {
         }
 
         /// The number of elements or members (0 for scalars).
+        @inlinable
         public var count: Int {
             switch view.kind(index) {
             case .array, .object: return Int(view.entries[index].count)
@@ -171,11 +191,13 @@ public struct JSONReader {
         }
 
         /// The string, or `nil` for other kinds.
+        @inlinable
         public var string: String? {
             view.kind(index) == .string ? view.string(index) : nil
         }
 
         /// Whether this is a string equal to `text` (code points), without creating a `String`.
+        @inlinable
         public func isString(_ text: StaticString) -> Bool {
             guard view.kind(index) == .string else { return false }
             return JSONTapeView.equal(view.bytes(index), UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
@@ -190,6 +212,7 @@ public struct JSONReader {
         }
 
         /// The number as `Int` when it is an integer in range, else `nil`.
+        @inlinable
         public var int: Int? {
             if view.kind(index) == .integer { return Int(exactly: view.entries[index].payload) }
             return nil
@@ -205,10 +228,20 @@ public struct JSONReader {
         }
 
         /// Whether this is `null`.
+        @inlinable
         public var isNull: Bool { view.kind(index) == .null }
 
         /// The subtree as a ``JSONValue``.
         public var value: JSONValue { view.value(at: index) }
+
+        /// Where the node sits in its document (for decoders in this package that remember positions
+        /// instead of nodes); ``sibling(at:)`` turns it back into a node.
+        @inlinable
+        package var position: Int { index }
+
+        /// The node at `position` (a ``position`` of a node of the same document).
+        @inlinable
+        package func sibling(at position: Int) -> Node { Node(view: view, index: position) }
     }
 }
 

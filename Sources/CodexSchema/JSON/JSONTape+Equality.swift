@@ -112,18 +112,26 @@ extension JSONTapeView {
     func elementsAreUnique(_ index: Int) -> Bool {
         let count = Int(entries[index].count)
         if count < 2 { return true }
+        if count <= 16 {
+            // Small arrays compare pairwise, with the element indices on the stack.
+            return withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { elements -> Bool in
+                var child = index + 1
+                for position in 0..<count {
+                    elements[position] = child
+                    child = next(child)
+                }
+                for later in 1..<count {
+                    for earlier in 0..<later where equals(elements[earlier], elements[later]) { return false }
+                }
+                return true
+            }
+        }
         var elements: [Int] = []
         elements.reserveCapacity(count)
         var child = index + 1
         for _ in 0..<count {
             elements.append(child)
             child = next(child)
-        }
-        if count <= 16 {
-            for later in 1..<count {
-                for earlier in 0..<later where equals(elements[earlier], elements[later]) { return false }
-            }
-            return true
         }
         var buckets: [Int: [Int]] = [:]
         for element in elements {

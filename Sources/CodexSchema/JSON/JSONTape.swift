@@ -5,27 +5,39 @@
 /// followed by the value. Strings are byte ranges (in the source text when they had no escapes, else in
 /// ``arena``); integers that fit 64 bits are stored inline, other numbers in ``numbers``. Nothing on the
 /// tape is reference counted, so walking it costs no retain/release traffic.
+@usableFromInline
 struct JSONTape: Sendable {
+    @usableFromInline
     enum Kind: UInt8, Sendable {
         case null, `false`, `true`, integer, number, string, array, object
     }
 
+    @usableFromInline
     struct Entry: Sendable {
-        var kind: Kind
+        @usableFromInline var kind: Kind
         /// For strings: ``Flags`` bits.
-        var flags: UInt8
+        @usableFromInline var flags: UInt8
         /// Array elements, object members, or string bytes.
-        var count: UInt32
+        @usableFromInline var count: UInt32
         /// Integer value; index into ``numbers``; string byte offset; or, for containers, the index just
         /// past the subtree.
-        var payload: Int64
+        @usableFromInline var payload: Int64
+
+        @inlinable
+        init(kind: Kind, flags: UInt8, count: UInt32, payload: Int64) {
+            self.kind = kind
+            self.flags = flags
+            self.count = count
+            self.payload = payload
+        }
     }
 
+    @usableFromInline
     enum Flags {
         /// The string's bytes are in ``arena`` (it had escapes, or the tape was built from a value).
-        static let inArena: UInt8 = 1
+        @usableFromInline static let inArena: UInt8 = 1
         /// The string is ASCII, so its length in Unicode scalars is its byte count.
-        static let ascii: UInt8 = 2
+        @usableFromInline static let ascii: UInt8 = 2
     }
 
     var entries: [Entry] = []
@@ -67,17 +79,32 @@ struct JSONTape: Sendable {
 }
 
 /// Borrowed, unsafe access to a ``JSONTape`` and its source text, valid only inside ``JSONTape/withView(source:_:)``.
+///
+/// Its hot accessors are inlinable, so readers in other modules (the Responses event decoder) walk the
+/// tape without a call per member.
+@usableFromInline
 struct JSONTapeView {
-    let entries: UnsafeBufferPointer<JSONTape.Entry>
-    let arena: UnsafeBufferPointer<UInt8>
-    let source: UnsafeBufferPointer<UInt8>
-    let numbers: UnsafeBufferPointer<JSONNumber>
+    @usableFromInline let entries: UnsafeBufferPointer<JSONTape.Entry>
+    @usableFromInline let arena: UnsafeBufferPointer<UInt8>
+    @usableFromInline let source: UnsafeBufferPointer<UInt8>
+    @usableFromInline let numbers: UnsafeBufferPointer<JSONNumber>
 
-    @inline(__always)
+    @inlinable
+    init(
+        entries: UnsafeBufferPointer<JSONTape.Entry>, arena: UnsafeBufferPointer<UInt8>, source: UnsafeBufferPointer<UInt8>,
+        numbers: UnsafeBufferPointer<JSONNumber>
+    ) {
+        self.entries = entries
+        self.arena = arena
+        self.source = source
+        self.numbers = numbers
+    }
+
+    @inlinable @inline(__always)
     func kind(_ index: Int) -> JSONTape.Kind { entries[index].kind }
 
     /// The index just past the value at `index`.
-    @inline(__always)
+    @inlinable @inline(__always)
     func next(_ index: Int) -> Int {
         let entry = entries[index]
         switch entry.kind {
@@ -87,7 +114,7 @@ struct JSONTapeView {
     }
 
     /// The UTF-8 bytes of the string entry at `index`.
-    @inline(__always)
+    @inlinable @inline(__always)
     func bytes(_ index: Int) -> UnsafeBufferPointer<UInt8> {
         let entry = entries[index]
         let base = entry.flags & JSONTape.Flags.inArena != 0 ? arena : source
@@ -95,6 +122,7 @@ struct JSONTapeView {
     }
 
     /// The string at `index`.
+    @inlinable
     func string(_ index: Int) -> String {
         String(decoding: bytes(index), as: UTF8.self)
     }
@@ -122,7 +150,7 @@ struct JSONTapeView {
         entries[first].count == entries[second].count && Self.equal(bytes(first), bytes(second))
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     static func equal(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
         guard lhs.count == rhs.count else { return false }
         guard let left = lhs.baseAddress, let right = rhs.baseAddress else { return lhs.count == 0 }
@@ -131,7 +159,7 @@ struct JSONTapeView {
 }
 
 /// Byte comparison without importing libc into the module's interface.
-@inline(__always)
+@inlinable @inline(__always)
 func memcmpBytes(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>, _ count: Int) -> Bool {
     var offset = 0
     while offset + 8 <= count {
@@ -162,8 +190,8 @@ extension JSONTape {
         }
         var parser = JSONTapeParser(bytes: buffer, maximumDepth: options.maximumDepth, reusing: &storage)
         do {
-            storage.tape = try parser.parseDocument()
-            parser.recycle(into: &storage)
+            try parser.parseInPlace()
+            parser.finish(into: &storage)
             return nil
         } catch {
             parser.recycle(into: &storage)

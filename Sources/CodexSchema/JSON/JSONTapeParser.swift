@@ -31,14 +31,21 @@ struct JSONTapeParser {
         self.init(bytes: bytes, maximumDepth: maximumDepth)
         swap(&tape, &storage.tape)
         swap(&frames, &storage.frames)
-        tape.entries.removeAll(keepingCapacity: true)
-        tape.arena.removeAll(keepingCapacity: true)
-        tape.numbers.removeAll(keepingCapacity: true)
-        frames.removeAll(keepingCapacity: true)
+        // (Clearing an empty array is not free, and the arena, numbers and frames usually are empty.)
+        if !tape.entries.isEmpty { tape.entries.removeAll(keepingCapacity: true) }
+        if !tape.arena.isEmpty { tape.arena.removeAll(keepingCapacity: true) }
+        if !tape.numbers.isEmpty { tape.numbers.removeAll(keepingCapacity: true) }
+        if !frames.isEmpty { frames.removeAll(keepingCapacity: true) }
     }
 
     /// Hands the frame stack back for reuse (the tape is returned by ``parseDocument()``).
     mutating func recycle(into storage: inout JSONParseStorage) {
+        swap(&frames, &storage.frames)
+    }
+
+    /// Hands the tape (as ``parseInPlace()`` left it) and the frame stack back, without copying.
+    mutating func finish(into storage: inout JSONParseStorage) {
+        swap(&tape, &storage.tape)
         swap(&frames, &storage.frames)
     }
 
@@ -49,11 +56,27 @@ struct JSONTapeParser {
         return try parseDocument(observing: &observer)
     }
 
+    /// Parses the document, leaving the tape in the parser for ``finish(into:)``.
+    mutating func parseInPlace() throws(CodexSchemaError) {
+        var observer = NoParseObserver()
+        try parseValue(observing: &observer)
+    }
+
+    /// Parses the document (see ``parseValue(observing:)``) and returns the tape.
+    mutating func parseDocument<Observer: JSONTapeParseObserver>(observing observer: inout Observer) throws(CodexSchemaError) -> JSONTape {
+        try parseValue(observing: &observer)
+        return tape
+    }
+
     /// Parses the document, telling `observer` as values start and complete, containers open and close
     /// and keys are read; the observer may cut finished values off the tape (a streaming validator
     /// keeps only what it still needs). With ``NoParseObserver`` this is the plain parse.
-    mutating func parseDocument<Observer: JSONTapeParseObserver>(observing observer: inout Observer) throws(CodexSchemaError) -> JSONTape {
+    mutating func parseValue<Observer: JSONTapeParseObserver>(observing observer: inout Observer) throws(CodexSchemaError) {
         if !Observer.isActive, tape.entries.capacity < 16 + count / 4 { tape.entries.reserveCapacity(16 + count / 4) }
+        // The innermost open container's member count and kind live in locals (its record in `frames`
+        // is brought up to date when a nested container opens), so counting a value touches no array.
+        var topCount: UInt32 = 0
+        var topIsObject = false
         skipWhitespace()
         while true {
             guard index < count else { throw error(.jsonUnexpectedEnd, "input ends where a value was expected") }
@@ -71,7 +94,10 @@ struct JSONTapeParser {
                     index += 1
                     if Observer.isActive { _ = try observer.containerWillClose(entry: entryIndex, count: 0, tape: &tape) }
                 } else {
+                    if !frames.isEmpty { frames[frames.count - 1].count = topCount }
                     frames.append(Frame(isObject: true, entryIndex: entryIndex))
+                    topCount = 0
+                    topIsObject = true
                     try parseKey(observing: &observer)
                     continue
                 }
@@ -86,11 +112,23 @@ struct JSONTapeParser {
                     index += 1
                     if Observer.isActive { _ = try observer.containerWillClose(entry: entryIndex, count: 0, tape: &tape) }
                 } else {
+                    if !frames.isEmpty { frames[frames.count - 1].count = topCount }
                     frames.append(Frame(isObject: false, entryIndex: entryIndex))
+                    topCount = 0
+                    topIsObject = false
                     continue
                 }
             case UInt8(ascii: "\""):
                 try parseString()
+            case UInt8(ascii: "0")...UInt8(ascii: "9") where Self.isShortInteger(bytes, from: index):
+                // A non-negative integer of at most 18 digits ending in a delimiter (the common case):
+                // read inline; anything else (fractions, exponents, leading zeros) takes the scanner.
+                var value: Int64 = 0
+                while index < count, bytes[index] &- UInt8(ascii: "0") < 10 {
+                    value = value &* 10 &+ Int64(bytes[index] &- UInt8(ascii: "0"))
+                    index += 1
+                }
+                tape.entries.append(JSONTape.Entry(kind: .integer, flags: 0, count: 0, payload: value))
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 var scanner = JSONNumberScanner(bytes: bytes, start: index)
                 let number = try scanner.scan()
@@ -120,26 +158,31 @@ struct JSONTapeParser {
                 guard !frames.isEmpty else {
                     skipWhitespace()
                     if index < count { throw error(.jsonTrailingData, "unexpected data after the JSON value") }
-                    return tape
+                    return
                 }
-                frames[frames.count - 1].count += 1
-                let frame = frames[frames.count - 1]
+                topCount += 1
                 skipWhitespace()
                 guard index < count else { throw error(.jsonUnexpectedEnd, "input ends inside an array or object") }
                 let next = bytes[index]
+                let closer = topIsObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
                 if next == UInt8(ascii: ",") {
                     let commaOffset = index
                     index += 1
                     skipWhitespace()
-                    if index < count, bytes[index] == (frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                    if index < count, bytes[index] == closer {
                         throw CodexSchemaError(code: .jsonTrailingComma, message: "trailing comma", byteOffset: commaOffset)
                     }
-                    if frame.isObject { try parseKey(observing: &observer) }
+                    if topIsObject { try parseKey(observing: &observer) }
                     break attaching
                 }
-                if next == (frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                if next == closer {
                     index += 1
-                    frames.removeLast()
+                    var frame = frames.removeLast()
+                    frame.count = topCount
+                    if let parent = frames.last {
+                        topCount = parent.count
+                        topIsObject = parent.isObject
+                    }
                     let checksDuplicates = Observer.isActive ? try observer.containerWillClose(entry: frame.entryIndex, count: frame.count, tape: &tape) : false
                     try close(frame, checkingDuplicates: !checksDuplicates)
                     completed = frame.entryIndex
@@ -147,7 +190,7 @@ struct JSONTapeParser {
                 }
                 throw error(
                     .jsonUnexpectedCharacter,
-                    frame.isObject ? "expected ',' or '}' after an object member" : "expected ',' or ']' after an array element"
+                    topIsObject ? "expected ',' or '}' after an object member" : "expected ',' or ']' after an array element"
                 )
             }
         }
@@ -170,16 +213,34 @@ struct JSONTapeParser {
         }
     }
 
+    /// Whether the digits at `start` form an integer the inline path reads exactly as the scanner
+    /// would: 1 to 18 digits, no leading zero (unless the number is `0`), then no `.`, `e`, `E` or digit.
+    @inline(__always)
+    private static func isShortInteger(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Bool {
+        var end = start
+        while end < bytes.count, bytes[end] &- UInt8(ascii: "0") < 10 {
+            end += 1
+            if end - start > 18 { return false }
+        }
+        if end - start > 1, bytes[start] == UInt8(ascii: "0") { return false }
+        if end < bytes.count {
+            let next = bytes[end]
+            if next == UInt8(ascii: ".") || next == UInt8(ascii: "e") || next == UInt8(ascii: "E") { return false }
+        }
+        return true
+    }
+
+    @inline(__always)
     private mutating func parseKey<Observer: JSONTapeParseObserver>(observing observer: inout Observer) throws(CodexSchemaError) {
         guard index < count else { throw error(.jsonUnexpectedEnd, "input ends where an object key was expected") }
         guard bytes[index] == UInt8(ascii: "\"") else {
             throw error(.jsonUnexpectedCharacter, "expected a string key")
         }
         let keyOffset = index
-        try parseString()
+        let escaped = try parseString()
         if Observer.isActive, let cut = try observer.keyDidParse(entry: tape.entries.count - 1, offset: keyOffset, tape: &tape) {
             truncate(to: cut)
-        } else if tape.entries[tape.entries.count - 1].flags & JSONTape.Flags.inArena != 0 {
+        } else if escaped {
             escapedKeyOffsets[tape.entries.count - 1] = keyOffset
         }
         skipWhitespace()
@@ -205,66 +266,36 @@ struct JSONTapeParser {
         let memberCount = Int(tape.entries[object].count)
         // A scratch list of key indices; small objects keep it on the stack.
         return withUnsafeTemporaryAllocation(of: Int.self, capacity: memberCount) { keys -> Int? in
-            var key = object + 1
-            for position in 0..<memberCount {
-                keys[position] = key
-                let value = key + 1
-                switch tape.entries[value].kind {
-                case .array, .object: key = Int(tape.entries[value].payload)
-                default: key = value + 1
-                }
-            }
-            if memberCount <= JSONObject.indexThreshold {
-                // A 64-bit filter on (length, first byte, last byte): distinct signatures cannot be duplicates.
-                var seen: UInt64 = 0
-                var possibleDuplicate = false
-                for position in 0..<memberCount {
-                    let entry = tape.entries[keys[position]]
-                    var first: UInt8 = 0
-                    var last: UInt8 = 0
-                    if entry.count > 0 {
-                        let start = Int(entry.payload)
-                        let end = start + Int(entry.count) - 1
-                        if entry.flags & JSONTape.Flags.inArena != 0 {
-                            first = tape.arena[start]
-                            last = tape.arena[end]
-                        } else {
-                            first = bytes[start]
-                            last = bytes[end]
-                        }
-                    }
-                    let signature = UInt32(truncatingIfNeeded: entry.count) << 16 | UInt32(first) << 8 | UInt32(last)
-                    let bit: UInt64 = 1 << ((signature &* 2_654_435_761) >> 26)
-                    if seen & bit != 0 {
-                        possibleDuplicate = true
-                        break
-                    }
-                    seen |= bit
-                }
-                if !possibleDuplicate { return nil }
-                // Compare lengths first, then bytes of keys still in the source; arena keys go the slow way.
-                var needsView = false
-                for later in 1..<memberCount {
-                    let right = tape.entries[keys[later]]
-                    for earlier in 0..<later {
-                        let left = tape.entries[keys[earlier]]
-                        guard left.count == right.count else { continue }
-                        if (left.flags | right.flags) & JSONTape.Flags.inArena != 0 {
-                            needsView = true
-                        } else if let base = bytes.baseAddress,
-                                  memcmpBytes(base + Int(left.payload), base + Int(right.payload), Int(left.count)) {
-                            return keys[later]
-                        }
-                    }
-                }
-                if !needsView { return nil }
-            }
-            return tape.withView(source: bytes) { view -> Int? in
+            tape.withView(source: bytes) { view -> Int? in
                 if memberCount <= JSONObject.indexThreshold {
-                    for later in 1..<memberCount {
-                        for earlier in 0..<later where view.stringsEqual(keys[earlier], keys[later]) { return keys[later] }
+                    // Small objects: a signature per key (equal for equal keys, rarely equal otherwise)
+                    // goes into a 256-bit filter; only a key whose filter bit is already set is compared
+                    // with the earlier keys' signatures, and bytes only on an equal signature.
+                    return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: memberCount + 4) { scratch -> Int? in
+                        let filter = scratch.baseAddress! + memberCount
+                        filter.initialize(repeating: 0, count: 4)
+                        var key = object + 1
+                        for position in 0..<memberCount {
+                            keys[position] = key
+                            let signature = Self.keySignature(view.bytes(key))
+                            let bit = Int(truncatingIfNeeded: signature >> 56)
+                            let mask: UInt64 = 1 << UInt64(bit & 63)
+                            if filter[bit >> 6] & mask != 0 {
+                                for earlier in 0..<position where scratch[earlier] == signature {
+                                    if view.stringsEqual(keys[earlier], key) { return key }
+                                }
+                            }
+                            filter[bit >> 6] |= mask
+                            scratch[position] = signature
+                            key = view.next(key + 1)
+                        }
+                        return nil
                     }
-                    return nil
+                }
+                var key = object + 1
+                for position in 0..<memberCount {
+                    keys[position] = key
+                    key = view.next(key + 1)
                 }
                 var seen = Set<[UInt8]>(minimumCapacity: memberCount)
                 for key in keys where !seen.insert(Array(view.bytes(key))).inserted { return key }
@@ -273,6 +304,27 @@ struct JSONTapeParser {
         }
     }
 
+    /// A hash of a key's bytes from its length and its first and last (up to) eight bytes, so keys of
+    /// up to 16 bytes are covered entirely: equal keys get equal signatures.
+    @inline(__always)
+    private static func keySignature(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        let length = key.count
+        guard let base = key.baseAddress, length > 0 else { return 0 }
+        let raw = UnsafeRawPointer(base)
+        let head: UInt64
+        let tail: UInt64
+        if length >= 8 {
+            head = raw.loadUnaligned(as: UInt64.self)
+            tail = raw.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self)
+        } else if length >= 4 {
+            head = UInt64(raw.loadUnaligned(as: UInt32.self))
+            tail = UInt64(raw.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self))
+        } else {
+            head = UInt64(base[0]) << 16 | UInt64(base[length >> 1]) << 8 | UInt64(base[length - 1])
+            tail = 0
+        }
+        return (head &* 0x9E37_79B9_7F4A_7C15) ^ (tail &+ UInt64(length) &* 0xC2B2_AE3D_27D4_EB4F).byteSwapped
+    }
     // MARK: - Tokens
 
     @inline(__always)
@@ -306,8 +358,9 @@ struct JSONTapeParser {
     // MARK: - Strings
 
     /// Parses the string whose opening quote is at `index` onto the tape; leaves `index` after its
-    /// closing quote.
-    private mutating func parseString() throws(CodexSchemaError) {
+    /// closing quote. Returns whether it had escapes (its bytes went to the arena).
+    @discardableResult @inline(__always)
+    private mutating func parseString() throws(CodexSchemaError) -> Bool {
         let start = index + 1
         var cursor = start
         var ascii = true
@@ -333,10 +386,11 @@ struct JSONTapeParser {
                 tape.entries.append(JSONTape.Entry(
                     kind: .string, flags: ascii ? JSONTape.Flags.ascii : 0, count: UInt32(cursor - start), payload: Int64(start)
                 ))
-                return
+                return false
             }
             if byte == UInt8(ascii: "\\") {
-                return try parseEscapedString(start: start, firstEscape: cursor, ascii: ascii)
+                try parseEscapedString(start: start, firstEscape: cursor, ascii: ascii)
+                return true
             }
             if byte < 0x20 {
                 throw CodexSchemaError(code: .jsonControlCharacter, message: "unescaped control character in a string", byteOffset: cursor)

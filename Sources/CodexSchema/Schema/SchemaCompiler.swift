@@ -65,6 +65,7 @@ struct SchemaCompiler {
             program.nodes[Int(pending.node)].ref = try resolve(pending.reference, from: pending.node)
             program.nodes[Int(pending.node)].flags |= SchemaProgram.NodeFlags.hasApplicators
         }
+        program.finishLookups()
         return program
     }
 

@@ -36,7 +36,10 @@ struct SchemaEvaluator {
     let children: UnsafeBufferPointer<Int32>
     let keyBytes: UnsafeBufferPointer<UInt8>
     let stringRanges: UnsafeBufferPointer<SchemaProgram.Span>
+    let stringHeads: UnsafeBufferPointer<UInt64>
+    let enumSlots: UnsafeBufferPointer<Int32>
     let numbers: UnsafeBufferPointer<JSONNumber>
+    let numberKeys: UnsafeBufferPointer<SchemaProgram.NumberKey>
     /// The instance; a streaming validation points it at the tape as it is now before each evaluation.
     var tape: JSONTapeView
     /// Subschema evaluations so far (checked against ``JSONSchemaLimits/maximumValidationWork``); a
@@ -61,13 +64,17 @@ struct SchemaEvaluator {
                 program.children.withUnsafeBufferPointer { children in
                     program.bytes.withUnsafeBufferPointer { bytes in
                         program.stringRanges.withUnsafeBufferPointer { ranges in
+                          program.stringHeads.withUnsafeBufferPointer { heads in
+                           program.enumSlots.withUnsafeBufferPointer { enumSlots in
                             program.numbers.withUnsafeBufferPointer { numbers in
+                              program.numberKeys.withUnsafeBufferPointer { numberKeys in
                                 guard let nodes = nodes.baseAddress else {
                                     return .failure(CodexSchemaError(code: .invalidSchema, message: "schema program is empty"))
                                 }
                                 var evaluator = SchemaEvaluator(
                                     program: program, nodes: nodes, rules: rules, children: children, keyBytes: bytes,
-                                    stringRanges: ranges, numbers: numbers, tape: tape
+                                    stringRanges: ranges, stringHeads: heads, enumSlots: enumSlots, numbers: numbers, numberKeys: numberKeys,
+                                    tape: tape
                                 )
                                 evaluator.errorLimit = program.limits.maximumReportedErrors
                                 do throws(CodexSchemaError) {
@@ -75,7 +82,10 @@ struct SchemaEvaluator {
                                 } catch {
                                     return .failure(error)
                                 }
+                              }
                             }
+                           }
+                          }
                         }
                     }
                 }
@@ -91,7 +101,10 @@ struct SchemaEvaluator {
         children: UnsafeBufferPointer<Int32>,
         keyBytes: UnsafeBufferPointer<UInt8>,
         stringRanges: UnsafeBufferPointer<SchemaProgram.Span>,
+        stringHeads: UnsafeBufferPointer<UInt64>,
+        enumSlots: UnsafeBufferPointer<Int32>,
         numbers: UnsafeBufferPointer<JSONNumber>,
+        numberKeys: UnsafeBufferPointer<SchemaProgram.NumberKey>,
         tape: JSONTapeView
     ) {
         self.program = program
@@ -100,16 +113,87 @@ struct SchemaEvaluator {
         self.children = children
         self.keyBytes = keyBytes
         self.stringRanges = stringRanges
+        self.stringHeads = stringHeads
+        self.enumSlots = enumSlots
         self.numbers = numbers
+        self.numberKeys = numberKeys
         self.tape = tape
     }
 
     // MARK: - Entry
 
+    /// Evaluates the subschema `nodeIndex` against the instance value at `at`.
     mutating func evaluate<Mode: EvaluationMode>(
         _ nodeIndex: Int32, _ at: Int, _ mode: Mode.Type, relaxed: Bool
     ) throws(CodexSchemaError) -> Bool {
         let collect = Mode.collects
+        try countWork(nodeIndex)
+        let node = nodes + Int(nodeIndex)
+        if node.pointee.constant >= 0 {
+            if node.pointee.constant == 0, collect { record(nodeIndex, "false", "no value is allowed here") }
+            return node.pointee.constant == 1
+        }
+        depth += 1
+        defer { depth -= 1 }
+        try checkDepth(nodeIndex)
+        let flags = node.pointee.flags
+        // A node that is only a `$ref` is its target (it records nothing of its own).
+        if flags & Flags.refOnly != 0 { return try evaluate(node.pointee.ref, at, mode, relaxed: relaxed) }
+
+        // Type, enum and const, then the keywords of the instance's type, then the applicators.
+        var valid = try evaluateScalarKeywords(nodeIndex, node, at, mode, relaxed: relaxed)
+        if !valid, !collect { return false }
+        switch tape.kind(at) {
+        case .object where flags & Flags.checksObjects != 0:
+            if try !evaluateObject(nodeIndex, node, at, mode, relaxed: relaxed) {
+                guard collect else { return false }
+                valid = false
+            }
+        case .array where flags & Flags.checksArrays != 0:
+            if try !evaluateArray(nodeIndex, node, at, mode, relaxed: relaxed) {
+                guard collect else { return false }
+                valid = false
+            }
+        default:
+            break
+        }
+
+        if flags & Flags.hasApplicators != 0, try !evaluateApplicators(nodeIndex, node, at, mode, relaxed: relaxed) {
+            guard collect else { return false }
+            valid = false
+        }
+        return valid
+    }
+
+    /// Whether ``evaluateLeaf(_:_:_:relaxed:)`` may stand in for ``evaluate(_:_:_:relaxed:)``: the value
+    /// is a scalar and the schema has no applicators, so only the scalar keywords can apply.
+    @inline(__always)
+    private func isLeaf(_ nodeIndex: Int32, _ at: Int) -> Bool {
+        let kind = tape.kind(at)
+        return kind != .object && kind != .array && nodes[Int(nodeIndex)].flags & Flags.hasApplicators == 0
+    }
+
+    /// ``evaluate(_:_:_:relaxed:)`` for a leaf (see ``isLeaf(_:_:)``), inlined into the member and element
+    /// loops: the same work and depth accounting and the same checks in the same order, without a call.
+    @inline(__always)
+    private mutating func evaluateLeaf<Mode: EvaluationMode>(
+        _ nodeIndex: Int32, _ at: Int, _ mode: Mode.Type, relaxed: Bool
+    ) throws(CodexSchemaError) -> Bool {
+        try countWork(nodeIndex)
+        let node = nodes + Int(nodeIndex)
+        if node.pointee.constant >= 0 {
+            if node.pointee.constant == 0, Mode.collects { record(nodeIndex, "false", "no value is allowed here") }
+            return node.pointee.constant == 1
+        }
+        depth += 1
+        defer { depth -= 1 }
+        try checkDepth(nodeIndex)
+        return try evaluateScalarKeywords(nodeIndex, node, at, mode, relaxed: relaxed)
+    }
+
+    /// Counts one subschema evaluation against the work limit.
+    @inline(__always)
+    private mutating func countWork(_ nodeIndex: Int32) throws(CodexSchemaError) {
         work += 1
         if work > program.limits.maximumValidationWork {
             throw CodexSchemaError(
@@ -118,13 +202,11 @@ struct SchemaEvaluator {
                 schemaPointer: program.pointers[Int(nodeIndex)]
             )
         }
-        let node = nodes + Int(nodeIndex)
-        if node.pointee.constant >= 0 {
-            if node.pointee.constant == 0, collect { record(nodeIndex, "false", "no value is allowed here") }
-            return node.pointee.constant == 1
-        }
-        depth += 1
-        defer { depth -= 1 }
+    }
+
+    /// Checks the evaluation depth (after it was raised for `nodeIndex`).
+    @inline(__always)
+    private func checkDepth(_ nodeIndex: Int32) throws(CodexSchemaError) {
         if depth > program.limits.maximumEvaluationDepth {
             throw CodexSchemaError(
                 code: .schemaWorkLimitExceeded,
@@ -132,7 +214,15 @@ struct SchemaEvaluator {
                 schemaPointer: program.pointers[Int(nodeIndex)]
             )
         }
+    }
 
+    /// `type`, `enum` and `const`, then the string or number keywords when the value is one. In verdict
+    /// mode it stops at the first failure.
+    @inline(__always)
+    private mutating func evaluateScalarKeywords<Mode: EvaluationMode>(
+        _ nodeIndex: Int32, _ node: UnsafePointer<Node>, _ at: Int, _ mode: Mode.Type, relaxed: Bool
+    ) throws(CodexSchemaError) -> Bool {
+        let collect = Mode.collects
         var valid = true
         let flags = node.pointee.flags
         let kind = tape.kind(at)
@@ -161,18 +251,7 @@ struct SchemaEvaluator {
             valid = false
             record(nodeIndex, "const", "value is not the required constant")
         }
-
         switch kind {
-        case .object where flags & Flags.checksObjects != 0:
-            if try !evaluateObject(nodeIndex, node, at, mode, relaxed: relaxed) {
-                guard collect else { return false }
-                valid = false
-            }
-        case .array where flags & Flags.checksArrays != 0:
-            if try !evaluateArray(nodeIndex, node, at, mode, relaxed: relaxed) {
-                guard collect else { return false }
-                valid = false
-            }
         case .string where flags & Flags.checksStrings != 0:
             if !evaluateString(nodeIndex, node, at, mode, relaxed: relaxed) {
                 guard collect else { return false }
@@ -185,11 +264,6 @@ struct SchemaEvaluator {
             }
         default:
             break
-        }
-
-        if flags & Flags.hasApplicators != 0, try !evaluateApplicators(nodeIndex, node, at, mode, relaxed: relaxed) {
-            guard collect else { return false }
-            valid = false
         }
         return valid
     }
@@ -218,7 +292,9 @@ struct SchemaEvaluator {
                 if rule.isRequired { requiredSeen += 1 }
                 if rule.schema >= 0 {
                     if collect { path.append(.key(key)) }
-                    let memberValid = try evaluate(rule.schema, value, mode, relaxed: relaxed)
+                    let memberValid = isLeaf(rule.schema, value)
+                        ? try evaluateLeaf(rule.schema, value, mode, relaxed: relaxed)
+                        : try evaluate(rule.schema, value, mode, relaxed: relaxed)
                     if collect { path.removeLast() }
                     if !memberValid {
                         guard collect else { return false }
@@ -296,7 +372,9 @@ struct SchemaEvaluator {
             var element = at + 1
             for position in 0..<count {
                 if collect { path.append(.index(position)) }
-                let elementValid = try evaluate(items, element, mode, relaxed: relaxed)
+                let elementValid = isLeaf(items, element)
+                    ? try evaluateLeaf(items, element, mode, relaxed: relaxed)
+                    : try evaluate(items, element, mode, relaxed: relaxed)
                 if collect { path.removeLast() }
                 if !elementValid {
                     guard collect else { return false }
@@ -335,30 +413,35 @@ struct SchemaEvaluator {
     ) throws(CodexSchemaError) -> Bool {
         let collect = Mode.collects
         var valid = true
-        let number = tape.number(at)
-        if node.pointee.minimum >= 0, JSONNumber.compare(number, numbers[Int(node.pointee.minimum)]) < 0 {
+        // The instance as a Double, once (bounds compare it first; see ``compareNumber(_:_:_:)``).
+        let entry = tape.entries[at]
+        let value = entry.kind == .integer ? Double(entry.payload) : tape.numbers[Int(entry.payload)].doubleValue
+        if node.pointee.minimum >= 0, compareNumber(at, value, node.pointee.minimum) < 0 {
             guard collect else { return false }
             valid = false
             record(nodeIndex, "minimum", "number is below the minimum \(numbers[Int(node.pointee.minimum)])")
         }
-        if node.pointee.maximum >= 0, JSONNumber.compare(number, numbers[Int(node.pointee.maximum)]) > 0 {
+        if node.pointee.maximum >= 0, compareNumber(at, value, node.pointee.maximum) > 0 {
             guard collect else { return false }
             valid = false
             record(nodeIndex, "maximum", "number is above the maximum \(numbers[Int(node.pointee.maximum)])")
         }
-        if node.pointee.exclusiveMinimum >= 0, JSONNumber.compare(number, numbers[Int(node.pointee.exclusiveMinimum)]) <= 0 {
+        if node.pointee.exclusiveMinimum >= 0, compareNumber(at, value, node.pointee.exclusiveMinimum) <= 0 {
             guard collect else { return false }
             valid = false
             record(nodeIndex, "exclusiveMinimum", "number is not above \(numbers[Int(node.pointee.exclusiveMinimum)])")
         }
-        if node.pointee.exclusiveMaximum >= 0, JSONNumber.compare(number, numbers[Int(node.pointee.exclusiveMaximum)]) >= 0 {
+        if node.pointee.exclusiveMaximum >= 0, compareNumber(at, value, node.pointee.exclusiveMaximum) >= 0 {
             guard collect else { return false }
             valid = false
             record(nodeIndex, "exclusiveMaximum", "number is not below \(numbers[Int(node.pointee.exclusiveMaximum)])")
         }
         if node.pointee.multipleOf >= 0 {
             let divisor = numbers[Int(node.pointee.multipleOf)]
-            guard let isMultiple = number.isMultiple(of: divisor) else {
+            let step = numberKeys[Int(node.pointee.multipleOf)]
+            // Two integers: the remainder (what `isMultiple(of:)` computes for them, without the call).
+            let fast: Bool? = entry.kind == .integer && step.isInteger && step.integer > 0 ? entry.payload % step.integer == 0 : nil
+            guard let isMultiple = fast ?? tape.number(at).isMultiple(of: divisor) else {
                 throw CodexSchemaError(
                     code: .schemaWorkLimitExceeded,
                     message: "multipleOf on numbers this long exceeds the work bound",

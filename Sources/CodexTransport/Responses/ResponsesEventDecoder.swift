@@ -79,45 +79,74 @@ public struct ResponsesEventDecoder: Sendable {
         return decoded
     }
 
-    /// The top-level fields of an event, gathered in one pass over its members.
+    /// The top-level fields of an event, gathered in one pass over its members. Positions, not nodes,
+    /// are kept (a node carries its whole document view), so gathering them stays in registers.
     struct Fields {
-        var type: JSONReader.Node?
-        var sequenceNumber: JSONReader.Node?
-        var itemID: JSONReader.Node?
-        var outputIndex: JSONReader.Node?
-        var contentIndex: JSONReader.Node?
-        var summaryIndex: JSONReader.Node?
-        var delta: JSONReader.Node?
-        var text: JSONReader.Node?
-        var arguments: JSONReader.Node?
+        let root: JSONReader.Node
+        private var positions: (Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32) = (-1, -1, -1, -1, -1, -1, -1, -1, -1)
+
+        var type: JSONReader.Node? { node(positions.0) }
+        var sequenceNumber: JSONReader.Node? { node(positions.1) }
+        var itemID: JSONReader.Node? { node(positions.2) }
+        var outputIndex: JSONReader.Node? { node(positions.3) }
+        var contentIndex: JSONReader.Node? { node(positions.4) }
+        var summaryIndex: JSONReader.Node? { node(positions.5) }
+        var delta: JSONReader.Node? { node(positions.6) }
+        var text: JSONReader.Node? { node(positions.7) }
+        var arguments: JSONReader.Node? { node(positions.8) }
+
+        @inline(__always)
+        private func node(_ position: Int32) -> JSONReader.Node? {
+            position < 0 ? nil : root.sibling(at: Int(position))
+        }
 
         init(_ root: JSONReader.Node) {
+            self.root = root
+            var positions = self.positions
             root.forEachMember { key, value in
+                let position = Int32(truncatingIfNeeded: value.position)
                 switch key.count {
-                case 4 where Self.matches(key, "type"): type = value
-                case 4 where Self.matches(key, "text"): text = value
-                case 5 where Self.matches(key, "delta"): delta = value
-                case 7 where Self.matches(key, "item_id"): itemID = value
-                case 9 where Self.matches(key, "arguments"): arguments = value
-                case 12 where Self.matches(key, "output_index"): outputIndex = value
-                case 13 where Self.matches(key, "content_index"): contentIndex = value
-                case 13 where Self.matches(key, "summary_index"): summaryIndex = value
-                case 15 where Self.matches(key, "sequence_number"): sequenceNumber = value
+                case 4 where Self.matches(key, "type"): positions.0 = position
+                case 4 where Self.matches(key, "text"): positions.7 = position
+                case 5 where Self.matches(key, "delta"): positions.6 = position
+                case 7 where Self.matches(key, "item_id"): positions.2 = position
+                case 9 where Self.matches(key, "arguments"): positions.8 = position
+                case 12 where Self.matches(key, "output_index"): positions.3 = position
+                case 13 where Self.matches(key, "content_index"): positions.4 = position
+                case 13 where Self.matches(key, "summary_index"): positions.5 = position
+                case 15 where Self.matches(key, "sequence_number"): positions.1 = position
                 default: break
                 }
             }
+            self.positions = positions
         }
 
         static func sameBytes(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
             guard lhs.count == rhs.count else { return false }
-            for index in 0..<lhs.count where lhs[index] != rhs[index] { return false }
-            return true
+            guard let left = lhs.baseAddress, let right = rhs.baseAddress else { return lhs.count == 0 }
+            return memcmp(left, right, lhs.count) == 0
         }
 
+        /// Whether `bytes` spell `name` (field names are short: compared a word at a time, inline).
         @inline(__always)
         static func matches(_ bytes: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
-            guard bytes.count == name.utf8CodeUnitCount else { return false }
-            for index in 0..<bytes.count where bytes[index] != name.utf8Start[index] { return false }
+            let count = name.utf8CodeUnitCount
+            guard bytes.count == count, let base = bytes.baseAddress else { return false }
+            let left = UnsafeRawPointer(base)
+            let right = UnsafeRawPointer(name.utf8Start)
+            var offset = 0
+            while offset + 8 <= count {
+                if left.loadUnaligned(fromByteOffset: offset, as: UInt64.self) != right.loadUnaligned(fromByteOffset: offset, as: UInt64.self) { return false }
+                offset += 8
+            }
+            if offset + 4 <= count {
+                if left.loadUnaligned(fromByteOffset: offset, as: UInt32.self) != right.loadUnaligned(fromByteOffset: offset, as: UInt32.self) { return false }
+                offset += 4
+            }
+            while offset < count {
+                if left.load(fromByteOffset: offset, as: UInt8.self) != right.load(fromByteOffset: offset, as: UInt8.self) { return false }
+                offset += 1
+            }
             return true
         }
     }

@@ -47,18 +47,19 @@ public struct ResponsesStreamEvent: Sendable, Hashable {
         self.kind = kind
     }
 
-    /// The event kinds.
+    /// The event kinds. The rare kinds with large payloads are `indirect` (boxed), so the hot delta
+    /// events stay small to copy.
     public enum Kind: Sendable, Hashable {
         /// `response.created`.
-        case created(ResponsesResponseInfo)
+        indirect case created(ResponsesResponseInfo)
         /// `response.in_progress`.
-        case inProgress(ResponsesResponseInfo)
+        indirect case inProgress(ResponsesResponseInfo)
         /// `response.queued`.
-        case queued(ResponsesResponseInfo)
+        indirect case queued(ResponsesResponseInfo)
         /// `response.output_item.added`.
-        case outputItemAdded(outputIndex: Int, item: ResponsesOutputItem)
+        indirect case outputItemAdded(outputIndex: Int, item: ResponsesOutputItem)
         /// `response.output_item.done`: the authoritative item to record.
-        case outputItemDone(outputIndex: Int, item: ResponsesOutputItem)
+        indirect case outputItemDone(outputIndex: Int, item: ResponsesOutputItem)
         /// `response.content_part.added`.
         case contentPartAdded(itemID: String, outputIndex: Int, contentIndex: Int)
         /// `response.content_part.done`.
@@ -90,13 +91,13 @@ public struct ResponsesStreamEvent: Sendable, Hashable {
         /// `response.image_generation_call.{in_progress,generating,partial_image,completed}`.
         case imageGenerationCall(itemID: String, outputIndex: Int, status: String, partialImageBase64: String?)
         /// `response.completed`: the only successful end.
-        case completed(ResponsesResponseInfo)
+        indirect case completed(ResponsesResponseInfo)
         /// `response.failed`.
-        case failed(ResponsesResponseInfo)
+        indirect case failed(ResponsesResponseInfo)
         /// `response.incomplete`.
-        case incomplete(ResponsesResponseInfo)
+        indirect case incomplete(ResponsesResponseInfo)
         /// `error`.
-        case error(code: String?, type: String?, message: String?, param: String?)
+        indirect case error(code: String?, type: String?, message: String?, param: String?)
         /// `codex.rate_limits`.
         case rateLimits([AgentRateLimitSnapshot])
         /// Any other event, with its raw JSON.

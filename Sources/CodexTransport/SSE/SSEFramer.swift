@@ -36,6 +36,8 @@ public struct SSEFramer: Sendable {
     private var dataBuffer: [UInt8] = []
     private var hasData = false
     private var eventType: [UInt8] = []
+    /// The current event's `event` field repeats the last dispatched type (then ``eventType`` stays empty).
+    private var eventTypeIsLast = false
     /// The last dispatched type, reused when the next event has the same type bytes (saves a String).
     private var lastType: (bytes: [UInt8], text: String) = ([], "message")
     private var lastEventID: String?
@@ -85,7 +87,7 @@ public struct SSEFramer: Sendable {
 
     /// Ends the stream. Returns whether an unterminated event (or partial line) was discarded.
     public mutating func finish() -> Bool {
-        let discarded = !lineBuffer.isEmpty || hasData || !eventType.isEmpty
+        let discarded = !lineBuffer.isEmpty || hasData || !eventType.isEmpty || eventTypeIsLast
         lineBuffer.removeAll()
         resetEvent()
         return discarded
@@ -113,15 +115,18 @@ public struct SSEFramer: Sendable {
         var lineStart = index
         guard let base = buffer.baseAddress else { return }
         var nextLineFeed = -1 // position of the next LF at or after `index`, or count when none
+        var nextCarriageReturn = -1 // the same for CR (searched once per chunk when the stream has none)
         while index < count {
-            // Find the next line terminator with memchr: the next LF, then a CR before it.
+            // Find the next line terminator with memchr: the nearer of the next LF and the next CR.
             if nextLineFeed < index {
                 nextLineFeed = memchr(base + index, Int32(UInt8(ascii: "\n")), count - index)
                     .map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base } ?? count
             }
-            let carriageReturn = memchr(base + index, Int32(UInt8(ascii: "\r")), nextLineFeed - index)
-                .map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
-            let lineEnd = carriageReturn ?? nextLineFeed
+            if nextCarriageReturn < index {
+                nextCarriageReturn = memchr(base + index, Int32(UInt8(ascii: "\r")), count - index)
+                    .map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base } ?? count
+            }
+            let lineEnd = min(nextLineFeed, nextCarriageReturn)
             guard lineEnd < count else { break }
             let byte = buffer[lineEnd]
             index = lineEnd + 1
@@ -194,7 +199,14 @@ public struct SSEFramer: Sendable {
             hasData = true
         } else if Self.equals(name, "event") {
             guard value.count <= maximumEventBytes else { throw tooLarge(at: offset) }
-            eventType = Array(value)
+            // A type equal to the last dispatched one is only noted: a repeated `event` line copies nothing.
+            if !value.isEmpty, lastType.bytes.withUnsafeBufferPointer({ Self.same($0, value) }) {
+                eventTypeIsLast = true
+                if !eventType.isEmpty { eventType.removeAll(keepingCapacity: true) }
+            } else {
+                eventTypeIsLast = false
+                eventType = Array(value)
+            }
         } else if Self.equals(name, "id") {
             if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }
         } else if Self.equals(name, "retry") {
@@ -208,23 +220,34 @@ public struct SSEFramer: Sendable {
         defer { resetEvent() }
         guard hasData else { return }
         let type: String
-        if eventType.isEmpty {
-            type = "message"
-        } else if eventType == lastType.bytes {
+        if eventTypeIsLast {
             type = lastType.text
+        } else if eventType.isEmpty {
+            type = "message"
         } else {
             type = String(decoding: eventType, as: UTF8.self)
             lastType = (eventType, type)
         }
-        events.append(SSEEvent(type: type, dataBytes: dataBuffer, lastEventID: lastEventID, retry: reconnectionTime, byteOffset: eventStart))
+        // The data moves into the event (``resetEvent()`` starts a fresh buffer anyway).
+        var data: [UInt8] = []
+        swap(&data, &dataBuffer)
+        events.append(SSEEvent(type: type, dataBytes: data, lastEventID: lastEventID, retry: reconnectionTime, byteOffset: eventStart))
     }
 
     private mutating func resetEvent() {
         dataBuffer = []
         hasData = false
-        eventType.removeAll(keepingCapacity: true)
+        if !eventType.isEmpty { eventType.removeAll(keepingCapacity: true) }
+        eventTypeIsLast = false
         eventBytes = 0
         eventStart = nil
+    }
+
+    @inline(__always)
+    private static func same(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        guard let left = lhs.baseAddress, let right = rhs.baseAddress else { return lhs.count == 0 }
+        return memcmp(left, right, lhs.count) == 0
     }
 
     @inline(__always)
