@@ -124,6 +124,7 @@ import Testing
             "schema conformance": [
                 Case(arguments: ["schema", "conformance", "Tests/CodexSchemaTests/Fixtures/jsonschema"], status: 0, stdout: "passed", stderr: ""),
                 Case(arguments: ["schema", "conformance", path("no-such-suite")], status: 2, stdout: "", stderr: "Error: Cannot read directory"),
+                Case(arguments: ["schema", "conformance", "Tests/CodexSchemaTests/Fixtures/jsonschema", "--json"], status: 0, stdout: #""failed":0,"files":["#, stderr: ""),
             ],
             "responses decode": [
                 Case(arguments: ["responses", "decode", sse], status: 0, stdout: #""type":"response.created""#, stderr: ""),
@@ -196,7 +197,8 @@ import Testing
                 Case(arguments: ["recovery", "ack", ids[0]] + store, status: 1, stdout: "", stderr: "Error: "),
             ],
             "recovery suspend": [
-                Case(arguments: ["recovery", "suspend", ids[1]] + store, status: 0, stdout: "suspend requested\n", stderr: ""),
+                Case(arguments: ["recovery", "suspend", ids[1], "--json"] + store, status: 0,
+                     stdout: #"{"operation_id":"\#(ids[1])","result":"suspend requested"}"#, stderr: ""),
                 Case(arguments: ["recovery", "suspend", missing] + store, status: 1, stdout: "", stderr: "Error: "),
             ],
             "recovery cancel": [

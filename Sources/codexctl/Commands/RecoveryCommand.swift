@@ -234,8 +234,13 @@ protocol RecoveryOperationCommand: CLICommand {
 extension RecoveryOperationCommand {
     static func run(_ arguments: [String]) async -> Int32 {
         return await RecoveryCommand.execute(Self.self, arguments, positionals: 1) { parsed, context in
-            try await act(context.recovery, try RecoveryCommand.handle(parsed), context.store)
-            Console.line(done)
+            let handle = try RecoveryCommand.handle(parsed)
+            try await act(context.recovery, handle, context.store)
+            if context.json {
+                RecoveryCommand.printJSON(["operation_id": .string(handle.operationID.uuidString.lowercased()), "result": .string(done)])
+            } else {
+                Console.line(done)
+            }
         }
     }
 

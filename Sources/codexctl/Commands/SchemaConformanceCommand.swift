@@ -12,53 +12,79 @@ enum SchemaConformanceCommand: CLICommand {
         any failure.
         """,
         arguments: [("<directory>", "A directory of suite files (searched recursively).")],
-        options: [.flag("--verbose", "List every failing test, not only the counts.")]
+        options: [
+            .flag("--verbose", "List every failing test, not only the counts."),
+            .flag("--json", "Print one JSON object: passed, failed, and per file its counts and failures."),
+        ]
     )
 
+    /// One file's outcome.
+    private struct FileOutcome {
+        let file: String
+        var passed = 0
+        var failed = 0
+        var failures: [String] = []
+        var error: String?
+    }
+
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments(arguments, for: help)
-        } catch {
-            return Console.usageFailure(error.message, help: help)
-        }
-        guard parsed.positionals.count == 1 else {
-            return Console.usageFailure(parsed.positionals.isEmpty ? "Missing expected argument '<directory>'" : "Too many arguments", help: help)
-        }
+        guard !printsHelp(arguments) else { return Console.Status.success }
+        guard let parsed = parse(arguments, validate: { parsed in
+            guard parsed.positionals.count == 1 else {
+                throw UsageError(parsed.positionals.isEmpty ? "Missing expected argument '<directory>'" : "Too many arguments")
+            }
+        }) else { return Console.Status.usage }
+        let json = parsed.has("--json")
         let directory = URL(fileURLWithPath: parsed.positionals[0])
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue,
               let enumerator = FileManager.default.enumerator(atPath: directory.path) else {
-            Console.error("Error: Cannot read directory '\(directory.path)'\n")
-            return Console.Status.unreadableInput
+            return SchemaCommand.LoadFailure(code: "unreadable_input", message: "Cannot read directory '\(directory.path)'").report(json: json)
         }
         let files = enumerator.compactMap { $0 as? String }.filter { $0.hasSuffix(".json") }.sorted()
-        var passed = 0
-        var failed = 0
+        var outcomes: [FileOutcome] = []
         for file in files {
-            let outcomes: [JSONSchemaTestSuite.Outcome]
+            var outcome = FileOutcome(file: file)
             do {
                 let data = try Data(contentsOf: directory.appendingPathComponent(file))
-                outcomes = try JSONSchemaTestSuite.run(fileContents: [UInt8](data))
+                for result in try JSONSchemaTestSuite.run(fileContents: [UInt8](data)) {
+                    if result.passed {
+                        outcome.passed += 1
+                    } else {
+                        outcome.failed += 1
+                        let name = result.test.isEmpty ? result.group : "\(result.group) / \(result.test)"
+                        outcome.failures.append("\(name): \(result.detail)")
+                    }
+                }
             } catch {
-                Console.line("\(file): error: \(error)")
-                failed += 1
-                continue
+                outcome.failed += 1
+                outcome.error = "\(error)"
             }
-            let filePassed = outcomes.filter(\.passed).count
-            let fileFailed = outcomes.count - filePassed
-            passed += filePassed
-            failed += fileFailed
-            Console.line("\(file): \(filePassed) passed, \(fileFailed) failed")
-            for outcome in outcomes where !outcome.passed {
-                if parsed.has("--verbose") || fileFailed <= 20 {
-                    let name = outcome.test.isEmpty ? outcome.group : "\(outcome.group) / \(outcome.test)"
-                    Console.line("  FAIL \(name): \(outcome.detail)")
+            outcomes.append(outcome)
+        }
+        let passed = outcomes.reduce(0) { $0 + $1.passed }
+        let failed = outcomes.reduce(0) { $0 + $1.failed }
+        if json {
+            let perFile: [JSONValue] = outcomes.map { outcome in
+                [
+                    "file": .string(outcome.file), "passed": .number(JSONNumber(outcome.passed)), "failed": .number(JSONNumber(outcome.failed)),
+                    "failures": .array(outcome.failures.map(JSONValue.string)), "error": outcome.error.map(JSONValue.string) ?? .null,
+                ]
+            }
+            Console.line(JSONValue.object(["passed": .number(JSONNumber(passed)), "failed": .number(JSONNumber(failed)), "files": .array(perFile)]).compactString())
+        } else {
+            for outcome in outcomes {
+                if let error = outcome.error {
+                    Console.line("\(outcome.file): error: \(error)")
+                    continue
+                }
+                Console.line("\(outcome.file): \(outcome.passed) passed, \(outcome.failed) failed")
+                if parsed.has("--verbose") || outcome.failed <= 20 {
+                    for failure in outcome.failures { Console.line("  FAIL \(failure)") }
                 }
             }
+            Console.line("\(passed) passed, \(failed) failed")
         }
-        Console.line("\(passed) passed, \(failed) failed")
         return failed == 0 ? Console.Status.success : Console.Status.failure
     }
 }
