@@ -4,8 +4,8 @@
 /// ```swift
 /// do {
 ///     try await store.upsert(record)
-/// } catch where error.code == .recordInvalid {
-///     print(error.limit ?? "")   // e.g. summary_bytes
+/// } catch {
+///     print(error.code, error.limit ?? "")   // e.g. memory_record_invalid summary_bytes
 /// }
 /// ```
 public struct MemoryStoreError: Error, Sendable, CustomStringConvertible {
