@@ -2,6 +2,7 @@ import CodexCore
 import CodexLoopback
 import CodexRecovery
 import CodexSchema
+import CodexStorageSQLite
 import CodexTestSupport
 import CodexTransport
 import Foundation
@@ -24,7 +25,7 @@ import Testing
 
     @Test func everyCommandHasHelpAndRefusesAnUnknownOptionBeforeDoingAnything() async throws {
         let leaves = try await Self.leafCommands()
-        #expect(leaves.count == 34, "\(leaves.map { $0.joined(separator: " ") })")
+        #expect(leaves.count == 38, "\(leaves.map { $0.joined(separator: " ") })")
         for path in leaves {
             let help = try await CommandRunner.codexctl(["help"] + path)
             let flag = try await CommandRunner.codexctl(path + ["--help"])
@@ -93,6 +94,12 @@ import Testing
         defer { server.shutdown() }
         let endpoint = server.baseURL.appendingPathComponent("v1").absoluteString
         let completed = try await Self.completedOperation(in: recoveryStore, endpoint: server.baseURL.appendingPathComponent("v1"))
+        let memory = path("memory.sqlite")
+        do {
+            let store = try SQLiteMemoryStore(path: memory)
+            try await store.upsert(MemoryRecord(id: "m-1", namespace: "matrix", summary: "Ship on Tuesday.", createdAt: Date(timeIntervalSince1970: 1_800_000_000)))
+            try await store.upsert(MemoryRecord(id: "m-2", namespace: "matrix", summary: "The carrier is DHL.", createdAt: Date(timeIntervalSince1970: 1_800_000_001)))
+        }
         let sse = CommandRunner.repositoryRoot.appendingPathComponent("Tests/CodexTransportTests/Fixtures/streams/codex-cli-minimal.sse").path
 
         let cases: KeyValuePairs<String, [Case]> = [
@@ -176,6 +183,20 @@ import Testing
                 Case(arguments: ["db", "migrate", "--db", database, "--json"], status: 0, stdout: #"{"schema_version":"#, stderr: ""),
                 Case(arguments: ["db", "migrate", "--db", path("none/x.sqlite")], status: 1, stdout: "", stderr: "Error: sqlite_not_found: cannot create"),
             ],
+            "memory list": [
+                Case(arguments: ["memory", "list", "--db", memory, "--namespace", "matrix"], status: 0, stdout: "2 records\n", stderr: ""),
+                Case(arguments: ["memory", "list", "--db", path("none/x.sqlite"), "--json"], status: 1,
+                     stdout: #"{"error":{"code":"memory_store_not_found","message":"cannot open \#(path("none/x.sqlite")): no such directory"}}"#, stderr: ""),
+            ],
+            "memory search": [
+                Case(arguments: ["memory", "search", "tuesday", "--db", memory, "--namespace", "matrix"], status: 0, stdout: "1. m-1  importance 5  relevance ", stderr: ""),
+                Case(arguments: ["memory", "search", "tuesday", "--db", database], status: 1, stdout: "", stderr: "Error: memory_store_foreign: "),
+            ],
+            "memory delete": [
+                Case(arguments: ["memory", "delete", "m-2", "--db", memory], status: 0, stdout: "deleted\n", stderr: ""),
+                Case(arguments: ["memory", "delete", "m-2", "--db", memory, "--json"], status: 1,
+                     stdout: #"{"error":{"code":"memory_record_not_found","message":"no such memory record"}}"#, stderr: ""),
+            ],
             "recovery list": [
                 Case(arguments: ["recovery", "list"] + store, status: 0, stdout: "\(ids[0])  operation\n", stderr: ""),
                 Case(arguments: ["recovery", "list", "--store", path("none"), "--binding", binding, "--json"], status: 1,
@@ -239,9 +260,9 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path("typo.sqlite")) && !FileManager.default.fileExists(atPath: path("untouched")),
                 "a failed or refused command created nothing")
         // Every leaf command has cases here, except the benchmarks, whose runs are in CLITests,
-        // RecoveryCommandTests and BenchCommandTests (the two client halves run inside 'bench sse' and
+        // RecoveryCommandTests, BenchCommandTests and MemoryCommandTests (the two client halves run inside 'bench sse' and
         // 'bench transport').
-        let covered = Set(cases.map(\.key)).union(["bench schema", "bench sse", "bench transport", "bench recovery", "bench storage", "bench runtime"])
+        let covered = Set(cases.map(\.key)).union(["bench schema", "bench sse", "bench transport", "bench recovery", "bench storage", "bench memory", "bench runtime"])
         #expect(Set(try await Self.leafCommands().map { $0.joined(separator: " ") }) == covered)
     }
 }

@@ -18,11 +18,12 @@ enum RootCommand: CLICommand {
             ("recovery", "Inspect and maintain a structured-recovery store."),
             ("threads", "Inspect the threads of a SQLite state store."),
             ("db", "Check or migrate a SQLite state store."),
+            ("memory", "List, search and delete the records of a SQLite memory store."),
             ("bench", "Run the benchmarks (build with -c release)."),
             ("help", "Show help for a subcommand ('help --markdown': the whole command reference as Markdown)."),
         ]
     )
-    static var subcommands: [any CLICommand.Type] { [DemoCommand.self, SendCommand.self, ChatCommand.self, SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self, AuthCommand.self, RecoveryCommand.self, ThreadsCommand.self, DatabaseCommand.self, BenchCommand.self] }
+    static var subcommands: [any CLICommand.Type] { [DemoCommand.self, SendCommand.self, ChatCommand.self, SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self, AuthCommand.self, RecoveryCommand.self, ThreadsCommand.self, DatabaseCommand.self, MemoryCommand.self, BenchCommand.self] }
 
     static func run(_ arguments: [String]) async -> Int32 {
         switch arguments.first {
