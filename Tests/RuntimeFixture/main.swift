@@ -2,6 +2,7 @@
 // test can kill it with SIGKILL and restart on the same SQLite state store.
 //   --db PATH --thread ID --text TEXT
 // Runs until killed; exits 1 with the error on any failure.
+// `soak-compaction …` instead runs the long-thread compaction soak (CompactionSoak.swift) and exits.
 import CodexCore
 import CodexRuntime
 import CodexStorageSQLite
@@ -33,7 +34,11 @@ func run() async throws {
 }
 
 do {
-    try await run()
+    if CommandLine.arguments.dropFirst().first == "soak-compaction" {
+        try await CompactionSoak.run(option, off: CommandLine.arguments.contains("--off"))
+    } else {
+        try await run()
+    }
 } catch {
     FileHandle.standardError.write(Data("\(error)\n".utf8))
     exit(1)

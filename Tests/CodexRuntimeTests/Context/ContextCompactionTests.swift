@@ -225,46 +225,38 @@ final class CompactionService: Sendable {
         #expect(try service.compactBodies().isEmpty, "an ephemeral turn never compacts")
     }
 
-    @Test func automaticCompactionKeepsEveryRequestNearTheThresholdOverFiveHundredTurns() async throws {
+    /// The soak runs in a child process at the lowest priority (`RuntimeFixture soak-compaction`), so its
+    /// 500 turns never starve the suites running beside it.
+    private func soak(turns: Int, threshold: Int, off: Bool = false) async throws -> JSONValue {
         let directory = try temporaryDirectory("compaction-soak")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let reply = String(repeating: "All good on that front. ", count: 8)
-        let question = String(repeating: "How is the shipment going? ", count: 8)
-        let service = try CompactionService(turns: [ResponsesScript.completedReply("r", reply)])
+        var arguments = ["-n", "19", ChildProcess.product("RuntimeFixture").path, "soak-compaction", "--db", directory.appendingPathComponent("state.sqlite").path,
+                         "--turns", String(turns), "--threshold", String(threshold)]
+        if off { arguments.append("--off") }
+        let outcome = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/nice"), arguments)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        return try JSONValue(parsing: Array(outcome.stdout.utf8))
+    }
+
+    @Test func automaticCompactionKeepsEveryRequestNearTheThresholdOverFiveHundredTurns() async throws {
         let threshold = 1_000
-        let runtime = try runtime(
-            service, store: try SQLiteRuntimeStateStore(path: directory.appendingPathComponent("on.sqlite").path),
-            compaction: .init(isEnabled: true, trigger: .estimatedTokens(threshold))
-        )
-        let thread = try await runtime.createThread(title: "Long")
-        for _ in 0..<500 { try await send(runtime, question, in: thread.id) }
-        let bodies = try service.turnBodies()
-        #expect(bodies.count == 500)
-        let oneTurn = question.utf8.count + reply.utf8.count
-        // What each request carries, counted as the estimator counts (the text and encrypted content sent).
-        func content(_ body: JSONValue) -> Int {
-            (body["input"]?.arrayValue ?? []).reduce(body["instructions"]?.stringValue?.utf8.count ?? 0) { total, item in
-                let texts = (item["content"]?.arrayValue ?? []).compactMap { $0["text"]?.stringValue }
-                return total + texts.reduce(0) { $0 + $1.utf8.count } + (item["encrypted_content"]?.stringValue?.utf8.count ?? 0)
-            }
-        }
-        let inputBytes = bodies.map(content)
+        let on = try await soak(turns: 500, threshold: threshold)
+        let content = (on["content_bytes"]?.arrayValue ?? []).compactMap { $0.numberValue?.intValue }
+        let oneTurn = try #require(on["turn_bytes"]?.numberValue?.intValue)
+        #expect(content.count == 500)
         // Every request carries at most the threshold's worth plus one turn.
         let bound = threshold * 4 + oneTurn
-        #expect(inputBytes.allSatisfy { $0 <= bound }, "largest \(inputBytes.max() ?? 0) > \(bound)")
-        let compactions = try service.compactBodies().count
+        #expect(content.allSatisfy { $0 <= bound }, "largest \(content.max() ?? 0) > \(bound)")
+        let compactions = try #require(on["compactions"]?.numberValue?.intValue)
         #expect(compactions >= 50 && compactions <= 125, "\(compactions) compactions")
-        #expect(try await runtime.fetchThreadContextUsage(id: thread.id).compactions == compactions)
+        #expect(on["recorded_compactions"]?.numberValue?.intValue == compactions)
 
-        // Off: the request grows by one turn each time.
-        let plain = try CompactionService(turns: [ResponsesScript.completedReply("r", reply)])
-        let off = try self.runtime(plain, store: try SQLiteRuntimeStateStore(path: directory.appendingPathComponent("off.sqlite").path), compaction: .init())
-        let other = try await off.createThread(title: "Long")
-        for _ in 0..<60 { try await send(off, question, in: other.id) }
-        let grown = try plain.turnBodies().map { body in (body["input"]?.arrayValue ?? []).reduce(0) { $0 + $1.compactString().utf8.count } }
+        // Off: the request grows by the same step, more than one turn, every time.
+        let off = try await soak(turns: 60, threshold: threshold, off: true)
+        let grown = (off["content_bytes"]?.arrayValue ?? []).compactMap { $0.numberValue?.intValue }
         let steps = zip(grown.dropFirst(), grown).map { $0 - $1 }
-        #expect(Set(steps).count == 1, "linear growth: every step the same (\(Set(steps)))")
-        #expect((steps.first ?? 0) > oneTurn)
-        #expect(try plain.compactBodies().isEmpty)
+        #expect(grown.count == 60)
+        #expect(Set(steps) == [oneTurn], "linear growth: every step one turn (\(Set(steps)))")
+        #expect(off["compactions"]?.numberValue?.intValue == 0)
     }
 }
