@@ -39,10 +39,15 @@ extension AgentRuntime {
     public func compactThreadContext(id threadID: AgentThreadID) async throws -> AgentContextCompaction {
         let thread = try await existingThread(threadID)
         let reservation = AgentTurnID()
-        try activeTurns.reserve(threadID, for: reservation)
+        try activeTurns.reserveCompaction(threadID, id: reservation)
         defer { activeTurns.release(threadID, turnID: reservation) }
-        let history = try await loadHistory(of: threadID)
-        return try await compact(thread, history: history).record
+        // A running turn of another runtime on the same store makes the thread busy too (its owner
+        // lease is held); a turn a crash left running is closed as interrupted first.
+        try await closeAbandonedTurn(of: threadID, at: configuration.wallClock.now())
+        let work = Task { try await self.compact(thread, history: try await self.loadHistory(of: threadID)).record }
+        // Sign-out and background expiry stop it like a turn; cancelling the caller stops it too.
+        activeTurns.attach(threadID, turnID: reservation) { work.cancel() }
+        return try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
     }
 
     /// Before a persistent turn: compacts when automatic compaction is on and the next request's

@@ -134,7 +134,7 @@ extension AgentRuntime {
     /// running turn of another live runtime instance (its owner lease is held) is not abandoned: the
     /// thread is busy.
     /// - Throws: `thread_busy` when another live runtime runs a turn on the thread.
-    private func closeAbandonedTurn(of threadID: AgentThreadID, at now: Date) async throws {
+    func closeAbandonedTurn(of threadID: AgentThreadID, at now: Date) async throws {
         let ownership = self.ownership
         let outcome = try await writer.read { store in try await Self.closeAbandonedTurn(of: threadID, in: store, at: now, ownership: ownership) }
         if case .liveElsewhere = outcome {

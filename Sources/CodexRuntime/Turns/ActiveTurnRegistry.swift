@@ -28,6 +28,9 @@ final class ActiveTurnRegistry: Sendable {
         var interruptRequested = false
         var committing = false
         var steering: SteeringSlot = .waiting([:])
+        /// The thread is held by a context compaction, not a turn: no turn is active, steering and
+        /// interruption of a turn are refused; stopping all work (sign-out) cancels it.
+        var isCompaction = false
     }
 
     private let entries = Mutex<[AgentThreadID: Entry]>([:])
@@ -39,6 +42,21 @@ final class ActiveTurnRegistry: Sendable {
         let reserved = entries.withLock { entries in
             guard entries[threadID] == nil else { return false }
             entries[threadID] = Entry(turnID: turnID, interrupt: nil)
+            return true
+        }
+        guard reserved else {
+            throw AgentRuntimeError(code: .threadBusy, message: "the thread already has an active turn")
+        }
+    }
+
+    /// Reserves the thread for a context compaction under `id`: new turns get `thread_busy`, while no
+    /// turn is reported active (``activeTurn(in:)`` is `nil`, steering and ``interrupt(in:expectedTurnID:)``
+    /// get `turn_not_active` at once).
+    /// - Throws: `thread_busy` when a turn or another compaction holds the thread.
+    func reserveCompaction(_ threadID: AgentThreadID, id: AgentTurnID) throws(AgentRuntimeError) {
+        let reserved = entries.withLock { entries in
+            guard entries[threadID] == nil else { return false }
+            entries[threadID] = Entry(turnID: id, interrupt: nil, steering: .closed, isCompaction: true)
             return true
         }
         guard reserved else {
@@ -157,7 +175,10 @@ final class ActiveTurnRegistry: Sendable {
 
     /// The turn holding the thread, if any.
     func activeTurn(in threadID: AgentThreadID) -> AgentTurnID? {
-        entries.withLock { $0[threadID]?.turnID }
+        entries.withLock { entries in
+            guard let entry = entries[threadID], !entry.isCompaction else { return nil }
+            return entry.turnID
+        }
     }
 
     /// Interrupts every active turn that is not committing (sign-out, background expiry).
@@ -180,7 +201,7 @@ final class ActiveTurnRegistry: Sendable {
     /// - Throws: `turn_not_active` when no turn (or another turn than `expectedTurnID`) is active.
     func interrupt(in threadID: AgentThreadID, expectedTurnID: AgentTurnID?) throws(AgentRuntimeError) {
         let action = entries.withLock { entries -> Result<(@Sendable () -> Void)?, AgentRuntimeError> in
-            guard let entry = entries[threadID], !entry.committing, expectedTurnID == nil || expectedTurnID == entry.turnID else {
+            guard let entry = entries[threadID], !entry.committing, !entry.isCompaction, expectedTurnID == nil || expectedTurnID == entry.turnID else {
                 return .failure(AgentRuntimeError(code: .turnNotActive, message: "no such active turn in the thread"))
             }
             entries[threadID]?.interruptRequested = true

@@ -209,6 +209,47 @@ final class CompactionService: Sendable {
         #expect(try await runtime.configuration.stateStore.latestTurn(of: thread.id)?.status == .completed)
     }
 
+    @Test func aCompactionHoldsTheThreadWithoutPosingAsATurn() async throws {
+        let held = ScriptedReply(
+            headers: [.init(name: "Content-Type", value: "application/json")],
+            parts: [.hold, .bytes(Array(#"{"output":[{"type":"compaction","encrypted_content":"enc-1"}]}"#.utf8))], framing: .chunked
+        )
+        let service = try CompactionService(turns: [ResponsesScript.completedReply("r1", "It shipped.")], compacts: [held])
+        let runtime = try runtime(service)
+        let thread = try await runtime.createThread(title: "Orders")
+        try await send(runtime, "Where is order A-1?", in: thread.id)
+        let compaction = Task { try await runtime.compactThreadContext(id: thread.id) }
+        #expect(await service.server.waitForRequests(count: 2, timeout: .seconds(60)))
+        // While it runs: no turn is active, steering and interruption are refused at once, a new turn is busy.
+        #expect(runtime.activeTurnID(in: thread.id) == nil)
+        let steer = await #expect(throws: AgentRuntimeError.self) { try await runtime.steer("more", in: thread.id) }
+        #expect(steer?.code == .turnNotActive)
+        let interrupt = await #expect(throws: AgentRuntimeError.self) { try await runtime.interrupt(in: thread.id) }
+        #expect(interrupt?.code == .turnNotActive)
+        let busy = await #expect(throws: AgentRuntimeError.self) { try await send(runtime, "Hello?", in: thread.id) }
+        #expect(busy?.code == .threadBusy)
+        let twice = await #expect(throws: AgentRuntimeError.self) { try await runtime.compactThreadContext(id: thread.id) }
+        #expect(twice?.code == .threadBusy)
+        service.server.releaseHeld()
+        #expect(try await compaction.value.strategy == .remote)
+
+        // And the other way round: a running turn makes a compaction busy.
+        let turnHeld = try CompactionService(turns: [BackendHarness.holdingReply("")])
+        let other = try self.runtime(turnHeld)
+        let longThread = try await other.createThread(title: "x")
+        try await other.configuration.stateStore.appendHistory(
+            [.message(AgentMessage(threadID: longThread.id, role: .user, text: "Old")), .message(AgentMessage(threadID: longThread.id, role: .assistant, text: "Reply"))],
+            to: longThread.id
+        )
+        let execution = try await other.start(Request(text: "Now"), in: longThread.id)
+        #expect(await turnHeld.server.waitForRequests(count: 1, timeout: .seconds(60)))
+        let refused = await #expect(throws: AgentRuntimeError.self) { try await other.compactThreadContext(id: longThread.id) }
+        #expect(refused?.code == .threadBusy)
+        execution.cancel()
+        turnHeld.server.releaseHeld()
+        #expect(try turnHeld.compactBodies().isEmpty)
+    }
+
     @Test func afterOutputOrForEphemeralTurnsNothingIsCompacted() async throws {
         var script = ResponsesScript()
         script.created("r1")
