@@ -2,7 +2,7 @@
 import Synchronization
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct AgentEventChannelTests {
+@Suite(.timeLimit(.minutes(3))) struct AgentEventChannelTests {
     @Test func tenThousandEventsThroughCapacityTwoWithAPausedConsumerArriveInOrder() async throws {
         let channel = AgentEventChannel<Int>(capacity: 2)
         let producer = Task {
@@ -106,7 +106,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct AgentEventChannelProducerTests {
+@Suite(.timeLimit(.minutes(3))) struct AgentEventChannelProducerTests {
     @Test func producersWaitingForRoomAreWokenWhenTheConsumerFindsTheQueueEmpty() async throws {
         let channel = AgentEventChannel<String>(capacity: 1)
         try await channel.send("a")
