@@ -51,7 +51,7 @@ final class SQLiteDatabase: @unchecked Sendable {
         let writer = try SQLiteConnection(path: path, mode: .readWrite)
         try Self.configure(writer)
         try SQLiteMigrations.migrate(writer, path: path)
-        try Self.enableWAL(writer)
+        try writer.enableWAL()
         let reader = try SQLiteConnection(path: path, mode: .readWrite)
         try Self.configure(reader)
         self.writer = writer
@@ -120,24 +120,6 @@ final class SQLiteDatabase: @unchecked Sendable {
         // synchronous=FULL: a committed transaction survives power loss (the WAL is fsynced at every
         // commit), the durability the benchmarks compare at.
         try connection.execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF")
-    }
-
-    /// Switches to WAL unless already on. Converting a new file needs an exclusive lock, and SQLite
-    /// reports BUSY at once (without the busy handler) when another connection holds a shared one, so
-    /// this retries for up to 5 s, then checks that WAL is really on.
-    private static func enableWAL(_ connection: SQLiteConnection) throws(SQLiteStoreError) {
-        var mode = ""
-        for attempt in 0..<500 {
-            do throws(SQLiteStoreError) {
-                try connection.run("PRAGMA journal_mode=WAL") { row throws(SQLiteStoreError) in mode = row.text(0) ?? "" }
-                break
-            } catch where error.code == .busy && attempt < 499 {
-                usleep(10_000)
-            }
-        }
-        guard mode.lowercased() == "wal" else {
-            throw SQLiteStoreError(code: .failure, message: "the database could not be switched to WAL (journal mode \(mode))")
-        }
     }
 
     /// Runs `body` in one write transaction (`BEGIN IMMEDIATE … COMMIT`, rolled back on any error).

@@ -42,7 +42,7 @@ final class SQLiteMemoryDatabase: @unchecked Sendable {
             let connection = try SQLiteConnection(path: path, mode: .readWrite)
             try connection.execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF")
             try SQLiteMemorySchema.migrate(connection, path: path)
-            if path != ":memory:" { try Self.enableWAL(connection) }
+            if path != ":memory:" { try connection.enableWAL() }
             state = Mutex(Connection(connection: connection, immutableSince: nil))
         } catch {
             throw MemoryStoreError.from(error)
@@ -82,22 +82,6 @@ final class SQLiteMemoryDatabase: @unchecked Sendable {
         let probe: SQLiteConnection
         do throws(SQLiteStoreError) { probe = try SQLiteConnection(path: ":memory:", mode: .readWrite) } catch { throw MemoryStoreError(error) }
         try SQLiteMemorySchema.probeFullText(probe, module: module)
-    }
-
-    /// Switches to WAL unless already on, retrying a busy conversion for up to 5 s.
-    private static func enableWAL(_ connection: SQLiteConnection) throws(SQLiteStoreError) {
-        var mode = ""
-        for attempt in 0..<500 {
-            do throws(SQLiteStoreError) {
-                try connection.run("PRAGMA journal_mode=WAL") { row throws(SQLiteStoreError) in mode = row.text(0) ?? "" }
-                break
-            } catch where error.code == .busy && attempt < 499 {
-                usleep(10_000)
-            }
-        }
-        guard mode.lowercased() == "wal" else {
-            throw SQLiteStoreError(code: .failure, message: "the database could not be switched to WAL (journal mode \(mode))")
-        }
     }
 
     /// Runs `body` in one write transaction (`BEGIN IMMEDIATE … COMMIT`, rolled back on any error).

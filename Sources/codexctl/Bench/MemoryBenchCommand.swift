@@ -23,13 +23,8 @@ enum MemoryBenchCommand: CLICommand {
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments(arguments, for: help)
-        } catch {
-            return Console.usageFailure(error.message, help: help)
-        }
+        guard !printsHelp(arguments) else { return Console.Status.success }
+        guard let parsed = parse(arguments) else { return Console.Status.usage }
         guard let records = Int(parsed.options["--records"] ?? "100000"), records >= 100,
               let queries = Int(parsed.options["--queries"] ?? "2000"), queries >= 10 else {
             return Console.usageFailure("--records must be at least 100 and --queries at least 10", help: help)

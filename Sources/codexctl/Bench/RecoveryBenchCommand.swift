@@ -29,13 +29,8 @@ enum RecoveryBenchCommand: CLICommand {
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments(arguments, for: help)
-        } catch {
-            return Console.usageFailure(error.message, help: help)
-        }
+        guard !printsHelp(arguments) else { return Console.Status.success }
+        guard let parsed = parse(arguments) else { return Console.Status.usage }
         guard let lifecycles = Int(parsed.options["--lifecycles"] ?? "200"), lifecycles > 0,
               let operations = Int(parsed.options["--operations"] ?? "10000"), operations > 0
         else { return Console.usageFailure("--lifecycles and --operations must be positive integers", help: help) }

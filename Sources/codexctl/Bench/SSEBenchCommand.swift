@@ -24,13 +24,8 @@ enum SSEBenchCommand: CLICommand {
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments(arguments, for: help)
-        } catch {
-            return Console.usageFailure(error.message, help: help)
-        }
+        guard !printsHelp(arguments) else { return Console.Status.success }
+        guard let parsed = parse(arguments) else { return Console.Status.usage }
         guard let runs = Int(parsed.options["--runs"] ?? "5"), runs > 0, let passes = Int(parsed.options["--passes"] ?? "16"), passes > 0 else {
             return Console.usageFailure("--runs and --passes must be positive integers", help: help)
         }

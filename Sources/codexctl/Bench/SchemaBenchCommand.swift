@@ -23,14 +23,8 @@ enum SchemaBenchCommand: CLICommand {
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments(arguments, for: help)
-        } catch {
-            return Console.usageFailure(error.message, help: help)
-        }
-        guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
+        guard !printsHelp(arguments) else { return Console.Status.success }
+        guard let parsed = parse(arguments, validate: { try $0.expectNoPositionals() }) else { return Console.Status.usage }
         let runSeconds = parsed.options["--run-seconds"].map { Double($0) } ?? 0.5
         let runs = parsed.options["--runs"].map { Int($0) } ?? 5
         guard let runSeconds, runSeconds > 0, let runs, runs > 0 else {

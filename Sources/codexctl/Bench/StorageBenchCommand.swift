@@ -22,13 +22,8 @@ enum StorageBenchCommand: CLICommand {
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments(arguments, for: help)
-        } catch {
-            return Console.usageFailure(error.message, help: help)
-        }
+        guard !printsHelp(arguments) else { return Console.Status.success }
+        guard let parsed = parse(arguments) else { return Console.Status.usage }
         guard let items = Int(parsed.options["--items"] ?? "100000"), items >= 10, let restore = Int(parsed.options["--restore"] ?? "10000"), restore > 0 else {
             return Console.usageFailure("--items must be at least 10 and --restore positive", help: help)
         }

@@ -25,13 +25,8 @@ enum TransportBenchCommand: CLICommand {
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments(arguments, for: help)
-        } catch {
-            return Console.usageFailure(error.message, help: help)
-        }
+        guard !printsHelp(arguments) else { return Console.Status.success }
+        guard let parsed = parse(arguments) else { return Console.Status.usage }
         guard let runs = Int(parsed.options["--runs"] ?? "5"), runs > 0, let requests = Int(parsed.options["--requests"] ?? "2000"), requests > 0,
               let streamMiB = Int(parsed.options["--stream-mib"] ?? "256"), streamMiB > 0 else {
             return Console.usageFailure("--runs, --requests and --stream-mib must be positive integers", help: help)

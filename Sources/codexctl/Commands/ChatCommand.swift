@@ -29,14 +29,8 @@ enum ChatCommand: CLICommand {
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments(arguments, for: help)
-        } catch {
-            return Console.usageFailure(error.message, help: help)
-        }
-        guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
+        guard !printsHelp(arguments) else { return Console.Status.success }
+        guard let parsed = parse(arguments, validate: { try $0.expectNoPositionals() }) else { return Console.Status.usage }
         let auth: SendOptions.AuthSource?
         let endpoint: URL?
         do {

@@ -31,13 +31,8 @@ enum ResponsesDecodeCommand: CLICommand {
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments(arguments, for: help)
-        } catch {
-            return Console.usageFailure(error.message, help: help)
-        }
+        guard !printsHelp(arguments) else { return Console.Status.success }
+        guard let parsed = parse(arguments) else { return Console.Status.usage }
         guard parsed.positionals.count == 1 else {
             return Console.usageFailure(parsed.positionals.isEmpty ? "Missing expected argument '<file>'" : "Too many arguments", help: help)
         }

@@ -42,13 +42,8 @@ enum SendCommand: CLICommand {
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if printsHelp(arguments) { return Console.Status.success }
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments(arguments, for: help)
-        } catch {
-            return Console.usageFailure(error.message, help: help)
-        }
+        guard !printsHelp(arguments) else { return Console.Status.success }
+        guard let parsed = parse(arguments) else { return Console.Status.usage }
         let options: SendOptions
         do {
             options = try SendOptions(parsed)
