@@ -102,6 +102,8 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         /// A thread's context could not be compacted (nothing to compact, no way to compact, or an
         /// unusable summary); nothing was stored.
         public static let compactionUnavailable: Code = "compaction_unavailable"
+        /// A memory capture could not run: nothing to capture from, or a reply that was not a capture.
+        public static let memoryCaptureFailed: Code = "memory_capture_failed"
         /// The provider is overloaded and asked the client to slow down.
         public static let providerOverloaded: Code = "provider_overloaded"
         /// A response body exceeded its size limit.

@@ -57,11 +57,15 @@ extension AgentHistoryItem {
             row.optionalString(reasoning.encryptedContent)
             return row.bytes
         case .systemEvent(let event):
-            var row = StorageRowWriter(kind: StorageRowFormat.Kind.systemEvent, capacity: 64)
+            // An event with a memory application has a kind of its own, so every truncation of its row
+            // is detected; events without one keep the earlier form.
+            let kind = event.memoryApplication == nil ? StorageRowFormat.Kind.systemEvent : StorageRowFormat.Kind.systemEventWithMemory
+            var row = StorageRowWriter(kind: kind, capacity: 64)
             row.string(event.type.rawValue)
             row.string(event.turnID.rawValue)
             row.date(event.occurredAt)
             row.optionalString(event.errorCode)
+            if let application = event.memoryApplication { row.optionalBytes(Self.codable(application)) }
             return row.bytes
         case .contextCompaction(let compaction):
             // Rare and nested (provider items): the record's Codable JSON.
@@ -99,7 +103,8 @@ extension AgentHistoryItem {
 
     private static func read(_ row: inout StorageRowReader, thread: String?) throws(AgentRuntimeError) -> AgentHistoryItem {
         let item: AgentHistoryItem
-        switch try row.byte() {
+        let kind = try row.byte()
+        switch kind {
         case StorageRowFormat.Kind.message:
             var message = AgentMessage(
                 id: AgentMessageID(rawValue: try row.string()), threadID: AgentThreadID(rawValue: try row.string(reusing: thread)),
@@ -141,11 +146,16 @@ extension AgentHistoryItem {
             summary.reserveCapacity(count)
             for _ in 0..<count { summary.append(try row.string()) }
             item = .reasoning(AgentReasoningItem(itemID: id, summary: summary, encryptedContent: try row.optionalString()))
-        case StorageRowFormat.Kind.systemEvent:
-            item = .systemEvent(AgentSystemEvent(
+        case StorageRowFormat.Kind.systemEvent, StorageRowFormat.Kind.systemEventWithMemory:
+            var event = AgentSystemEvent(
                 type: AgentSystemEventType(rawValue: try row.string()), turnID: AgentTurnID(rawValue: try row.string()),
                 occurredAt: try row.date(), errorCode: try row.optionalString()
-            ))
+            )
+            if kind == StorageRowFormat.Kind.systemEventWithMemory {
+                guard let application = try row.optionalBytes() else { throw undecodable("has an invalid memory application") }
+                event.memoryApplication = try decodeNested(AgentMemoryApplication.self, application)
+            }
+            item = .systemEvent(event)
         case StorageRowFormat.Kind.compaction:
             guard let record = try row.optionalBytes() else { throw undecodable("has an invalid compaction record") }
             item = .contextCompaction(try decodeNested(AgentContextCompaction.self, record))

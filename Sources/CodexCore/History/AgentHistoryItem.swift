@@ -64,12 +64,18 @@ public struct AgentSystemEvent: Sendable, Hashable, Codable {
     public var occurredAt: Date
     /// A failure code, for failed turns.
     public var errorCode: String?
+    /// Which memories the turn's instructions carried (on `turn_completed`, when the runtime has memory).
+    public var memoryApplication: AgentMemoryApplication?
 
     /// Creates an event.
-    public init(type: AgentSystemEventType, turnID: AgentTurnID, occurredAt: Date = Date(), errorCode: String? = nil) {
+    public init(
+        type: AgentSystemEventType, turnID: AgentTurnID, occurredAt: Date = Date(), errorCode: String? = nil,
+        memoryApplication: AgentMemoryApplication? = nil
+    ) {
         self.type = type
         self.turnID = turnID
         self.occurredAt = occurredAt
         self.errorCode = errorCode
+        self.memoryApplication = memoryApplication
     }
 }

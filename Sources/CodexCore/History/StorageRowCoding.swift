@@ -21,6 +21,9 @@ enum StorageRowFormat {
         static let reasoning: UInt8 = 4
         static let systemEvent: UInt8 = 5
         static let compaction: UInt8 = 6
+        /// A system event followed by its memory application (the Codable JSON, as an optional byte
+        /// field that must be present).
+        static let systemEventWithMemory: UInt8 = 7
     }
 }
 

@@ -58,6 +58,8 @@ public struct AgentLogCategory: OpenVocabulary {
     public static let recovery = AgentLogCategory(rawValue: "recovery")
     /// Context compaction.
     public static let compaction = AgentLogCategory(rawValue: "compaction")
+    /// Memory retrieval and capture.
+    public static let memory = AgentLogCategory(rawValue: "memory")
 }
 
 /// One log or telemetry event. A struct, so fields can be added without breaking sinks.

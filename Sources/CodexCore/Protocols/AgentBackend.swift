@@ -26,6 +26,10 @@ public struct AgentBackendTurnRequest: Sendable {
     /// A developer message the runtime adds after the user message (the "Response contract": what to
     /// return, and for streamed structured turns how to frame it). Not persisted in history.
     public var responseContract: String?
+    /// The retrieved memories rendered for the instructions, when the runtime applied any.
+    public var memoryInstructions: String?
+    /// Where ``memoryInstructions`` go.
+    public var memoryPlacement: MemoryInstructionPlacement = .afterSkills
 
     /// Creates a turn request.
     public init(
@@ -44,6 +48,30 @@ public struct AgentBackendTurnRequest: Sendable {
         self.tools = tools
         self.responseFormat = responseFormat
         self.responseContract = responseContract
+    }
+
+    /// The turn's instructions as one text: the persona's (else `base`, a backend's own base
+    /// instructions), the skills' and the memories', in the order ``memoryPlacement`` gives, separated by
+    /// blank lines; `nil` when all are empty. The built-in backend sends exactly this.
+    public func compiledInstructions(base: String?) -> String? {
+        Self.compileInstructions(
+            persona: instructions, skills: skillInstructions, memory: memoryInstructions, placement: memoryPlacement, base: base
+        )
+    }
+
+    /// Instructions compiled from their parts, as ``compiledInstructions(base:)`` does.
+    public static func compileInstructions(
+        persona: String, skills: [String], memory: String? = nil, placement: MemoryInstructionPlacement = .afterSkills, base: String?
+    ) -> String? {
+        let persona = persona.isEmpty ? base ?? "" : persona
+        let memory = memory ?? ""
+        let parts: [String] = switch placement {
+        case .beforePersonas: [memory, persona] + skills
+        case .beforeSkills: [persona, memory] + skills
+        case .afterSkills: [persona] + skills + [memory]
+        }
+        let kept = parts.filter { !$0.isEmpty }
+        return kept.isEmpty ? nil : kept.joined(separator: "\n\n")
     }
 }
 
@@ -100,9 +128,14 @@ public protocol AgentBackend: Sendable {
     func startTurn(_ request: AgentBackendTurnRequest) async throws -> AgentTurnStream
     /// The model used when neither the thread nor the runtime names one (`nil`: ``CodexModel/default``).
     var defaultModel: CodexModel? { get }
+    /// The instructions the backend sends when no persona applies (`nil`: none), so the runtime can
+    /// digest a turn's instructions exactly as sent (``AgentBackendTurnRequest/compiledInstructions(base:)``).
+    var baseInstructions: String? { get }
 }
 
 extension AgentBackend {
     /// No preference: the runtime falls back to ``CodexModel/default``.
     public var defaultModel: CodexModel? { nil }
+    /// No base instructions.
+    public var baseInstructions: String? { nil }
 }

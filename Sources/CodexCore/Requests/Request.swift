@@ -42,6 +42,9 @@ public struct Request: Sendable, Hashable, Codable {
     public var selectionPurpose: String?
     /// What the turn needs of its model, given to the model selector.
     public var modelRequirements: AgentModelRequirements?
+    /// How this request uses the runtime's memory: the configured search by default, with ``text`` as
+    /// the query.
+    public var memorySelection: MemorySelection = .inherit
 
     /// Creates a request without context or options.
     public init(
@@ -107,6 +110,32 @@ public struct Request: Sendable, Hashable, Codable {
             messages.append(AgentDeveloperMessage(kind: .turnPolicy, text: renderedPolicy))
         }
         return messages
+    }
+}
+
+extension Request {
+    enum CodingKeys: String, CodingKey {
+        case text, images, renderedContext, contextSchemaName, renderedPolicy, executionMode, personaOverride, skillSelection
+        case modelOverride, selectionPurpose, modelRequirements, memorySelection
+    }
+
+    /// Decodes a request; one encoded before requests had a memory selection inherits the configured one.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            text: try container.decode(String.self, forKey: .text),
+            images: try container.decode([AgentImageAttachment].self, forKey: .images),
+            executionMode: try container.decode(RequestExecutionMode.self, forKey: .executionMode),
+            personaOverride: try container.decodeIfPresent(AgentPersonaStack.self, forKey: .personaOverride),
+            skillSelection: try container.decode(AgentSkillSelection.self, forKey: .skillSelection)
+        )
+        renderedContext = try container.decodeIfPresent(String.self, forKey: .renderedContext)
+        contextSchemaName = try container.decodeIfPresent(String.self, forKey: .contextSchemaName)
+        renderedPolicy = try container.decodeIfPresent(String.self, forKey: .renderedPolicy)
+        modelOverride = try container.decodeIfPresent(CodexModelConfiguration.self, forKey: .modelOverride)
+        selectionPurpose = try container.decodeIfPresent(String.self, forKey: .selectionPurpose)
+        modelRequirements = try container.decodeIfPresent(AgentModelRequirements.self, forKey: .modelRequirements)
+        memorySelection = try container.decodeIfPresent(MemorySelection.self, forKey: .memorySelection) ?? .inherit
     }
 }
 

@@ -190,12 +190,15 @@ public struct AgentTurnSummary: Sendable, Hashable, Codable {
     public var responseID: String?
     /// When it finished.
     public var finishedAt: Date
+    /// Which memories the turn's instructions carried; `nil` when the runtime has no memory configured.
+    public var memoryApplication: AgentMemoryApplication?
 
     /// Creates a summary.
     public init(
         turnID: AgentTurnID, threadID: AgentThreadID, finalMessage: AgentMessage? = nil, usage: AgentUsage? = nil,
-        responseID: String? = nil, finishedAt: Date = Date()
+        responseID: String? = nil, finishedAt: Date = Date(), memoryApplication: AgentMemoryApplication? = nil
     ) {
+        self.memoryApplication = memoryApplication
         self.turnID = turnID
         self.threadID = threadID
         self.finalMessage = finalMessage

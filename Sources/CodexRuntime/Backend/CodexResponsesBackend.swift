@@ -49,6 +49,8 @@ public final class CodexResponsesBackend: AgentBackend, AgentBackendModelDiscove
     public let configuration: CodexResponsesBackendConfiguration
     /// The configured model: what the runtime uses for threads without their own model.
     public var defaultModel: CodexModel? { configuration.model }
+    /// The configured base instructions (sent when no persona applies).
+    public var baseInstructions: String? { configuration.instructions }
     private let client: ResponsesClient
     private let catalog: ModelCatalogClient
     let compactionClient: ResponsesCompactionClient

@@ -11,16 +11,9 @@ enum ResponsesRequestBuilder {
     /// `reasoning.encrypted_content`: lets reasoning items be replayed with `store: false`.
     static let encryptedReasoningInclude = "reasoning.encrypted_content"
 
-    /// A turn's instructions: the persona's (else the backend's base instructions), then the skills',
-    /// separated by blank lines; `nil` when all are empty.
-    static func instructions(persona: String, skills: [String], base: String?) -> String? {
-        let parts = ([persona.isEmpty ? base ?? "" : persona] + skills).filter { !$0.isEmpty }
-        return parts.isEmpty ? nil : parts.joined(separator: "\n\n")
-    }
-
     /// The request of the first pass.
     static func request(for turn: AgentBackendTurnRequest, configuration: CodexResponsesBackendConfiguration) -> ResponsesRequest {
-        let instructions = Self.instructions(persona: turn.instructions, skills: turn.skillInstructions, base: configuration.instructions)
+        let instructions = turn.compiledInstructions(base: configuration.instructions)
         var request = ResponsesRequest(model: turn.model.rawValue, instructions: instructions, input: input(for: turn))
         request.store = false
         request.stream = true

@@ -44,13 +44,14 @@ extension AgentRuntime {
         try await manager.signOut()
     }
 
-    /// Interrupts every active persistent turn now and asks the structured recovery sends running now to
+    /// Interrupts every active persistent turn now, cancels the automatic memory captures and asks the structured recovery sends running now to
     /// suspend (their budgets and saved completions are kept): what sign-out and background expiry do
     /// first. Work started afterwards is not touched.
     /// - Returns: The sends asked to stop, and the task that asks them.
     @discardableResult
     func stopActiveWork() -> (recoveries: [UUID], suspended: Task<Void, Never>) {
         activeTurns.interruptAll()
+        memoryCaptures.cancelAll()
         let running = recoveries.snapshot()
         let recoveries = self.recoveries
         return (running, Task { await recoveries.suspend(running) })

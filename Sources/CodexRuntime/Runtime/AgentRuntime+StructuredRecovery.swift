@@ -205,7 +205,7 @@ extension AgentRuntime {
         let model = try await selectModel(for: request, thread: thread, responseFormat: format)
         return AgentRecoveryModelConfiguration(
             model: model.model.rawValue, reasoningEffort: model.reasoningEffort, enableReasoningSummaries: adapter.enableReasoningSummaries,
-            instructions: ResponsesRequestBuilder.instructions(persona: instructions.persona, skills: instructions.skills, base: adapter.baseInstructions)
+            instructions: AgentBackendTurnRequest.compileInstructions(persona: instructions.persona, skills: instructions.skills, base: adapter.baseInstructions)
         )
     }
 }

@@ -24,6 +24,7 @@ extension AgentRuntime {
         }
         let instructions = try instructions(for: request, thread: thread)
         let model = try await selectModel(for: request, thread: thread, structured: structured)
+        let memory = try await retrieveMemory(for: request, threadID: threadID)
         try Task.checkCancellation()
         let now = configuration.wallClock.now()
         let turn = AgentTurn(threadID: threadID, status: .running, executionMode: request.executionMode, startedAt: now, ownerID: ownership.ownerID)
@@ -41,16 +42,18 @@ extension AgentRuntime {
             }
             try await persistInput(request, turn: turn, at: now)
         }
+        var backendRequest = AgentBackendTurnRequest(
+            threadID: threadID, turnID: turn.id, request: request, history: history,
+            model: model.model, reasoningEffort: model.reasoningEffort,
+            instructions: instructions.persona, skillInstructions: instructions.skills, tools: configuration.tools.map(\.definition),
+            responseFormat: { if case .oneShot(let contract) = structured { return contract.format } else { return nil } }(),
+            responseContract: Self.responseContract(for: structured)
+        )
+        backendRequest.memoryInstructions = memory?.text
+        if let memory { backendRequest.memoryPlacement = memory.placement }
         let plan = TurnPlan(
-            thread: thread, turn: turn,
-            backendRequest: AgentBackendTurnRequest(
-                threadID: threadID, turnID: turn.id, request: request, history: history,
-                model: model.model, reasoningEffort: model.reasoningEffort,
-                instructions: instructions.persona, skillInstructions: instructions.skills, tools: configuration.tools.map(\.definition),
-                responseFormat: { if case .oneShot(let contract) = structured { return contract.format } else { return nil } }(),
-                responseContract: Self.responseContract(for: structured)
-            ),
-            structured: structured
+            thread: thread, turn: turn, backendRequest: backendRequest, structured: structured,
+            memoryApplication: memory?.application(instructions: backendRequest.compiledInstructions(base: configuration.backend.baseInstructions))
         )
         return launch(plan, outcome: outcome)
     }
@@ -93,7 +96,8 @@ extension AgentRuntime {
     /// and the thread back to idle.
     @discardableResult
     func recordEnd(
-        of turn: AgentTurn, status: AgentTurnStatus, failure: AgentRuntimeError?, items: [AgentHistoryItem], usage: AgentUsage? = nil
+        of turn: AgentTurn, status: AgentTurnStatus, failure: AgentRuntimeError?, items: [AgentHistoryItem], usage: AgentUsage? = nil,
+        memoryApplication: AgentMemoryApplication? = nil
     ) -> RuntimeStateWriter.Handle {
         let now = configuration.wallClock.now()
         let type: AgentSystemEventType = switch status {
@@ -106,7 +110,9 @@ extension AgentRuntime {
         ended.finishedAt = now
         ended.failure = failure
         ended.usage = usage
-        let history = items + [.systemEvent(AgentSystemEvent(type: type, turnID: turn.id, occurredAt: now, errorCode: failure?.code.rawValue))]
+        let history = items + [.systemEvent(AgentSystemEvent(
+            type: type, turnID: turn.id, occurredAt: now, errorCode: failure?.code.rawValue, memoryApplication: memoryApplication
+        ))]
         let record = ended
         return writer.enqueue { store in
             // A thread deleted meanwhile has nothing left to record.

@@ -73,6 +73,9 @@ public final class AgentRuntime: Sendable {
         /// When and how threads' context is compacted (``AgentContextCompactionConfiguration``; disabled
         /// by default).
         public var contextCompaction: AgentContextCompactionConfiguration
+        /// The memory turns retrieve and completed turns may capture (``AgentMemoryConfiguration``); `nil`
+        /// (the default) for none.
+        public var memory: AgentMemoryConfiguration?
 
         /// Creates a configuration; ``AgentRuntime/init(configuration:)`` validates it.
         public init(
@@ -84,7 +87,7 @@ public final class AgentRuntime: Sendable {
             tools: [AgentTool] = [], skills: [AgentSkill] = [], maximumParallelToolCalls: Int = 4,
             toolImageHTTPClient: (any HTTPClient)? = nil, readinessRetryPolicy: RetryPolicy = .default,
             modelSelector: (any CodexModelSelecting)? = nil, backgroundActivity: AgentBackgroundActivity? = nil,
-            contextCompaction: AgentContextCompactionConfiguration = .init()
+            contextCompaction: AgentContextCompactionConfiguration = .init(), memory: AgentMemoryConfiguration? = nil
         ) {
             self.authProvider = authProvider
             self.secureStore = secureStore
@@ -106,6 +109,7 @@ public final class AgentRuntime: Sendable {
             self.modelSelector = modelSelector
             self.backgroundActivity = backgroundActivity
             self.contextCompaction = contextCompaction
+            self.memory = memory
         }
     }
 
@@ -121,6 +125,8 @@ public final class AgentRuntime: Sendable {
     let tools: ToolRegistry
     /// Fetches the images tool results name.
     let toolImages: ToolImageDownloader
+    /// Automatic memory captures running in the background.
+    let memoryCaptures = MemoryCaptureTasks()
     /// This runtime's owner lease and ID, recorded in its turns.
     let ownership: TurnOwnership
     /// The handler registered with the configuration's background activity.

@@ -76,12 +76,18 @@ extension AgentRuntime {
 
     /// Commits a valid completion (whatever happens to the consumer meanwhile), then emits the committed
     /// messages and `turnCompleted`.
-    private func commit(_ success: TurnSuccess, plan: TurnPlan, channel: AgentEventChannel<AgentEvent>, outcome: TurnOutcome?) async throws {
+    private func commit(_ completed: TurnSuccess, plan: TurnPlan, channel: AgentEventChannel<AgentEvent>, outcome: TurnOutcome?) async throws {
+        var success = completed
+        success.summary.memoryApplication = plan.memoryApplication
         if plan.persistent {
             guard activeTurns.markCommitting(plan.threadID, turnID: plan.turnID) else { throw CancellationError() }
-            let handle = recordEnd(of: plan.turn, status: .completed, failure: nil, items: success.items, usage: success.summary.usage)
+            let handle = recordEnd(
+                of: plan.turn, status: .completed, failure: nil, items: success.items, usage: success.summary.usage,
+                memoryApplication: plan.memoryApplication
+            )
             try await writer.finish(handle)
             activeTurns.release(plan.threadID, turnID: plan.turnID)
+            startAutomaticCapture(plan, success: success)
         }
         outcome?.record(value: success.value, summary: success.summary)
         configuration.logSink.record(AgentLogEvent(

@@ -6,6 +6,8 @@ struct TurnPlan: Sendable {
     let turn: AgentTurn
     let backendRequest: AgentBackendTurnRequest
     let structured: TurnStructuredMode
+    /// Which memories the instructions carry; `nil` without a memory configuration.
+    let memoryApplication: AgentMemoryApplication?
     /// Opened when the backend accepted the turn's first request (before any output or tool effect), or
     /// failed with the error that ended the turn first.
     let readiness = ReadinessLatch()

@@ -26,6 +26,18 @@ import Testing
         .reasoning(AgentReasoningItem(itemID: "rs2")),
         .systemEvent(AgentSystemEvent(type: .turnFailed, turnID: "turn-1", occurredAt: Date(timeIntervalSinceReferenceDate: 1e9 + 0.5), errorCode: "quota_exceeded")),
         .systemEvent(AgentSystemEvent(type: AgentSystemEventType(rawValue: "future_event"), turnID: "turn-2", occurredAt: Date(timeIntervalSinceReferenceDate: 3))),
+        .systemEvent(AgentSystemEvent(
+            type: .turnCompleted, turnID: "turn-3", occurredAt: Date(timeIntervalSinceReferenceDate: 4),
+            memoryApplication: AgentMemoryApplication(
+                namespace: "shop", memoryIDs: ["mem-1", "mem-2"], placement: .beforeSkills, instructionsSHA256: String(repeating: "a", count: 64)
+            )
+        )),
+        .systemEvent(AgentSystemEvent(
+            type: .turnCompleted, turnID: "turn-4", occurredAt: Date(timeIntervalSinceReferenceDate: 5),
+            memoryApplication: AgentMemoryApplication(
+                namespace: "shop", memoryIDs: [], placement: nil, instructionsSHA256: AgentMemoryApplication.digest(ofInstructions: nil), notAppliedReason: .noMatches
+            )
+        )),
         .contextCompaction(AgentContextCompaction(
             id: "c1", createdAt: Date(timeIntervalSinceReferenceDate: 7.25), strategy: .remote, replacedItemCount: 9, coversItemsBefore: 9,
             providerItems: [["type": "compaction", "encrypted_content": "enc"], ["type": "message", "role": "user", "content": []]],
@@ -44,6 +56,26 @@ import Testing
         #expect(try AgentHistoryItem(storageRow: row) == item)
         #expect(item.storageRow() == row)
         #expect(row.first == 0x01)
+    }
+
+    @Test func anEventWithAMemoryApplicationHasAKindOfItsOwnAndOneWithoutKeepsTheEarlierForm() throws {
+        let plain = AgentSystemEvent(type: .turnCompleted, turnID: "t1", occurredAt: Date(timeIntervalSinceReferenceDate: 1.5))
+        var applied = plain
+        applied.memoryApplication = AgentMemoryApplication(namespace: "n", memoryIDs: ["m"], placement: .afterSkills, instructionsSHA256: "ab")
+        let old = AgentHistoryItem.systemEvent(plain).storageRow()
+        let new = AgentHistoryItem.systemEvent(applied).storageRow()
+        // Kind 5 stays as it was; kind 7 is the same fields plus the application's JSON as a byte field.
+        #expect(old[1] == 5 && new[1] == 7)
+        #expect(Array(new.dropFirst(2).prefix(old.count - 2)) == Array(old.dropFirst(2)))
+        let json = Array(#"{"instructionsSHA256":"ab","memoryIDs":["m"],"namespace":"n","placement":"after_skills"}"#.utf8)
+        #expect(Array(new.dropFirst(old.count)) == [UInt8(json.count + 1)] + json)
+        #expect(try AgentHistoryItem(storageRow: old) == .systemEvent(plain))
+        #expect(try AgentHistoryItem(storageRow: new) == .systemEvent(applied))
+        // A missing or damaged application is a typed error, never a silent drop.
+        var missing = old
+        missing[1] = 7
+        #expect(throws: AgentRuntimeError.self) { try AgentHistoryItem(storageRow: missing + [0]) }
+        #expect(throws: AgentRuntimeError.self) { try AgentHistoryItem(storageRow: missing + [3, UInt8(ascii: "{"), UInt8(ascii: "}")]) }
     }
 
     @Test func theBinaryFormIsPinnedByteForByte() throws {
