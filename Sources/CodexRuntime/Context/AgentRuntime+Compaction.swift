@@ -59,7 +59,16 @@ extension AgentRuntime {
         let context = try await compactionContext(of: thread, model: model)
         let input = AgentMessage(threadID: thread.id, role: .user, text: request.text, images: request.images)
         let estimate = AgentContextEstimator.estimate(AgentContextEstimator.replayedItems(history) + [.message(input)], instructions: context.instructionText)
-        guard estimate.estimatedTokens > settings.threshold(contextWindow: context.window) else { return history }
+        let threshold = settings.threshold(contextWindow: context.window)
+        guard estimate.estimatedTokens > threshold else { return history }
+        // A replacement that is itself near the threshold would be compacted again before every turn:
+        // compact only once what came after the latest compaction is a quarter of the threshold.
+        let uncompacted = Self.sinceLatestCompaction(history) + [.message(input)]
+        let fresh = AgentContextEstimator.estimate(uncompacted).estimatedTokens
+        guard Self.isCompacted(history) == false || fresh * 4 >= threshold else {
+            log("runtime.compaction.skipped", thread.id, ["reason": "little_new_history", "estimated_tokens_since": String(fresh)])
+            return history
+        }
         do {
             return history + (try await compact(thread, history: history, model: model).stored)
         } catch is CancellationError {
@@ -116,13 +125,13 @@ extension AgentRuntime {
                 guard strategy == .remoteThenLocal, !Self.isAuthenticationFailure(error), !(error is CancellationError),
                       !Self.isCertainToFailLocally(error) else { throw error }
                 log("runtime.compaction.remote_failed", thread.id, ["error_code": (error as? AgentRuntimeError)?.code.rawValue ?? "failed"])
-                record = try await localCompaction(request, replaced: replayed.count, covers: history.count, before: before.estimatedTokens, at: now)
+                record = try await localCompaction(request, history: history, window: context.window, before: before.estimatedTokens, at: now)
             }
         } else {
             guard strategy != .remoteOnly else {
                 throw AgentRuntimeError(code: .compactionUnavailable, message: "the backend cannot compact remotely")
             }
-            record = try await localCompaction(request, replaced: replayed.count, covers: history.count, before: before.estimatedTokens, at: now)
+            record = try await localCompaction(request, history: history, window: context.window, before: before.estimatedTokens, at: now)
         }
         record.estimatedTokensAfter = AgentContextEstimator.estimate([.contextCompaction(record)], instructions: context.instructionText).estimatedTokens
         var items: [AgentHistoryItem] = [.contextCompaction(record)]
@@ -142,12 +151,16 @@ extension AgentRuntime {
     }
 
     /// A local compaction: one summary request with the fixed instruction, no tools, its final text kept.
+    /// When the model's window is known and the history would not fit three quarters of it (the rest is
+    /// room for the instruction and the summary), the oldest whole turns that fit are summarised and the
+    /// later ones stay replayed as they are after the summary.
     private func localCompaction(
-        _ request: AgentBackendCompactionRequest, replaced: Int, covers: Int, before: Int, at now: Date
+        _ request: AgentBackendCompactionRequest, history: [AgentHistoryItem], window: Int?, before: Int, at now: Date
     ) async throws -> AgentContextCompaction {
+        let (summarised, covers) = try Self.localPrefix(request.history, history: history, window: window, instructions: request.instructions)
         let turn = try await configuration.backend.startTurn(AgentBackendTurnRequest(
             threadID: request.threadID, turnID: AgentTurnID(), request: Request(text: AgentContextCompaction.summaryInstruction, executionMode: .ephemeral),
-            history: request.history, model: request.model, instructions: request.instructions
+            history: summarised, model: request.model, instructions: request.instructions
         ))
         var summary = ""
         for try await event in turn.events {
@@ -161,9 +174,51 @@ extension AgentRuntime {
         let text = summary.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw AgentRuntimeError(code: .compactionUnavailable, message: "the summary request returned no text") }
         return AgentContextCompaction(
-            createdAt: now, strategy: .local, replacedItemCount: replaced, coversItemsBefore: covers, summary: text,
+            createdAt: now, strategy: .local, replacedItemCount: summarised.count, coversItemsBefore: covers, summary: text,
             estimatedTokensBefore: before, estimatedTokensAfter: 0
         )
+    }
+
+    /// What a local summary request sends of `replayed` (the items a thread's next request replays, from
+    /// its latest compaction record on), and the position in `history` from which items stay replayed
+    /// after the new record: all of it and `history.count` when it fits three quarters of `window` (or
+    /// the window is unknown); else the longest prefix that fits and ends where a turn starts, after any
+    /// earlier compaction's part (so no record is ever replayed twice).
+    /// - Throws: `compaction_unavailable` when not even the oldest turn fits.
+    static func localPrefix(
+        _ replayed: [AgentHistoryItem], history: [AgentHistoryItem], window: Int?, instructions: String
+    ) throws -> (items: [AgentHistoryItem], covers: Int) {
+        let instruction = AgentContextCompaction.summaryInstruction
+        let budget = window.map { $0 * 3 / 4 }
+        func fits(_ items: ArraySlice<AgentHistoryItem>) -> Bool {
+            guard let budget else { return true }
+            return AgentContextEstimator.estimate(items, instructions: instructions + instruction).estimatedTokens <= budget
+        }
+        if fits(replayed[...]) { return (replayed, history.count) }
+        // Where `replayed[i]` sits in `history`, and the first position a cut may take.
+        let lastRecord = history.lastIndex(where: isCompaction)
+        var positions: [Int] = []
+        var firstCut = 0
+        if let lastRecord, case .contextCompaction(let record) = history[lastRecord] {
+            let start = min(max(record.coversItemsBefore, 0), lastRecord)
+            positions = [lastRecord] + Array(start..<lastRecord) + Array((lastRecord + 1)..<history.count)
+            firstCut = 1 + (lastRecord - start)
+        } else {
+            positions = Array(history.indices)
+        }
+        var best: Int?
+        for cut in max(firstCut, 1)..<replayed.count {
+            guard case .systemEvent(let event) = replayed[cut], event.type == .turnStarted else { continue }
+            guard fits(replayed[..<cut]) else { break }
+            best = cut
+        }
+        guard let cut = best, positions.count == replayed.count else {
+            throw AgentRuntimeError(code: .compactionUnavailable, message: "not even the oldest turn fits the model's context window for a summary")
+        }
+        let prefix = Array(replayed[..<cut])
+        try AgentHistoryReplay.validate(prefix)
+        try AgentHistoryReplay.validate(Array(replayed[cut...]))
+        return (prefix, positions[cut])
     }
 
     /// The model, instructions and context window a thread's turns use, for estimates and compaction.
@@ -190,6 +245,17 @@ extension AgentRuntime {
             throw AgentRuntimeError(code: .threadNotFound, message: "no such thread")
         }
         return thread
+    }
+
+    /// Whether the history has a compaction record.
+    private static func isCompacted(_ history: [AgentHistoryItem]) -> Bool {
+        history.contains(where: isCompaction)
+    }
+
+    /// The items after the latest compaction record (the whole history without one).
+    private static func sinceLatestCompaction(_ history: [AgentHistoryItem]) -> ArraySlice<AgentHistoryItem> {
+        guard let last = history.lastIndex(where: isCompaction) else { return history[...] }
+        return history[(last + 1)...]
     }
 
     private static func isCompaction(_ item: AgentHistoryItem) -> Bool {

@@ -279,6 +279,32 @@ final class CompactionService: Sendable {
         return try JSONValue(parsing: Array(outcome.stdout.utf8))
     }
 
+    @Test func aReplacementNearTheThresholdIsNotCompactedAgainUntilAQuarterOfItIsNew() async throws {
+        let long = String(repeating: "x", count: 420)
+        let replacement = ScriptedReply.json(#"{"output":[{"type":"compaction","encrypted_content":"enc-big"},{"type":"message","role":"user","content":[{"type":"input_text","text":"\#(long)"}]}]}"#)
+        let service = try CompactionService(turns: [ResponsesScript.completedReply("r", "Fine.")], compacts: [replacement])
+        let logs = InMemoryAgentLogSink()
+        let runtime = try AgentRuntime(configuration: .init(
+            backend: try BackendHarness.backend(service.server, configuration: .init(model: .gpt6Astra)), stateStore: InMemoryRuntimeStateStore(),
+            logSink: logs, persona: AgentPersonaStack(layers: [.init(name: "support", instructions: "Be brief.")]),
+            contextCompaction: .init(isEnabled: true, trigger: .estimatedTokens(100))
+        ))
+        let thread = try await runtime.createThread(title: "Orders")
+        try await send(runtime, String(repeating: "a", count: 500), in: thread.id)
+        try await send(runtime, "Hi", in: thread.id)
+        #expect(try service.compactBodies().count == 1, "the first long turn is compacted before the second")
+        // The replacement alone is past the threshold; two short turns add little: no compaction.
+        try await send(runtime, "Ok", in: thread.id)
+        try await send(runtime, "Yes", in: thread.id)
+        #expect(try service.compactBodies().count == 1)
+        #expect(logs.events(named: "runtime.compaction.skipped").map { $0.metadata["reason"] } == ["little_new_history", "little_new_history"])
+        // A quarter of the threshold (25 estimated tokens) of new history: compacted again.
+        try await send(runtime, String(repeating: "b", count: 120), in: thread.id)
+        #expect(try service.compactBodies().count == 2)
+        let usage = try await runtime.fetchThreadContextUsage(id: thread.id)
+        #expect(usage.compactions == 2)
+    }
+
     @Test func automaticCompactionKeepsEveryRequestNearTheThresholdOverFiveHundredTurns() async throws {
         let threshold = 1_000
         let on = try await soak(turns: 500, threshold: threshold)
