@@ -4,7 +4,8 @@
 #   Scripts/fuzz.sh list              the targets, one a line
 #   Scripts/fuzz.sh TARGET SECONDS    build TARGET (cached) and fuzz it for SECONDS on its working corpus
 #   Scripts/fuzz.sh all SECONDS       every target in turn, SECONDS each
-#   Scripts/fuzz.sh build [TARGET]    build only
+#   Scripts/fuzz.sh build [TARGET]    build only (every target without TARGET)
+#   Scripts/fuzz.sh module MODULE     build one library archive only
 #
 # Each library module a target needs is compiled once into a static archive under .build/fuzz/lib with
 # AddressSanitizer and libFuzzer's coverage instrumentation; a harness under Fuzz/<Target>/ is compiled
@@ -12,7 +13,8 @@
 # of the module it exercises (so that module's internal types are visible without @testable). Builds are
 # keyed by a hash of their inputs and skipped when nothing changed. The working corpus is
 # .build/fuzz/corpus/<target>, seeded from Fuzz/corpus/<target>; libFuzzer adds what it finds there.
-# A crash, leak or oracle failure makes the script exit non-zero and print the crasher file path.
+# A crash or oracle failure makes the script exit non-zero and print the crasher file path. Runs use
+# libFuzzer's -timeout=10 (a slow input is a finding), -rss_limit_mb=2048 and -max_len=65536.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -137,6 +139,7 @@ run_target() {
   echo "fuzz.sh: fuzzing $target for ${seconds}s (corpus $corpus)" >&2
   local status=0
   # The Swift runtime's own backtracer would race AddressSanitizer's report; libFuzzer prints the stack.
+  # Leak detection is off: the targets check memory safety and their oracles, not process-lifetime caches.
   SWIFT_BACKTRACE=enable=no ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}" \
     "$out/bin/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -print_final_stats=1 -artifact_prefix="$artifacts" "${dict[@]}" "$corpus" || status=$?
@@ -157,6 +160,6 @@ case "${1:-}" in
     failed=()
     for t in "${targets[@]}"; do run_target "$t" "$seconds" || failed+=("$t"); done
     if [ "${#failed[@]}" -gt 0 ]; then echo "fuzz.sh: failed targets: ${failed[*]}" >&2; exit 1; fi ;;
-  "" | -h | --help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  "" | -h | --help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   *) run_target "$1" "${2:?usage: Scripts/fuzz.sh TARGET SECONDS}" ;;
 esac
