@@ -27,4 +27,11 @@ import Testing
         #expect(item != nil)
         if let item { #expect((try? AgentHistoryItem(storageRow: item.storageRow())) == item) }
     }
+
+    /// A compact JSON row whose date is beyond Double's range decoded to an infinite date, whose binary
+    /// re-encoding the binary reader (rightly) rejects. The JSON reader now rejects it too.
+    @Test func aJSONRowWithAnInfiniteDateIsRejected() {
+        let row = Array(#"{"at":800000001.123E567,"id":"m2","k":"message","role":"user","text":"","thread":"t"}"#.utf8)
+        #expect(throws: AgentRuntimeError.self) { try AgentHistoryItem(storageRow: row) }
+    }
 }
