@@ -85,7 +85,8 @@ extension AgentHistoryItem {
         }
 
         func date(_ key: String) throws(AgentRuntimeError) -> Date {
-            guard case .number(let number)? = row[key] else { throw AgentHistoryItem.undecodable("lacks a date") }
+            // A number beyond Double's range would be an infinite date, which the binary row rejects.
+            guard case .number(let number)? = row[key], number.doubleValue.isFinite else { throw AgentHistoryItem.undecodable("lacks a date") }
             return Date(timeIntervalSinceReferenceDate: number.doubleValue)
         }
     }

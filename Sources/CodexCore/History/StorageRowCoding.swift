@@ -178,7 +178,11 @@ struct StorageRowReader {
         let raw = try slice(8)
         var bits: UInt64 = 0
         for index in (0..<8).reversed() { bits = bits << 8 | UInt64(raw[index]) }
-        return Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
+        let seconds = Double(bitPattern: bits)
+        // A `Date` never holds NaN or infinity (a NaN date is not even equal to itself), so such bits
+        // are damage, not a date.
+        guard seconds.isFinite else { throw Self.damaged() }
+        return Date(timeIntervalSinceReferenceDate: seconds)
     }
 
     /// Checks that the whole row was read.

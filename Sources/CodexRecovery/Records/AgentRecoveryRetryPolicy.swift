@@ -46,6 +46,19 @@ public struct AgentRecoveryRetryPolicy: Sendable, Hashable, Codable {
         self.retriesInvalidStructuredOutput = retriesInvalidStructuredOutput
     }
 
+    /// Encodes the policy with both sets in ascending order, so equal policies always encode to the same
+    /// bytes (a `Set`'s iteration order differs between equal instances); the saved record is then a
+    /// function of its contents, and re-encoding a decoded record reproduces the file byte for byte.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(initialBackoff, forKey: .initialBackoff)
+        try container.encode(maximumBackoff, forKey: .maximumBackoff)
+        try container.encode(replacesTransportInterruptions, forKey: .replacesTransportInterruptions)
+        try container.encode(retryableStatuses.sorted(), forKey: .retryableStatuses)
+        try container.encode(retryableProviderCodes.sorted(), forKey: .retryableProviderCodes)
+        try container.encode(retriesInvalidStructuredOutput, forKey: .retriesInvalidStructuredOutput)
+    }
+
     /// The backoff before replacement number `replacement` (1-based): doubling from
     /// ``initialBackoff``, capped at ``maximumBackoff``, no jitter (the delay is persisted).
     public func backoff(beforeReplacement replacement: Int) -> TimeInterval {
