@@ -62,29 +62,9 @@ import Testing
     @Test func thePageShowsExactlyTheExamplesThatRun() throws {
         let page = try String(contentsOf: Self.root.appendingPathComponent("Docs/Memory.md"), encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        var documented: [String] = []
-        var block: [String]?
         // The page's runtime section ("## Memory in turns") is run by the runtime's documentation tests.
-        for line in page.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line == "## Memory in turns" { break }
-            if line == "```swift" { block = [] } else if line == "```", let current = block {
-                documented.append(current.joined(separator: "\n"))
-                block = nil
-            } else {
-                block?.append(String(line))
-            }
-        }
-        var tested: [String] = []
-        var example: [String]?
-        for line in source.split(separator: "\n", omittingEmptySubsequences: false) {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.hasPrefix("// example ") { example = [] } else if trimmed == "// end", let current = example {
-                tested.append(current.map { $0.hasPrefix("        ") ? String($0.dropFirst(8)) : $0 }.joined(separator: "\n"))
-                example = nil
-            } else {
-                example?.append(String(line))
-            }
-        }
+        let documented = DocumentationExamples.swiftBlocks(inPage: page, before: "## Memory in turns")
+        let tested = DocumentationExamples.examples(inSource: source)
         #expect(tested.count == 4)
         #expect(documented.sorted() == tested.sorted())
     }

@@ -13,7 +13,7 @@ extension AgentRuntime {
     /// ```
     /// - Throws: `thread_not_found`, or the store's error.
     public func fetchThreadContextUsage(id threadID: AgentThreadID) async throws -> AgentThreadContextUsage {
-        let thread = try await existingThread(threadID)
+        let thread = try await resumeThread(threadID)
         let history = try await loadHistory(of: threadID)
         let context = try await compactionContext(of: thread)
         let estimate = AgentContextEstimator.estimate(AgentContextEstimator.replayedItems(history), instructions: context.instructionText)
@@ -37,7 +37,7 @@ extension AgentRuntime {
     ///   under `.remoteOnly`; the provider's error. A failed compaction stores nothing.
     @discardableResult
     public func compactThreadContext(id threadID: AgentThreadID) async throws -> AgentContextCompaction {
-        let thread = try await existingThread(threadID)
+        let thread = try await resumeThread(threadID)
         let reservation = AgentTurnID()
         try activeTurns.reserveCompaction(threadID, id: reservation)
         defer { activeTurns.release(threadID, turnID: reservation) }
@@ -63,11 +63,12 @@ extension AgentRuntime {
         guard estimate.estimatedTokens > threshold else { return history }
         // A replacement that is itself near the threshold would be compacted again before every turn:
         // compact only once what came after the latest compaction is a quarter of the threshold.
-        let uncompacted = Self.sinceLatestCompaction(history) + [.message(input)]
-        let fresh = AgentContextEstimator.estimate(uncompacted).estimatedTokens
-        guard Self.isCompacted(history) == false || fresh * 4 >= threshold else {
-            log("runtime.compaction.skipped", thread.id, ["reason": "little_new_history", "estimated_tokens_since": String(fresh)])
-            return history
+        if let last = history.lastIndex(where: Self.isCompaction) {
+            let fresh = AgentContextEstimator.estimate(history[(last + 1)...] + [.message(input)]).estimatedTokens
+            guard fresh * 4 >= threshold else {
+                log("runtime.compaction.skipped", thread.id, ["reason": "little_new_history", "estimated_tokens_since": String(fresh)])
+                return history
+            }
         }
         do {
             return history + (try await compact(thread, history: history, model: model).stored)
@@ -229,7 +230,7 @@ extension AgentRuntime {
     }
 
     func compactionContext(of thread: AgentThread, model chosen: CodexModel? = nil) async throws -> CompactionContext {
-        let model = chosen ?? thread.configuration.model ?? configuration.model ?? configuration.backend.defaultModel ?? .default
+        let model = chosen ?? baselineModel(of: thread)
         let instructions = try instructions(for: Request(text: ""), thread: thread)
         let text = ([instructions.persona] + instructions.skills).filter { !$0.isEmpty }.joined(separator: "\n\n")
         let window: Int? = if let discovering = configuration.backend as? CodexResponsesBackend {
@@ -238,24 +239,6 @@ extension AgentRuntime {
             CodexModelCatalog.bundled.info(for: model)?.contextWindow
         }
         return CompactionContext(model: model, instructionText: text, window: window)
-    }
-
-    private func existingThread(_ threadID: AgentThreadID) async throws -> AgentThread {
-        guard let thread = try await writer.read({ store in try await store.thread(threadID) }) else {
-            throw AgentRuntimeError(code: .threadNotFound, message: "no such thread")
-        }
-        return thread
-    }
-
-    /// Whether the history has a compaction record.
-    private static func isCompacted(_ history: [AgentHistoryItem]) -> Bool {
-        history.contains(where: isCompaction)
-    }
-
-    /// The items after the latest compaction record (the whole history without one).
-    private static func sinceLatestCompaction(_ history: [AgentHistoryItem]) -> ArraySlice<AgentHistoryItem> {
-        guard let last = history.lastIndex(where: isCompaction) else { return history[...] }
-        return history[(last + 1)...]
     }
 
     private static func isCompaction(_ item: AgentHistoryItem) -> Bool {

@@ -25,9 +25,7 @@ extension AgentRuntime {
     /// ```
     /// - Throws: `thread_not_found`, or the store's error.
     public func fetchMemoryApplications(id threadID: AgentThreadID) async throws -> [AgentTurnMemoryApplication] {
-        guard try await writer.read({ store in try await store.thread(threadID) }) != nil else {
-            throw AgentRuntimeError(code: .threadNotFound, message: "no such thread")
-        }
+        _ = try await resumeThread(threadID)
         return try await loadHistory(of: threadID).compactMap { item in
             guard case .systemEvent(let event) = item, event.type == .turnCompleted, let application = event.memoryApplication else { return nil }
             return AgentTurnMemoryApplication(turnID: event.turnID, application: application)

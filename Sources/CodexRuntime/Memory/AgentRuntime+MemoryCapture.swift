@@ -43,14 +43,12 @@ extension AgentRuntime {
         guard let settings = configuration.memory else {
             throw AgentRuntimeError(code: .invalidConfiguration, message: "the runtime has no memory configuration")
         }
-        guard let thread = try await writer.read({ store in try await store.thread(threadID) }) else {
-            throw AgentRuntimeError(code: .threadNotFound, message: "no such thread")
-        }
+        let thread = try await resumeThread(threadID)
         let messages = try await loadHistory(of: threadID).compactMap { item -> AgentMessage? in
             if case .message(let message) = item, message.phase != .commentary { return message }
             return nil
         }
-        let model = settings.automaticCapture.model ?? thread.configuration.model ?? configuration.model ?? configuration.backend.defaultModel ?? .default
+        let model = settings.automaticCapture.model ?? baselineModel(of: thread)
         return try await captureMemories(
             from: messages, threadID: threadID, turnID: nil, model: model, scope: scope ?? settings.automaticCapture.scope,
             source: "explicit_capture", settings: settings

@@ -10,11 +10,17 @@ extension AgentRuntime {
         try await selectModel(for: request, thread: thread, responseFormat: structured.contract?.format)
     }
 
+    /// The model of a thread's turns when nothing chooses another: the thread's, else the runtime's,
+    /// else the backend's default, else ``CodexCore/CodexModel/default``.
+    func baselineModel(of thread: AgentThread) -> CodexModel {
+        thread.configuration.model ?? configuration.model ?? configuration.backend.defaultModel ?? .default
+    }
+
     /// ``selectModel(for:thread:structured:)`` for a known response format (structured recovery).
     func selectModel(for request: Request, thread: AgentThread, responseFormat: AgentStructuredOutputFormat?) async throws -> CodexModelConfiguration {
         let backend = configuration.backend
         let baseline = CodexModelConfiguration(
-            model: thread.configuration.model ?? configuration.model ?? backend.defaultModel ?? .default,
+            model: baselineModel(of: thread),
             reasoningEffort: thread.configuration.reasoningEffort
         )
         let selected: CodexModelConfiguration

@@ -19,9 +19,7 @@ extension AgentRuntime {
     ) async throws -> AgentTurnExecution {
         try Task.checkCancellation()
         try Self.validate(request)
-        guard let thread = try await writer.read({ store in try await store.thread(threadID) }) else {
-            throw AgentRuntimeError(code: .threadNotFound, message: "no such thread")
-        }
+        let thread = try await resumeThread(threadID)
         let instructions = try instructions(for: request, thread: thread)
         let model = try await selectModel(for: request, thread: thread, structured: structured)
         let memory = try await retrieveMemory(for: request, threadID: threadID)

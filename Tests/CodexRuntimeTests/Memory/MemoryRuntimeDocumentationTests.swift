@@ -67,30 +67,8 @@ import Testing
     @Test func theSectionShowsExactlyTheExamplesThatRun() throws {
         let page = try String(contentsOf: Self.root.appendingPathComponent("Docs/Memory.md"), encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        var documented: [String] = []
-        var block: [String]?
-        var inSection = false
-        for line in page.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("## ") { inSection = line == "## Memory in turns" }
-            guard inSection else { continue }
-            if line == "```swift" { block = [] } else if line == "```", let current = block {
-                documented.append(current.joined(separator: "\n"))
-                block = nil
-            } else {
-                block?.append(String(line))
-            }
-        }
-        var tested: [String] = []
-        var example: [String]?
-        for line in source.split(separator: "\n", omittingEmptySubsequences: false) {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.hasPrefix("// example ") { example = [] } else if trimmed == "// end", let current = example {
-                tested.append(current.map { $0.hasPrefix("        ") ? String($0.dropFirst(8)) : $0 }.joined(separator: "\n"))
-                example = nil
-            } else {
-                example?.append(String(line))
-            }
-        }
+        let documented = DocumentationExamples.swiftBlocks(inPage: page, section: "## Memory in turns")
+        let tested = DocumentationExamples.examples(inSource: source)
         #expect(tested.count == 3)
         #expect(documented == tested)
     }

@@ -1,0 +1,42 @@
+import Foundation
+
+/// The Swift examples of a documentation page and of the test that runs them, for tests that check a
+/// page shows exactly the examples that compile and run.
+public enum DocumentationExamples {
+    /// The bodies of the page's ```` ```swift ```` blocks, in order. With `section`, only the blocks
+    /// under that `## ` heading (up to the next one); with `before`, only the blocks above that heading.
+    public static func swiftBlocks(inPage page: String, section: String? = nil, before: String? = nil) -> [String] {
+        var blocks: [String] = []
+        var block: [String]?
+        var inSection = section == nil
+        for line in page.split(separator: "\n", omittingEmptySubsequences: false) {
+            if let before, line == before { break }
+            if let section, line.hasPrefix("## ") { inSection = line == section }
+            guard inSection else { continue }
+            if line == "```swift" { block = [] } else if line == "```", let current = block {
+                blocks.append(current.joined(separator: "\n"))
+                block = nil
+            } else {
+                block?.append(String(line))
+            }
+        }
+        return blocks
+    }
+
+    /// The texts between `// example N` and `// end` lines of a test's source, with the test's
+    /// eight-space indentation removed.
+    public static func examples(inSource source: String) -> [String] {
+        var examples: [String] = []
+        var example: [String]?
+        for line in source.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("// example ") { example = [] } else if trimmed == "// end", let current = example {
+                examples.append(current.map { $0.hasPrefix("        ") ? String($0.dropFirst(8)) : $0 }.joined(separator: "\n"))
+                example = nil
+            } else {
+                example?.append(String(line))
+            }
+        }
+        return examples
+    }
+}
