@@ -2,7 +2,8 @@
 // test can kill it with SIGKILL and restart on the same SQLite state store.
 //   --db PATH --thread ID --text TEXT
 // Runs until killed; exits 1 with the error on any failure.
-// `soak-compaction …` instead runs the long-thread compaction soak (CompactionSoak.swift) and exits.
+// `soak-compaction …` instead runs the long-thread compaction soak (CompactionSoak.swift) and exits;
+// `soak …` runs the fault-injecting runtime soak (Soak.swift) and exits.
 import CodexCore
 import CodexRuntime
 import CodexStorageSQLite
@@ -34,9 +35,12 @@ func run() async throws {
 }
 
 do {
-    if CommandLine.arguments.dropFirst().first == "soak-compaction" {
+    switch CommandLine.arguments.dropFirst().first {
+    case "soak-compaction":
         try await CompactionSoak.run(option, off: CommandLine.arguments.contains("--off"))
-    } else {
+    case "soak":
+        try await Soak.run(option)
+    default:
         try await run()
     }
 } catch {

@@ -1,3 +1,4 @@
+import CodexCore
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -45,6 +46,26 @@ final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked 
         completionHandler: @escaping (URLRequest?) -> Void
     ) {
         completionHandler(nil)
+    }
+
+    /// Asked for when a kept-alive connection turns out dead before any reply and the request is to go
+    /// out again on a new connection. FoundationNetworking can only rewind a stream body (a data body
+    /// would stop the process, and an unanswered request waits for its first-byte timeout), so there the
+    /// transfer fails at once with `transport_failure`, which the Responses client retries as any
+    /// failure before output. Elsewhere the body is given again from its start.
+    func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping (InputStream?) -> Void) {
+        #if canImport(FoundationNetworking)
+        completionHandler(nil)
+        guard let handler = handler(task) else { return }
+        // Not from inside this callback: it runs within libcurl's seek, where cancelling the task traps.
+        DispatchQueue.global().async {
+            handler.fail(AgentRuntimeError(
+                code: .transportFailure, message: "the connection closed before the reply, and the request body cannot be sent again on a new connection"
+            ))
+        }
+        #else
+        completionHandler(task.originalRequest?.httpBody.map { InputStream(data: $0) })
+        #endif
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -67,6 +67,12 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
     /// A timeout fired: the task is cancelled and the consumer gets the error — at once for the total
     /// timeout (a deadline for the whole exchange), after the bytes already held for the others.
     func expire(_ kind: TransferDeadlines.Kind, _ error: AgentRuntimeError) {
+        fail(error, discardingHeld: kind == .total)
+    }
+
+    /// Ends the transfer with `error` unless it has already failed: the reader gets the bytes already
+    /// held (unless `discardingHeld`), then the error; the task is cancelled.
+    func fail(_ error: AgentRuntimeError, discardingHeld: Bool = false) {
         let first = state.withLock { state -> Bool in
             guard state.timedOut == nil else { return false }
             state.timedOut = error
@@ -75,7 +81,7 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
         guard first else { return }
         // The buffer first: cancelling the task lets `didCompleteWithError` run on the delegate queue at
         // once, and its plain finish would otherwise win and keep the held bytes in front of the error.
-        buffer.finish(throwing: error, discardingHeld: kind == .total)
+        buffer.finish(throwing: error, discardingHeld: discardingHeld)
         taskHandle.cancel()
     }
 

@@ -177,6 +177,28 @@ import Testing
         #expect(late?.code == .transportFailure)
     }
 
+    /// A kept-alive connection the server resets before replying to a request with a body: a typed
+    /// error at once (the Responses client retries it), never a wait for the first-byte timeout
+    /// (FoundationNetworking cannot rewind the body to resend it; found by the runtime soak).
+    @Test(arguments: HTTPClientKind.allCases)
+    func aResetBeforeTheReplyOnAKeptAliveConnectionFailsAtOnce(kind: HTTPClientKind) async throws {
+        let server = try LoopbackHTTPServer(replies: [.text("first"), ScriptedReply(parts: [.closeAbruptly], framing: .raw), .text("third")])
+        defer { server.shutdown() }
+        let client = kind.make()
+        let request = HTTPRequest(
+            method: "POST", url: server.baseURL.appendingPathComponent("x"), body: Array("{}".utf8), timeouts: HTTPTimeouts(firstByte: .seconds(60))
+        )
+        #expect(try await client.send(request).body.collect(upTo: 100) == Array("first".utf8))
+        let error = await #expect(throws: AgentRuntimeError.self) { _ = try await client.send(request) }
+        #expect(error?.code == .transportFailure)
+        #expect(server.requestCount == 2)
+        // The client goes on. Connections: the reset one, the one opened for the resend that was given up
+        // (it carries no request), and a new one for the next request.
+        #expect(try await client.send(request).body.collect(upTo: 100) == Array("third".utf8))
+        #expect(server.requestCount == 3)
+        #expect(server.acceptedConnectionCount == 3)
+    }
+
     @Test(arguments: HTTPClientKind.allCases)
     func aHalfCloseBeforeTheDeclaredLengthIsATypedError(kind: HTTPClientKind) async throws {
         let server = try server(raw("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b", then: [.halfClose]))
