@@ -56,7 +56,7 @@ import Testing
             #expect(try Self.mode(path + "-shm") == 0o600)
         }
         let reopened = try SQLiteMemoryStore(path: path)
-        #expect(try reopened.schemaVersion == 1)
+        #expect(try reopened.schemaVersion == 2)
         #expect(try await reopened.record("kept") == record)
         #expect(try await reopened.search(MemoryQuery(namespace: "test", text: "across", asOf: Self.t0)).records == [record])
         #expect(try await reopened.integrityCheck() == ["ok"])
@@ -184,14 +184,21 @@ import Testing
         for text in MemoryStoreConformance.hostileTexts {
             let plan = SQLiteMemorySearchPlan(MemoryQuery(namespace: "test", text: text, asOf: Self.t0))
             let tokens = MemoryText.tokens(text)
-            if let first = plan.bindings.first, case .text(let match) = first, !tokens.isEmpty {
-                #expect(match == tokens.map { "\"" + $0 + "\"" }.joined(separator: " OR "))
+            if !tokens.isEmpty {
+                // One statement per importance level, highest first; the text only as quoted tokens,
+                // confined to the record's text columns.
+                let quoted = tokens.map { "\"" + $0 + "\"" }.joined(separator: " OR ")
+                let matches = plan.steps.map { step -> String? in
+                    if case .text(let match) = step.bindings.first { return match }
+                    return nil
+                }
+                #expect(matches == (0...10).reversed().map { "({summary evidence} : (\(quoted))) AND level : importance\($0)" })
             } else {
-                #expect(tokens.isEmpty && !plan.sql.contains("MATCH"), "\(text.prefix(20).debugDescription)")
+                #expect(plan.steps.count == 1 && !(plan.steps.first?.sql.contains("MATCH") ?? true), "\(text.prefix(20).debugDescription)")
             }
             // The SQL itself never depends on the text: it is the SQL of a plain one-word query, or of none.
             let plain = SQLiteMemorySearchPlan(MemoryQuery(namespace: "test", text: tokens.isEmpty ? nil : "word", asOf: Self.t0))
-            #expect(plan.sql == plain.sql, "\(text.prefix(20).debugDescription)")
+            #expect(plan.steps.map(\.sql) == plain.steps.map(\.sql), "\(text.prefix(20).debugDescription)")
         }
         // The same texts given raw to FTS5 are syntax: several fail to parse, which is what quoting prevents.
         var failures = 0

@@ -8,10 +8,10 @@ import Foundation
 import Synchronization
 
 /// `RuntimeFixture soak --db PATH --turns N [--seed S] [--turns-per-thread K] [--sample-every M]
-/// [--client default|urlsession|curl] [--trace]`: N persistent turns through the runtime, the built-in backend, the
+/// [--client default|urlsession|curl] [--faults a,b] [--trace]`: N persistent turns through the runtime, the built-in backend, the
 /// real transport, a loopback model service and a SQLite store, one seeded fault per turn (`SoakFault`).
 /// After every turn it checks what the host saw and what the store recorded; after every thread (K turns)
-/// it checks the thread's whole history. Every M turns it samples RSS and open descriptors. Prints one
+/// it checks the thread's whole history. `--faults` limits the draw to the named faults. Every M turns it samples RSS and open descriptors. Prints one
 /// JSON report and exits 1 when anything was inconsistent.
 enum Soak {
     /// What the loopback service is told to do, and what it saw that it should not have.
@@ -28,10 +28,11 @@ enum Soak {
         var sampleEvery: Int
         var client: String
         var trace: Bool
+        var faults: [SoakFault]
 
         init(_ option: (String) -> String?) throws {
             guard let path = option("--db"), let turns = option("--turns").flatMap(Int.init), turns > 0 else {
-                throw AgentRuntimeError(code: .invalidRequest, message: "usage: soak --db PATH --turns N [--seed S] [--turns-per-thread K] [--sample-every M] [--client default|urlsession|curl] [--trace]")
+                throw AgentRuntimeError(code: .invalidRequest, message: "usage: soak --db PATH --turns N [--seed S] [--turns-per-thread K] [--sample-every M] [--client default|urlsession|curl] [--faults a,b] [--trace]")
             }
             self.path = path
             self.turns = turns
@@ -40,6 +41,8 @@ enum Soak {
             sampleEvery = max(1, option("--sample-every").flatMap(Int.init) ?? 250)
             client = option("--client") ?? "default"
             trace = CommandLine.arguments.contains("--trace")
+            faults = option("--faults").map { $0.split(separator: ",").compactMap { SoakFault(rawValue: String($0)) } } ?? SoakFault.allCases
+            if faults.isEmpty { faults = SoakFault.allCases }
         }
     }
 
@@ -53,8 +56,7 @@ enum Soak {
         let store = try SQLiteRuntimeStateStore(path: options.path)
         let runtime = try AgentRuntime(configuration: .init(
             backend: try backend(server, client: options.client), stateStore: store,
-            persona: AgentPersonaStack(layers: [.init(name: "soak", instructions: "Be brief.")]),
-            tools: [lookupTool], readinessRetryPolicy: RetryPolicy(maximumAttempts: 3, initialDelay: .zero, maximumDelay: .zero, jitter: 0)
+            persona: AgentPersonaStack(layers: [.init(name: "soak", instructions: "Be brief.")]), tools: [lookupTool], readinessRetryPolicy: RetryPolicy(maximumAttempts: 3, initialDelay: .zero, maximumDelay: .zero, jitter: 0)
         ))
 
         var random = SoakRandom(seed: options.seed)
@@ -70,7 +72,7 @@ enum Soak {
                 threadTurns = []
             }
             guard let threadID = thread?.id else { break }
-            let script = SoakTurnScript.make(SoakFault.draw(&random), index: index)
+            let script = SoakTurnScript.make(SoakFault.draw(&random, from: options.faults), index: index)
             report.faults[script.fault.rawValue, default: 0] += 1
             if options.trace { FileHandle.standardError.write(Data("turn \(index) \(script.fault)\n".utf8)) }
             service.withLock { $0.pending = script.exchanges }

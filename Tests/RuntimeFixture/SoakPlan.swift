@@ -65,10 +65,10 @@ enum SoakFault: String, CaseIterable, Sendable {
         }
     }
 
-    /// Draws one fault.
-    static func draw(_ random: inout SoakRandom) -> SoakFault {
-        var roll = random.below(allCases.reduce(0) { $0 + $1.weight })
-        for fault in allCases {
+    /// Draws one fault from `faults` (all of them by default), by weight.
+    static func draw(_ random: inout SoakRandom, from faults: [SoakFault] = allCases) -> SoakFault {
+        var roll = random.below(max(1, faults.reduce(0) { $0 + $1.weight }))
+        for fault in faults {
             if roll < fault.weight { return fault }
             roll -= fault.weight
         }

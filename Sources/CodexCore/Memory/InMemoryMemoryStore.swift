@@ -20,7 +20,9 @@ public actor InMemoryMemoryStore: MemoryStoring {
             self.record = record
             let tokens = MemoryText.allTokens(MemorySearchAssembly.searchableText(of: record))
             frequencies = tokens.reduce(into: [:]) { $0[$1, default: 0] += 1 }
-            length = tokens.count
+            // One token more: the SQLite store's full-text row also holds the record's importance level
+            // (one token, weighted 0), which FTS5 counts in the row's length; so both stores score alike.
+            length = tokens.count + 1
         }
     }
 

@@ -63,7 +63,8 @@ extension AgentRuntime {
         return try await withThrowingTaskGroup(of: TurnSuccess?.self) { group in
             group.addTask { try await body() }
             group.addTask {
-                try await clock.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up))))
+                // In slices: the budget is nearly always cancelled when the turn ends first.
+                try await clock.sleepInSlices(for: .milliseconds(Int64((seconds * 1000).rounded(.up))))
                 throw AgentRuntimeError.executionLimitExceeded(.duration)
             }
             defer { group.cancelAll() }

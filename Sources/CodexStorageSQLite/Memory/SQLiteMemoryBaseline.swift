@@ -1,9 +1,10 @@
 package import CodexCore
 import Foundation
 
-/// The raw statement `codexctl bench memory` compares the store's search with: the same SQL and
-/// bindings as ``SQLiteMemoryStore/search(_:)``'s ranking statement, stepped on a bare connection, no
-/// validation, budget, decoding or explanation. For benchmarks only.
+/// The raw statements `codexctl bench memory` compares the store's search with: the same SQL and
+/// bindings as ``SQLiteMemoryStore/search(_:)``'s ranking statements (one per importance level until the
+/// limit is filled), stepped on a bare connection, no validation, budget, decoding or explanation. For
+/// benchmarks only.
 package final class SQLiteMemoryBaseline {
     private let connection: SQLiteConnection
 
@@ -14,14 +15,14 @@ package final class SQLiteMemoryBaseline {
         try connection.execute("PRAGMA synchronous=FULL")
     }
 
-    /// Runs `query`'s ranking statement in a read transaction; returns the rows stepped.
+    /// Runs `query`'s ranking statements in a read transaction; returns the rows stepped.
     /// - Throws: ``SQLiteStoreError``.
     package func run(_ query: MemoryQuery) throws -> Int {
         let plan = SQLiteMemorySearchPlan(query)
         var rows = 0
         try connection.execute("BEGIN")
         defer { try? connection.execute("COMMIT") }
-        try connection.run(plan.sql, plan.bindings) { row throws(SQLiteStoreError) in
+        try plan.run(connection) { row throws(SQLiteStoreError) in
             rows += row.text(0)?.utf8.count == 0 ? 0 : 1
             _ = row.real(3)
         }

@@ -88,8 +88,8 @@ enum SQLiteMemoryRows {
 
     private static func index(_ connection: SQLiteConnection, _ record: MemoryRecord, key: Int64) throws {
         try connection.run(
-            "INSERT INTO memory_fts(rowid, summary, evidence) VALUES (?, ?, ?)",
-            [.integer(key), .text(record.summary), .text(MemorySearchAssembly.evidenceText(of: record))]
+            "INSERT INTO memory_fts(rowid, summary, evidence, level) VALUES (?, ?, ?, ?)",
+            [.integer(key), .text(record.summary), .text(MemorySearchAssembly.evidenceText(of: record)), .text(SQLiteMemorySchema.levelToken(record.importance))]
         )
         for tag in record.tags {
             try connection.run("INSERT INTO memory_tags(tag, record) VALUES (?, ?)", [.text(tag), .integer(key)])

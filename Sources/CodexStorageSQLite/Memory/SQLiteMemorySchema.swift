@@ -39,7 +39,21 @@ enum SQLiteMemorySchema {
             CREATE INDEX memory_tags_by_record ON memory_tags(record);
             CREATE VIRTUAL TABLE memory_fts USING fts5(summary, evidence, tokenize = 'unicode61 remove_diacritics 0');
             """),
+        // The record's importance as a token of a third full-text column (`importance0` … `importance10`),
+        // so a search ranked by importance asks FTS5 for one level at a time and scores only that level's
+        // matches with BM25, instead of scoring every match before the LIMIT.
+        Migration(position: 2, name: "index_importance_in_fts", sql: """
+            ALTER TABLE memory_fts RENAME TO memory_fts_without_importance;
+            CREATE VIRTUAL TABLE memory_fts USING fts5(summary, evidence, level, tokenize = 'unicode61 remove_diacritics 0');
+            INSERT INTO memory_fts(rowid, summary, evidence, level)
+                SELECT f.rowid, f.summary, f.evidence, 'importance' || r.importance
+                FROM memory_fts_without_importance f JOIN memory_records r ON r.key = f.rowid;
+            DROP TABLE memory_fts_without_importance;
+            """),
     ]
+
+    /// The token of the full-text `level` column for a record of `importance`.
+    static func levelToken(_ importance: Int) -> String { "importance\(importance)" }
 
     /// The tables a store must have, and the module of the virtual one.
     static let requiredTables = ["memory_migrations", "memory_records", "memory_tags", "memory_fts"]

@@ -23,50 +23,91 @@ extension SQLiteMemoryStore {
     }
 }
 
-/// The one statement that ranks a query's candidates: its SQL and bindings. User text only ever reaches
-/// SQLite as bound values, and reaches FTS5 only as quoted tokens (``CodexCore/MemoryText/ftsQuery(_:all:)``).
+/// The statements that rank a query's candidates: their SQL and bindings. User text only ever reaches
+/// SQLite as bound values, and reaches FTS5 only as quoted tokens (``CodexCore/MemoryText/ftsQuery(_:all:)``)
+/// confined to the `summary` and `evidence` columns.
+///
+/// Ranked by importance with text of which not every token is required (the broad queries: any token,
+/// at least N), the plan is one statement per importance level, highest
+/// first, each matching only that level's `level` token (`importance10` … `importance0`) and ordered by
+/// BM25 (the `level` column weighted 0) then recency; they run in order until the limit is filled. This
+/// is the order a single `ORDER BY importance DESC, bm25, updated_at DESC` gives, but FTS5 scores only
+/// the matches of the levels it reaches, not every match of a broad query. Otherwise (every token
+/// required, recency first, or no text) it is one statement.
 struct SQLiteMemorySearchPlan {
-    let sql: String
-    let bindings: [SQLiteValue]
+    /// One statement; its last binding, the row limit, is added when it runs.
+    struct Step {
+        let sql: String
+        let bindings: [SQLiteValue]
+    }
+
+    let steps: [Step]
+    let limit: Int
     let tokens: [String]
+
+    /// BM25 over `summary` and `evidence`; the `level` column never adds to relevance.
+    private static let relevance = "bm25(memory_fts, 1.0, 1.0, 0.0)"
 
     init(_ query: MemoryQuery) {
         tokens = query.tokens
+        limit = query.limit
         let required = query.requiredMatches
         var filter = SQLiteMemoryFilter(namespace: query.namespace)
         filter.add(scopes: query.scopes, tags: query.tags, includeArchived: query.includeArchived, includeExpired: query.includeExpired, asOf: query.asOf)
-        let from: String
-        let relevance: String
-        var leading: [SQLiteValue] = []
-        if let match = MemoryText.ftsQuery(tokens, all: required == tokens.count && tokens.count > 1) {
-            from = "memory_fts JOIN memory_records r ON r.key = memory_fts.rowid"
-            relevance = "bm25(memory_fts)"
-            leading = [.text(match)]
-            if required > 1, required < tokens.count {
-                // At least `required` of the tokens: one membership test per token, summed.
-                let tests = tokens.map { _ in "(r.key IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?))" }
-                filter.add("(" + tests.joined(separator: " + ") + ") >= ?", tokens.map { .text(MemoryText.quoted($0)) } + [.integer(Int64(required))])
+        let columns = "SELECT r.id, r.importance, r.updated_at, %@, r.summary_characters FROM "
+        let all = required == tokens.count && tokens.count > 1
+        guard let match = MemoryText.ftsQuery(tokens, all: all).map(Self.inText) else {
+            let order = switch query.ranking {
+            case .importanceThenRecency: "r.importance DESC, r.updated_at DESC, r.id"
+            case .recencyThenImportance: "r.updated_at DESC, r.importance DESC, r.id"
             }
-        } else {
-            from = "memory_records r"
-            relevance = "NULL"
+            let sql = columns.replacingOccurrences(of: "%@", with: "NULL") + "memory_records r WHERE \(filter.sql) ORDER BY \(order) LIMIT ?"
+            steps = [Step(sql: sql, bindings: filter.bindings)]
+            return
         }
-        let order = switch query.ranking {
-        case .importanceThenRecency: "r.importance DESC, \(relevance), r.updated_at DESC, r.id"
-        case .recencyThenImportance: "r.updated_at DESC, r.importance DESC, \(relevance), r.id"
+        if required > 1, required < tokens.count {
+            // At least `required` of the tokens: one membership test per token, summed.
+            let tests = tokens.map { _ in "(r.key IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?))" }
+            filter.add("(" + tests.joined(separator: " + ") + ") >= ?", tokens.map { .text(Self.inText(MemoryText.quoted($0))) } + [.integer(Int64(required))])
         }
-        let textClause = leading.isEmpty ? "" : "memory_fts MATCH ? AND "
-        sql = """
-            SELECT r.id, r.importance, r.updated_at, \(relevance), r.summary_characters FROM \(from) \
-            WHERE \(textClause)\(filter.sql) ORDER BY \(order) LIMIT ?
-            """
-        bindings = leading + filter.bindings + [.integer(Int64(query.limit))]
+        let from = columns.replacingOccurrences(of: "%@", with: Self.relevance)
+            + "memory_fts JOIN memory_records r ON r.key = memory_fts.rowid WHERE memory_fts MATCH ? AND \(filter.sql) ORDER BY "
+        switch query.ranking {
+        case .importanceThenRecency where !all:
+            let sql = from + "\(Self.relevance), r.updated_at DESC, r.id LIMIT ?"
+            steps = MemoryLimits.importance.reversed().map { level in
+                Step(sql: sql, bindings: [.text("(\(match)) AND level : \(SQLiteMemorySchema.levelToken(level))")] + filter.bindings)
+            }
+        case .importanceThenRecency:
+            // Every token required: the matches are few, and one statement is cheaper than eleven.
+            let sql = from + "r.importance DESC, \(Self.relevance), r.updated_at DESC, r.id LIMIT ?"
+            steps = [Step(sql: sql, bindings: [.text(match)] + filter.bindings)]
+        case .recencyThenImportance:
+            let sql = from + "r.updated_at DESC, r.importance DESC, \(Self.relevance), r.id LIMIT ?"
+            steps = [Step(sql: sql, bindings: [.text(match)] + filter.bindings)]
+        }
     }
 
-    /// Runs the statement: the ranked candidates, best first.
+    /// `expression` confined to the record's text columns (never the `level` column).
+    private static func inText(_ expression: String) -> String { "{summary evidence} : (\(expression))" }
+
+    /// Runs the statements in order until `limit` rows came back, calling `body` with each row.
+    func run(_ connection: SQLiteConnection, _ body: (SQLiteRow) throws(SQLiteStoreError) -> Void) throws(SQLiteStoreError) {
+        var count = 0
+        try withoutActuallyEscaping(body) { body throws(SQLiteStoreError) in
+            for step in steps where count < limit {
+                try connection.run(step.sql, step.bindings + [.integer(Int64(limit - count))]) { row throws(SQLiteStoreError) in
+                    count += 1
+                    try body(row)
+                }
+            }
+        }
+    }
+
+    /// Runs the statements: the ranked candidates, best first.
     func candidates(_ connection: SQLiteConnection) throws(SQLiteStoreError) -> [MemorySearchAssembly.Candidate] {
         var ranked: [MemorySearchAssembly.Candidate] = []
-        try connection.run(sql, bindings) { row throws(SQLiteStoreError) in
+        try run(connection) { row throws(SQLiteStoreError) in
             ranked.append(MemorySearchAssembly.Candidate(
                 id: MemoryRecordID(rawValue: row.text(0) ?? ""), importance: Int(row.integer(1)), updatedAt: row.real(2),
                 relevance: row.isNull(3) ? nil : -row.real(3), summaryCharacters: Int(row.integer(4))
