@@ -88,6 +88,13 @@ public struct JSONNumber: Sendable, Hashable {
         return nil
     }
 
+    /// The value as `UInt64` when it is a non-negative integer within range, else `nil`.
+    public var uint64Value: UInt64? {
+        if let value = int64Value { return UInt64(exactly: value) }
+        // Beyond Int64: an integer's canonical text is its plain digits.
+        return isInteger ? UInt64(canonicalText) : nil
+    }
+
     /// The value as `Int` when it is an integer within range, else `nil`.
     public var intValue: Int? {
         guard let value = int64Value else { return nil }

@@ -23,8 +23,8 @@ extension JSONValue: Codable {
         }
     }
 
-    /// Encodes the value. Numbers that fit `Int64` encode as integers; others as `Double`, unless the
-    /// encoder is CodexKit's own.
+    /// Encodes the value. Integers that fit `Int64` or `UInt64` encode as integers (so `JSONDecoder`
+    /// reads them back exactly); other numbers as `Double`, unless the encoder is CodexKit's own.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
@@ -33,6 +33,8 @@ extension JSONValue: Codable {
         case .number(let number):
             if let integer = number.int64Value {
                 try container.encode(integer)
+            } else if let unsigned = number.uint64Value {
+                try container.encode(unsigned)
             } else {
                 try container.encode(number.doubleValue)
             }

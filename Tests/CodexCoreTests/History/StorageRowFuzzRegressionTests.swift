@@ -1,4 +1,5 @@
 import CodexCore
+import CodexSchema
 import Foundation
 import Testing
 
@@ -33,5 +34,19 @@ import Testing
     @Test func aJSONRowWithAnInfiniteDateIsRejected() {
         let row = Array(#"{"at":800000001.123E567,"id":"m2","k":"message","role":"user","text":"","thread":"t"}"#.utf8)
         #expect(throws: AgentRuntimeError.self) { try AgentHistoryItem(storageRow: row) }
+    }
+
+    /// Found by the storage target after 2.5 million executions: a compact JSON row of a message with
+    /// structured output whose payload holds an integer beyond Int64 (within UInt64). The binary row
+    /// stores the metadata with Foundation's coders, and `JSONValue` encoded such a number as a Double:
+    /// 16285016252571724528 came back as 16285016252571724000. It now encodes as `UInt64`.
+    @Test func aJSONRowWithALargeUnsignedPayloadRoundTrips() throws {
+        let row = Array(#"{"at":800000001.1234567,"id":"m2","k":"message","phase":"final_answer","role":"assistan*******","structured":{"formatName":"draft","payload":{"count":16285016252571724528,"subject":"Late"},"payloadDigest":"978881d84F3fa2f412"},"text":"","thread":"thread-fixture"}"#.utf8)
+        let item = try AgentHistoryItem(storageRow: row)
+        let again = try AgentHistoryItem(storageRow: item.storageRow())
+        #expect(again == item)
+        #expect(again.storageRow() == item.storageRow())
+        guard case .message(let message) = again else { Issue.record("not a message"); return }
+        #expect(message.structuredOutput?.payload["count"] == .number(JSONNumber(16_285_016_252_571_724_528 as UInt64)))
     }
 }

@@ -1,4 +1,5 @@
 import CodexSchema
+import Foundation
 import Testing
 
 @Suite struct JSONNumberTests {
@@ -89,5 +90,28 @@ import Testing
     @Test(arguments: ["", "01", "1.", ".1", "-", "+1", "1e", "0x10", "1 ", " 1", "NaN", "Infinity", "1e1000000001"])
     func invalidTextIsRefused(text: String) {
         #expect(JSONNumber(parsing: text) == nil)
+    }
+
+    @Test func unsignedValuesAreExactUpToUInt64Max() throws {
+        #expect(try number("0").uint64Value == 0)
+        #expect(try number("9223372036854775807").uint64Value == UInt64(Int64.max))
+        #expect(try number("9223372036854775808").uint64Value == UInt64(Int64.max) + 1)
+        #expect(try number("16285016252571724528").uint64Value == 16_285_016_252_571_724_528)
+        #expect(try number("1.8446744073709551615e19").uint64Value == UInt64.max)
+        #expect(try number("18446744073709551616").uint64Value == nil)
+        #expect(try number("-1").uint64Value == nil)
+        #expect(try number("1.5").uint64Value == nil)
+        #expect(try number("1e3").uint64Value == 1_000)
+    }
+
+    /// Through Foundation's coders (how nested history values are stored), integers up to UInt64.max
+    /// come back exactly; found by the storage fuzz target, which lost 16285016252571724528 to a Double.
+    @Test func foundationCodersKeepIntegersUpToUInt64Max() throws {
+        for text in ["9223372036854775808", "16285016252571724528", "18446744073709551615", "-9223372036854775808"] {
+            let value = JSONValue.number(try number(text))
+            let data = try JSONEncoder().encode(["n": value])
+            #expect(String(decoding: data, as: UTF8.self) == #"{"n":\#(text)}"#)
+            #expect(try JSONDecoder().decode([String: JSONValue].self, from: data)["n"] == value)
+        }
     }
 }
