@@ -118,7 +118,7 @@ extension AgentStructuredRecoveryStore {
             let ids = Set(try partition.operationIDs(withSuffix: RecoveryOperationRecord.fileSuffix))
                 .union(try partition.operationIDs(withSuffix: RecoveryDispositionRecord.fileSuffix))
                 .union(try partition.operationIDs(withSuffix: RecoveryControlRecord.fileSuffix))
-            for id in ids.sorted(by: { $0.uuidString < $1.uuidString }) {
+            for id in ids.map({ (key: $0.uuidString, id: $0) }).sorted(by: { $0.key < $1.key }).map(\.id) {
                 let lease: RecoveryLease
                 do {
                     lease = try partition.lease(id)

@@ -166,12 +166,27 @@ struct RecoveryPartition: Sendable {
 
     /// The operation IDs that have a file with `suffix` here (temporary files ignored).
     func operationIDs(withSuffix suffix: String) throws(AgentRecoveryError) -> [UUID] {
-        var ids: [UUID] = []
+        var found: [(stem: String, id: UUID)] = []
         for name in try directory.entries() where !name.hasPrefix(".") && name.hasSuffix(suffix) {
             let stem = String(name.dropLast(suffix.count))
             // `<id>.json` must not also match `<id>.control.json` or `<id>.disposition.json`.
-            if let id = UUID(uuidString: stem), stem == id.uuidString.lowercased() { ids.append(id) }
+            if Self.isCanonicalID(stem), let id = UUID(uuidString: stem) { found.append((stem, id)) }
         }
-        return ids.sorted { $0.uuidString < $1.uuidString }
+        // The lowercase stems sort as the IDs' uppercase `uuidString`s do (digits before letters, the
+        // dashes in the same places), without formatting an ID per comparison.
+        return found.sorted { $0.stem < $1.stem }.map(\.id)
+    }
+
+    /// Whether `text` is an ID as this store names files: 36 lowercase hexadecimal digits and dashes in
+    /// the UUID layout (`8-4-4-4-12`).
+    static func isCanonicalID(_ text: String) -> Bool {
+        var count = 0
+        for byte in text.utf8 {
+            let dash = count == 8 || count == 13 || count == 18 || count == 23
+            let valid = dash ? byte == UInt8(ascii: "-") : (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
+            guard valid else { return false }
+            count += 1
+        }
+        return count == 36
     }
 }

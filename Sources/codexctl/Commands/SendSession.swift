@@ -64,8 +64,10 @@ struct SendSession {
 }
 
 /// Ctrl-C presses counted by a plain signal handler (installed synchronously, so none is lost between
-/// the start of a command and its watcher), read by ``SignalCounter/watch(_:)``.
-nonisolated(unsafe) private var interruptPresses: sig_atomic_t = 0
+/// the start of a command and its watcher), read by the ``SignalCounter`` poller on another thread: a
+/// lock-free atomic, which a signal handler may touch and another thread may read without a race (a
+/// plain `sig_atomic_t` is only safe within one thread; ThreadSanitizer reported it).
+private let interruptPresses = Atomic<Int>(0)
 
 /// Ctrl-C as events: installs the handler now and calls `handler` with the press count (1, 2, …) for each
 /// press, from a task polling every 10 ms.
@@ -73,20 +75,21 @@ final class SignalCounter: Sendable {
     private let poller: Task<Void, Never>
 
     init(_ handler: @escaping @Sendable (Int) -> Void) {
+        _ = interruptPresses.load(ordering: .relaxed) // initialized before the handler can run
         var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in interruptPresses &+= 1 }
+        action.__sigaction_handler.sa_handler = { _ in interruptPresses.wrappingAdd(1, ordering: .relaxed) }
         sigemptyset(&action.sa_mask)
         // Restarted, not failed with EINTR: a blocking read of standard input (chat's line reader) must not
         // take a Ctrl-C for the end of input.
         action.sa_flags = SA_RESTART
         sigaction(SIGINT, &action, nil)
         poller = Task.detached {
-            var seen: sig_atomic_t = 0
+            var seen = 0
             while !Task.isCancelled {
-                let now = interruptPresses
+                let now = interruptPresses.load(ordering: .relaxed)
                 while seen < now {
                     seen += 1
-                    handler(Int(seen))
+                    handler(seen)
                 }
                 try? await Task.sleep(for: .milliseconds(10))
             }
