@@ -112,7 +112,7 @@ let package = Package(
         // A host that is killed mid-turn (the runtime crash test).
         .executableTarget(
             name: "RuntimeFixture",
-            dependencies: ["CodexRuntime", "CodexStorageSQLite", "CodexCore", "CodexSchema", "CodexTransport", "CodexLoopback"],
+            dependencies: ["CodexRuntime", "CodexStorageSQLite", "CodexCore", "CodexSchema", "CodexTransport", "CodexLoopback", "CodexTestSupport"],
             path: "Tests/RuntimeFixture",
             swiftSettings: swiftSettings
         ),

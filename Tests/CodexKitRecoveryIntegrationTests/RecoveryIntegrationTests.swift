@@ -93,7 +93,7 @@ import Testing
         let handle = try await app.prepare("alpha", on: runtime)
         let send = Task { try await runtime.sendRecovering(handle, response: NewsDigest.self, store: app.recoveryStore) { _ in true } }
         let outcome = await withTaskCancellationHandler {
-            _ = await app.transport.server.waitForRequests(count: 1, timeout: .seconds(60))
+            _ = await app.transport.server.waitForRequests(count: 1, timeout: .hangGuard)
             send.cancel()
             return await send.result
         } onCancel: { send.cancel() }
@@ -125,7 +125,7 @@ import Testing
         let handle = try await app.prepare("alpha", on: owner)
         let send = Task { try await owner.sendRecovering(handle, response: NewsDigest.self, store: app.recoveryStore) { _ in true } }
         let outcome = try await withTaskCancellationHandler {
-            _ = await app.transport.server.waitForRequests(count: 1, timeout: .seconds(60))
+            _ = await app.transport.server.waitForRequests(count: 1, timeout: .hangGuard)
             let other = try app.runtime(policy: RejectingSelector())
             try await other.cancelStructuredRecovery(handle, store: app.recoveryStore)
             return await send.result
@@ -149,7 +149,7 @@ import Testing
         let handle = try await app.prepare("alpha", on: runtime)
         let send = Task { try await runtime.sendRecovering(handle, response: NewsDigest.self, store: app.recoveryStore) { _ in true } }
         let outcome = try await withTaskCancellationHandler {
-            _ = await app.transport.server.waitForRequests(count: 1, timeout: .seconds(60))
+            _ = await app.transport.server.waitForRequests(count: 1, timeout: .hangGuard)
             // The 429's cooldown is saved before the sender waits it out.
             try await poll { try await runtime.structuredRecoveryStatus(handle, store: app.recoveryStore).nextAttemptAt != nil }
             send.cancel()

@@ -108,7 +108,7 @@ import FoundationNetworking
         #expect(closeHTTP.value(forHTTPHeaderField: "Content-Length") == nil)
         #expect(closeHTTP.value(forHTTPHeaderField: "Transfer-Encoding") == nil)
         // The close-delimited reply ends its connection; the keep-alive one before it shared that connection.
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
         #expect(server.requests.map(\.path) == ["/length", "/close"])
         #expect(server.requests.map(\.connectionID) == [1, 1])
         #expect(server.openConnectionCount == 0)
@@ -155,7 +155,7 @@ import FoundationNetworking
         #expect(server.closedConnectionCount == 0)
         task.cancel()
 
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
         #expect(server.openConnectionCount == 0)
         #expect(await delegate.wait { $0.completion != nil })
         #expect(delegate.snapshot.completion == .failure(domain: NSURLErrorDomain, code: URLError.cancelled.rawValue))
@@ -191,7 +191,7 @@ import FoundationNetworking
         defer { session.invalidateAndCancel() }
 
         async let reply = session.data(from: try url(server, "/early"))
-        #expect(await server.waitForRequests(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForRequests(count: 1, timeout: .hangGuard))
         server.releaseHeld()
 
         #expect(try await String(decoding: reply.0, as: UTF8.self) == "ab")
@@ -211,7 +211,7 @@ import FoundationNetworking
             try await session.data(from: try url(server, "/reset"))
         }
         #expect(error?.code == .networkConnectionLost)
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
         #expect(server.requests.count == 1)
     }
 
@@ -229,7 +229,7 @@ import FoundationNetworking
         let reply = try client.receive(until: "\r\n\r\nok")
 
         #expect(reply == "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 2\r\n\r\nok")
-        #expect(await server.waitForRequests(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForRequests(count: 1, timeout: .hangGuard))
         let recorded = try #require(server.requests.first)
         #expect(recorded.method == "POST")
         #expect(recorded.path == "/upload")
@@ -237,7 +237,7 @@ import FoundationNetworking
         #expect(recorded.body == Array("hello, world!".utf8))
         #expect(recorded.header("transfer-encoding") == "chunked")
         _ = consume client
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
     }
 
     @Test func streamedUploadArrivesChunkedAndIsRecordedDecoded() async throws {
@@ -324,7 +324,7 @@ import FoundationNetworking
         #expect(server.requests.map(\.connectionID) == [1, 1, 1])
         #expect(server.requests.last?.body == Array("abc".utf8))
         _ = consume client
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
     }
 
     @Test func oversizedRequestHeadIsRejectedWith431() async throws {
@@ -340,7 +340,7 @@ import FoundationNetworking
         )
         #expect(server.requests.isEmpty)
         _ = consume client
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
     }
 
     @Test func shutdownWithAHeldConnectionReturnsPromptly() async throws {

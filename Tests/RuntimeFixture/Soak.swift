@@ -3,6 +3,7 @@ import CodexLoopback
 import CodexRuntime
 import CodexSchema
 import CodexStorageSQLite
+import CodexTestSupport
 import CodexTransport
 import Foundation
 import Synchronization
@@ -59,7 +60,7 @@ enum Soak {
             persona: AgentPersonaStack(layers: [.init(name: "soak", instructions: "Be brief.")]), tools: [lookupTool], readinessRetryPolicy: RetryPolicy(maximumAttempts: 3, initialDelay: .zero, maximumDelay: .zero, jitter: 0)
         ))
 
-        var random = SoakRandom(seed: options.seed)
+        var random = SplitMix64(seed: options.seed)
         var report = SoakReport(seed: options.seed, turns: options.turns)
         let started = ContinuousClock.now
         report.sample(turn: 0, seconds: 0, connections: server.openConnectionCount)

@@ -1,24 +1,7 @@
 import CodexCore
 import CodexLoopback
+import CodexTestSupport
 import Foundation
-
-/// A small deterministic generator (SplitMix64): the same seed gives the same faults on every machine.
-struct SoakRandom {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A value in `0..<bound` (`bound` > 0).
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}
 
 /// The faults the soak injects, one per turn.
 enum SoakFault: String, CaseIterable, Sendable {
@@ -66,8 +49,8 @@ enum SoakFault: String, CaseIterable, Sendable {
     }
 
     /// Draws one fault from `faults` (all of them by default), by weight.
-    static func draw(_ random: inout SoakRandom, from faults: [SoakFault] = allCases) -> SoakFault {
-        var roll = random.below(max(1, faults.reduce(0) { $0 + $1.weight }))
+    static func draw(_ random: inout SplitMix64, from faults: [SoakFault] = allCases) -> SoakFault {
+        var roll = Int(random.next() % UInt64(max(1, faults.reduce(0) { $0 + $1.weight })))
         for fault in faults {
             if roll < fault.weight { return fault }
             roll -= fault.weight

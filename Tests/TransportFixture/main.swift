@@ -36,7 +36,7 @@ func pausedEndless() async throws -> [String: Int] {
     let paused = ProcessResources.residentBytes ?? 0
     let connections = Set(server.requests.map(\.connectionID)).count
     response.body.cancel()
-    let closed = await server.waitForClosedConnections(count: connections, timeout: .seconds(60))
+    let closed = await server.waitForClosedConnections(count: connections, timeout: .hangGuard)
     return ["baseline": baseline, "paused": paused, "sent": sent, "first": first, "closed": closed ? 1 : 0, "connections": connections]
 }
 
@@ -64,12 +64,12 @@ func alternating() async throws -> [String: Int] {
         // Measured after a reset (odd turns), once the server has seen every connection so far closed:
         // then no idle keep-alive connection is cached and the counts compare like for like.
         if turn == 49 {
-            _ = await server.waitForClosedConnections(count: Set(server.requests.map(\.connectionID)).count, timeout: .seconds(60))
+            _ = await server.waitForClosedConnections(count: Set(server.requests.map(\.connectionID)).count, timeout: .hangGuard)
             figures["descriptorsAt50"] = ProcessResources.openDescriptorCount
             figures["rssAt50"] = ProcessResources.residentBytes ?? 0
         }
     }
-    _ = await server.waitForClosedConnections(count: Set(server.requests.map(\.connectionID)).count, timeout: .seconds(60))
+    _ = await server.waitForClosedConnections(count: Set(server.requests.map(\.connectionID)).count, timeout: .hangGuard)
     figures["descriptorsAtEnd"] = ProcessResources.openDescriptorCount
     figures["rssAtEnd"] = ProcessResources.residentBytes ?? 0
     figures["unlinkedFiles"] = ProcessResources.unlinkedFileCount
@@ -90,11 +90,11 @@ func cancelledFast() async throws -> [String: Int] {
         _ = try await iterator.next()
         response.body.cancel()
         if turn == 19 {
-            _ = await server.waitForClosedConnections(count: Set(server.requests.map(\.connectionID)).count, timeout: .seconds(60))
+            _ = await server.waitForClosedConnections(count: Set(server.requests.map(\.connectionID)).count, timeout: .hangGuard)
             figures["descriptorsAt20"] = ProcessResources.openDescriptorCount
         }
     }
-    let closed = await server.waitForClosedConnections(count: Set(server.requests.map(\.connectionID)).count, timeout: .seconds(60))
+    let closed = await server.waitForClosedConnections(count: Set(server.requests.map(\.connectionID)).count, timeout: .hangGuard)
     // Sessions finish invalidating on their own queues: give them the same wait the server got.
     _ = await waitForPlateau { -ProcessResources.openDescriptorCount }
     figures["descriptorsAtEnd"] = ProcessResources.openDescriptorCount

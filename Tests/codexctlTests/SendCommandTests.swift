@@ -155,7 +155,7 @@ import Testing
         #expect(!result.killed)
         #expect(try String(contentsOf: screen, encoding: .utf8) == "Partial\n")
         #expect(result.stderr == "interrupted\n")
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)), "the connection was closed")
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard), "the connection was closed")
         let store = try SQLiteRuntimeStateStore(readingAt: database)
         let thread = try #require(try await store.threads().first)
         #expect(try await store.latestTurn(of: thread.id)?.status == .interrupted)

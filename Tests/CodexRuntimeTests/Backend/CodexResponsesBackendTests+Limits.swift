@@ -116,7 +116,7 @@ extension CodexResponsesBackendTests {
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         // The stream idle timeout is 300 s: a close within the wait was made by the cancellation.
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
         #expect(server.requests.count == 1)
     }
 
@@ -131,7 +131,7 @@ extension CodexResponsesBackendTests {
         await stream.interrupt?()
         await #expect(throws: CancellationError.self) { try await task.value }
         // As above: closed by the interruption, long before any timeout.
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
         let late = await #expect(throws: AgentRuntimeError.self) {
             try await stream.submitToolResult(ToolResultEnvelope(invocationID: "call_x", toolName: "t", status: .success, content: []))
         }
@@ -148,7 +148,7 @@ extension CodexResponsesBackendTests {
             let first = try await iterator.next()
             #expect(first.map(H.describe) == "turnStarted(turn-1)")
         }()
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
     }
 
     @Test func aQueueOfOneDeliversEveryEventInOrder() async throws {

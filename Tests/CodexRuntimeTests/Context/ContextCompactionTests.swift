@@ -219,7 +219,7 @@ final class CompactionService: Sendable {
         let thread = try await runtime.createThread(title: "Orders")
         try await send(runtime, "Where is order A-1?", in: thread.id)
         let compaction = Task { try await runtime.compactThreadContext(id: thread.id) }
-        #expect(await service.server.waitForRequests(count: 2, timeout: .seconds(60)))
+        #expect(await service.server.waitForRequests(count: 2, timeout: .hangGuard))
         // While it runs: no turn is active, steering and interruption are refused at once, a new turn is busy.
         #expect(runtime.activeTurnID(in: thread.id) == nil)
         let steer = await #expect(throws: AgentRuntimeError.self) { try await runtime.steer("more", in: thread.id) }
@@ -242,7 +242,7 @@ final class CompactionService: Sendable {
             to: longThread.id
         )
         let execution = try await other.start(Request(text: "Now"), in: longThread.id)
-        #expect(await turnHeld.server.waitForRequests(count: 1, timeout: .seconds(60)))
+        #expect(await turnHeld.server.waitForRequests(count: 1, timeout: .hangGuard))
         let refused = await #expect(throws: AgentRuntimeError.self) { try await other.compactThreadContext(id: longThread.id) }
         #expect(refused?.code == .threadBusy)
         execution.cancel()

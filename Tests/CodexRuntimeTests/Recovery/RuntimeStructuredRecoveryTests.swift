@@ -143,7 +143,7 @@ struct Digest: AgentStructuredOutput, Equatable {
         let handle = try await runtime.prepareStructuredRecovery(ephemeral("x"), in: thread.id, response: Digest.self, store: store, maximumAttempts: 3)
         let send = Task { try await runtime.sendRecovering(handle, response: Digest.self, store: store) { _ in true } }
         let outcome = await withTaskCancellationHandler {
-            _ = await server.waitForRequests(count: 1, timeout: .seconds(60))
+            _ = await server.waitForRequests(count: 1, timeout: .hangGuard)
             activity.expire()
             return await send.result
         } onCancel: { send.cancel() }
@@ -178,7 +178,7 @@ struct Digest: AgentStructuredOutput, Equatable {
         let handle = try await runtime.prepareStructuredRecovery(ephemeral("x"), in: thread.id, response: Digest.self, store: store, maximumAttempts: 3)
         let send = Task { try await runtime.sendRecovering(handle, response: Digest.self, store: store) { _ in true } }
         let outcome = await withTaskCancellationHandler {
-            _ = await server.waitForRequests(count: 1, timeout: .seconds(60))
+            _ = await server.waitForRequests(count: 1, timeout: .hangGuard)
             try? await runtime.signOut()
             return await send.result
         } onCancel: { send.cancel() }

@@ -87,7 +87,7 @@ import Testing
         let stream = try await runtime.stream(Request(text: "x"), in: thread.id)
         let consumer = await consumerAfterFirstDelta(stream)
         consumer.cancel()
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)), "the loopback server saw the connection closed")
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard), "the loopback server saw the connection closed")
         await eventually("the thread is free again") { runtime.activeTurnID(in: thread.id) == nil }
         await runtime.flushPendingWrites()
         #expect(try await store.latestTurn(of: thread.id)?.status == .interrupted)

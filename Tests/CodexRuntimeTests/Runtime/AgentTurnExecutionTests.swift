@@ -48,7 +48,7 @@ import Testing
         let thread = try await runtime.createThread()
         let execution = try await runtime.start(Request(text: "Hello"), in: thread.id)
         let consumer = Task { await collect(execution.events) }
-        #expect(await server.waitForRequests(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForRequests(count: 1, timeout: .hangGuard))
         let waiter = Task { try await execution.waitUntilReady() }
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }

@@ -70,7 +70,7 @@ import Testing
         for round in 1...2 {
             let turns = threads.map { thread in Task { try await runtime.send(Request(text: "together"), in: thread) } }
             let replies = try await withTaskCancellationHandler {
-                _ = await server.waitForRequests(count: 3 * round, timeout: .seconds(60))
+                _ = await server.waitForRequests(count: 3 * round, timeout: .hangGuard)
                 server.releaseHeld()
                 var replies: [String] = []
                 for turn in turns { replies.append(try await turn.value) }

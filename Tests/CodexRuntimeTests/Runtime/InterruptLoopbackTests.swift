@@ -60,7 +60,7 @@ import Testing
             try? await runtime.interrupt(in: thread.id)
             return await consumer.value
         } onCancel: { consumer.cancel() }
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)), "the loopback server saw the connection closed")
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard), "the loopback server saw the connection closed")
         try await expectInterrupted(result, store: store, thread: thread.id)
         #expect(server.requests.count == 1)
     }

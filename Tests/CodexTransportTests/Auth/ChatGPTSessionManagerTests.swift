@@ -79,7 +79,7 @@ import Testing
         try await manager.useSession(try session(expiresAt: 1_050))
         let callers = (0..<10).map { _ in Task { try await manager.credentials().bearerToken } }
         let tokens = try await withTaskCancellationHandler {
-            #expect(await server.waitForRequests(count: 1, timeout: .seconds(60)))
+            #expect(await server.waitForRequests(count: 1, timeout: .hangGuard))
             server.releaseHeld()
             var tokens: Set<String> = []
             for caller in callers { tokens.insert(try await caller.value) }
@@ -129,7 +129,7 @@ import Testing
         try await manager.useSession(try session(expiresAt: 1_050))  // within the 120 s skew: the next use refreshes
         let use = Task { try await manager.credentials() }
         let result = try await withTaskCancellationHandler {
-            #expect(await server.waitForRequests(count: 1, timeout: .seconds(60)))
+            #expect(await server.waitForRequests(count: 1, timeout: .hangGuard))
             try await manager.signOut()
             server.releaseHeld()
             return await use.result

@@ -109,7 +109,7 @@ import Testing
         let buffer = try #require(observed.buffer)
         var iterator = response.body.makeAsyncIterator()
         var received = try await iterator.next()?.count ?? 0
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
         var inOrder = true
         let error = await #expect(throws: AgentRuntimeError.self) {
             while let chunk = try await iterator.next() {
@@ -133,7 +133,7 @@ import Testing
         let response = try await http.send(HTTPRequest(method: "GET", url: server.baseURL.appendingPathComponent("big")))
         var iterator = response.body.makeAsyncIterator()
         var received = try await iterator.next()?.count ?? 0
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
         let error = await #expect(throws: AgentRuntimeError.self) {
             while let chunk = try await iterator.next() { received += chunk.count }
         }

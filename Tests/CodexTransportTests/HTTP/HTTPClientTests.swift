@@ -81,7 +81,7 @@ import Testing
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         // The idle timeout is 300 s: a close seen within the wait was made by the cancellation.
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
     }
 
     @Test(arguments: HTTPClientKind.allCases)
@@ -94,7 +94,7 @@ import Testing
             #expect(event.typeName == "response.created")
             break
         }
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
     }
 
     /// Sends `request` through a client on `clock`, waits until the client's watchdog sleeps on it, then
@@ -173,7 +173,7 @@ import Testing
         await clock.waitForSleepers(count: 1)
         clock.advance(by: .seconds(41))
         // The timeout stops the transfer (the server sees the close); only then does the consumer read.
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
         var iterator = response.body.makeAsyncIterator()
         let error = await #expect(throws: AgentRuntimeError.self) { _ = try await iterator.next() }
         #expect(error?.message == "the total timeout of 40.0 seconds passed")

@@ -118,7 +118,7 @@ import Testing
                 return error
             }
         }
-        #expect(await server.waitForRequests(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForRequests(count: 1, timeout: .hangGuard))
         await clock.waitForSleepers(count: 1)
         #expect(await server.waitForSenderToStall(limit: first.count) == first.count)
         clock.advance(by: .milliseconds(200))
@@ -242,7 +242,7 @@ import Testing
         for _ in 0..<20 { _ = await seen.next() }
         for task in tasks { task.cancel() }
         for task in tasks { _ = await task.result }
-        #expect(await server.waitForClosedConnections(count: 20, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 20, timeout: .hangGuard))
         #expect(server.openConnectionCount == 0)
     }
 

@@ -17,7 +17,7 @@ import Testing
         let harness = try RecoveryHarness(replies: [Self.held, Streams.complete()])
         let handle = try await harness.prepare()
         let task = Task { try await harness.send(handle) }
-        #expect(await harness.server.waitForRequests(count: 1, timeout: .seconds(60)))
+        #expect(await harness.server.waitForRequests(count: 1, timeout: .hangGuard))
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         let status = try await harness.status(handle)
@@ -36,13 +36,13 @@ import Testing
         let harness = try RecoveryHarness(replies: [Self.held, Streams.complete()])
         let handle = try await harness.prepare()
         let task = Task { try await harness.send(handle) }
-        #expect(await harness.server.waitForRequests(count: 1, timeout: .seconds(60)))
+        #expect(await harness.server.waitForRequests(count: 1, timeout: .hangGuard))
         let other = AgentStructuredRecovery(configuration: .init(endpoint: .chatGPT), httpClient: DefaultHTTPClient(), authProvider: harness.auth)
         let otherStore = try AgentStructuredRecoveryStore(directory: harness.store.directory)
         try await other.suspend(handle, store: otherStore)
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(try await harness.status(handle).availability == .suspended)
-        #expect(await harness.server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await harness.server.waitForClosedConnections(count: 1, timeout: .hangGuard))
         harness.server.releaseHeld()
         // Resuming is allowed and runs the next attempt.
         _ = try await harness.send(handle)
@@ -53,7 +53,7 @@ import Testing
         let harness = try RecoveryHarness(replies: [Self.held], fallback: Streams.complete())
         let handle = try await harness.prepare(maximumAttempts: 1)
         let task = Task { try await harness.send(handle) }
-        #expect(await harness.server.waitForRequests(count: 1, timeout: .seconds(60)))
+        #expect(await harness.server.waitForRequests(count: 1, timeout: .hangGuard))
         let otherStore = try AgentStructuredRecoveryStore(directory: harness.store.directory)
         try await harness.recovery.cancel(handle, store: otherStore)
         await #expect(throws: CancellationError.self) { try await task.value }
@@ -74,7 +74,7 @@ import Testing
         let harness = try RecoveryHarness(replies: [Self.held, Streams.complete()])
         let handle = try await harness.prepare()
         let task = Task { try await harness.send(handle) }
-        #expect(await harness.server.waitForRequests(count: 1, timeout: .seconds(60)))
+        #expect(await harness.server.waitForRequests(count: 1, timeout: .hangGuard))
         let log = AuthorizationLog()
         let busy = await #expect(throws: AgentRecoveryError.self) { try await harness.send(handle, log) }
         #expect(busy?.code == .operationBusy)

@@ -181,7 +181,7 @@ import Testing
         let harness = try RecoveryHarness(replies: [held], fallback: Streams.complete())
         let handle = try await harness.prepare()
         let task = Task { try await harness.send(handle) }
-        #expect(await harness.server.waitForRequests(count: 1, timeout: .seconds(60)))
+        #expect(await harness.server.waitForRequests(count: 1, timeout: .hangGuard))
         let busy = await #expect(throws: AgentRecoveryError.self) { try await harness.recovery.abandon(handle, store: harness.store) }
         #expect(busy?.code == .operationBusy)
         #expect(try harness.record(handle) != nil)

@@ -119,7 +119,7 @@ import Testing
         let error = await #expect(throws: AgentRuntimeError.self) { try await client.collect() }
         #expect(error?.code == .refreshFailed)
         // The 401's body was held open by the server: only the step's cancel closes that connection.
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
     }
 
     @Test func aStepMaySendAgainAndTheUnusedResponseIsClosed() async throws {
@@ -141,7 +141,7 @@ import Testing
         #expect(events.last?.typeName == "response.completed")
         #expect(server.requestCount == 2)
         // The 503's body was held open by the server: only the step's cancel closes that connection.
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .seconds(60)))
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
     }
 
     @Test func theLoggingStepRecordsEachExchangeAndTheRetryBetweenThem() async throws {
