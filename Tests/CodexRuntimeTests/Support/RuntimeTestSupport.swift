@@ -81,7 +81,7 @@ func name(_ event: AgentEvent) -> String {
 }
 
 /// Polls `condition` until it holds (bounded; records an issue when it never does).
-func eventually(_ what: Comment, timeout: Duration = .seconds(60), _ condition: @Sendable () async throws -> Bool) async rethrows {
+func eventually(_ what: Comment, timeout: Duration = .hangGuard, _ condition: @Sendable () async throws -> Bool) async rethrows {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return }

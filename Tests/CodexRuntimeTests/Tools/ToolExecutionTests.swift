@@ -147,6 +147,7 @@ final class ApprovingPresenter: AgentApprovalPresenting {
         #expect(runs.count == 1)
         let submitted = result.backend.submittedResults
         #expect(submitted.map(\.status) == [.success, .failure, .failure, .failure])
+        try #require(submitted.count == 4)
         #expect(submitted[0].joinedText == "2 x A-1")
         #expect(submitted[1].joinedText == "The arguments for 'order' do not match its input schema: /quantity: type: expected integer, found string. The tool was not run.")
         #expect(submitted[2].joinedText.hasPrefix("The arguments for 'order' are not valid JSON"))
