@@ -13,19 +13,22 @@ import Testing
         "dropMidStream": 1, "slowConsumer": 1, "interrupted": 1, "consumerCancelled": 1, "steered": 2,
     ]
 
-    @Test(arguments: ["curl", "urlsession"])
-    func fourHundredTurnsWithSeededFaultsStayConsistent(client: String) async throws {
+    /// Runs `RuntimeFixture soak` with `options` in a child process at the lowest priority, with a
+    /// database and a `TMPDIR` of its own, and returns its report (expecting a clean exit).
+    private static func soak(_ options: [String]) async throws -> JSONValue {
         let directory = try temporaryDirectory("runtime-soak")
         defer { try? FileManager.default.removeItem(at: directory) }
         let temporary = directory.appendingPathComponent("tmp")
         try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
-        let arguments = [
-            "-n", "19", ChildProcess.product("RuntimeFixture").path, "soak", "--db", directory.appendingPathComponent("soak.sqlite").path,
-            "--turns", "400", "--seed", "3", "--sample-every", "50", "--client", client,
-        ]
+        let arguments = ["-n", "19", ChildProcess.product("RuntimeFixture").path, "soak", "--db", directory.appendingPathComponent("soak.sqlite").path] + options
         let outcome = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/nice"), arguments, environment: ["TMPDIR": temporary.path])
         #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
-        let report = try JSONValue(parsing: Array(outcome.stdout.utf8))
+        return try JSONValue(parsing: Array(outcome.stdout.utf8))
+    }
+
+    @Test(arguments: ["curl", "urlsession"])
+    func fourHundredTurnsWithSeededFaultsStayConsistent(client: String) async throws {
+        let report = try await Self.soak(["--turns", "400", "--seed", "3", "--sample-every", "50", "--client", client])
         #expect(report["violation_count"] == 0, "\(report["violations"] ?? [])")
         #expect(report["integrity"] == "ok")
         #expect(report["temporary_files"] == 0)
@@ -56,17 +59,7 @@ extension RuntimeSoakTests {
     /// once slept five minutes in one wait; cancelled when the turn ended, its timer (and about 0.75 KiB)
     /// stayed until the deadline on Linux: about 750 KiB over those thousand turns.
     @Test func plainTurnsHoldNoMemoryAfterTheyEnd() async throws {
-        let directory = try temporaryDirectory("runtime-soak-memory")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let temporary = directory.appendingPathComponent("tmp")
-        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
-        let arguments = [
-            "-n", "19", ChildProcess.product("RuntimeFixture").path, "soak", "--db", directory.appendingPathComponent("soak.sqlite").path,
-            "--turns", "3000", "--seed", "4", "--sample-every", "1000", "--faults", "none",
-        ]
-        let outcome = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/nice"), arguments, environment: ["TMPDIR": temporary.path])
-        #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
-        let report = try JSONValue(parsing: Array(outcome.stdout.utf8))
+        let report = try await Self.soak(["--turns", "3000", "--seed", "4", "--sample-every", "1000", "--faults", "none"])
         let anonymous = (report["samples"]?.arrayValue ?? []).compactMap { $0["anon_kib"]?.numberValue?.intValue }
         #expect(anonymous.count == 4)
         let grown = (anonymous.last ?? .max) - (anonymous.dropLast().last ?? 0)
