@@ -53,16 +53,3 @@ import Testing
     }
 }
 
-extension RuntimeSoakTests {
-    /// Three thousand plain turns: anonymous memory grows by less than 384 KiB over the last thousand
-    /// (the first two thousand fill SQLite's page caches as the database grows). A turn's duration budget
-    /// once slept five minutes in one wait; cancelled when the turn ended, its timer (and about 0.75 KiB)
-    /// stayed until the deadline on Linux: about 750 KiB over those thousand turns.
-    @Test func plainTurnsHoldNoMemoryAfterTheyEnd() async throws {
-        let report = try await Self.soak(["--turns", "3000", "--seed", "4", "--sample-every", "1000", "--faults", "none"])
-        let anonymous = (report["samples"]?.arrayValue ?? []).compactMap { $0["anon_kib"]?.numberValue?.intValue }
-        #expect(anonymous.count == 4)
-        let grown = (anonymous.last ?? .max) - (anonymous.dropLast().last ?? 0)
-        #expect(grown < 384, "anonymous memory by sample (KiB): \(anonymous)")
-    }
-}
