@@ -47,6 +47,24 @@ package enum SQLiteBaseline {
         try connection.execute("COMMIT")
         return ((clock.now - started).inSeconds, bytes)
     }
+
+    /// Selects the same rows as ``selectLoop(path:count:)`` and decodes each into a kept history item with
+    /// the store's own row decoder: the floor under a restore, what remains once the store's queue hop,
+    /// paging and image checks are taken away. Returns the seconds taken and the items decoded.
+    /// - Throws: ``SQLiteStoreError``.
+    package static func selectDecodeLoop(path: String, count: Int, thread: AgentThreadID) throws -> (seconds: Double, items: Int) {
+        let connection = try SQLiteConnection(path: path, mode: .readWrite)
+        let clock = ContinuousClock()
+        let started = clock.now
+        var items: [AgentHistoryItem] = []
+        items.reserveCapacity(count)
+        try connection.execute("BEGIN")
+        try connection.run("SELECT body FROM raw_items WHERE thread_id = ? ORDER BY position LIMIT ?", [.text("raw"), .integer(Int64(count))]) { row throws(SQLiteStoreError) in
+            items.append(try row.withBlob(0) { body throws(SQLiteStoreError) in try SQLiteRuntimeStateStore.decodeItem(body, thread: thread) })
+        }
+        try connection.execute("COMMIT")
+        return ((clock.now - started).inSeconds, items.count)
+    }
 }
 
 extension SQLiteRuntimeStateStore {

@@ -7,7 +7,7 @@ import CodexTestSupport
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(3))) struct RecoveryIntegrationProcessTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RecoveryIntegrationProcessTests {
     private static let fixture = ChildProcess.product("RecoveryIntegrationFixture")
 
     /// A complete stream carrying the fixture's verdict.

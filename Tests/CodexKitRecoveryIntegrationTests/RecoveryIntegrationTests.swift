@@ -9,7 +9,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite(.timeLimit(.minutes(3))) struct RecoveryIntegrationTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RecoveryIntegrationTests {
     private static let luna = CodexModelConfiguration(model: .gpt6Luna, reasoningEffort: .low)
     private static let astra = CodexModelConfiguration(model: .gpt6Astra, reasoningEffort: .high)
 

@@ -102,7 +102,7 @@ public final class LoopbackHTTPServer: Sendable {
     ///   - stablePolls: How many unchanged polls in a row count as stalled.
     ///   - timeout: How long to watch at most.
     /// - Returns: The body bytes sent when watching stopped.
-    public func waitForSenderToStall(limit: Int = .max, stablePolls: Int = 8, timeout: Duration = .seconds(60)) async -> Int {
+    public func waitForSenderToStall(limit: Int = .max, stablePolls: Int = 8, timeout: Duration = .hangGuard) async -> Int {
         await waitForPlateau(limit: limit, stablePolls: stablePolls, timeout: timeout) { sentBodyByteCount }
     }
 

@@ -6,7 +6,7 @@
 ///   - stablePolls: How many unchanged polls in a row count as settled.
 ///   - timeout: How long to watch at most.
 ///   - value: The reading, taken on each poll.
-public func waitForPlateau(limit: Int = .max, stablePolls: Int = 8, timeout: Duration = .seconds(60), _ value: () -> Int) async -> Int {
+public func waitForPlateau(limit: Int = .max, stablePolls: Int = 8, timeout: Duration = .hangGuard, _ value: () -> Int) async -> Int {
     let deadline = ContinuousClock.now + timeout
     var last = value()
     var unchanged = 0

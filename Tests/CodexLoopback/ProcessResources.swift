@@ -3,8 +3,10 @@ internal import Foundation
 /// What this process holds, read from `/proc/self` (Linux): for tests that prove nothing leaks and for
 /// the benchmarks' memory figures.
 public enum ProcessResources {
-    /// The open file descriptors.
+    /// The open file descriptors (in a sanitized build, after its symbolizer has started: see
+    /// `Sanitizer.startSymbolizer()`).
     public static var openDescriptors: [String] {
+        Sanitizer.startSymbolizer()
         let directory = "/proc/self/fd"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + $0) }

@@ -70,7 +70,7 @@ public struct RawSocketClient: ~Copyable {
     ///   - timeout: How long to wait at most.
     /// - Returns: Everything received, decoded as UTF-8.
     /// - Throws: `Failure` when a call fails or the timeout passes.
-    public func receive(until suffix: String?, timeout: Duration = .seconds(5)) throws(Failure) -> String {
+    public func receive(until suffix: String?, timeout: Duration = .seconds(5 * Sanitizer.slowdown)) throws(Failure) -> String {
         let deadline = ContinuousClock.now + timeout
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
@@ -88,7 +88,7 @@ public struct RawSocketClient: ~Copyable {
     /// - Parameter timeout: How long to wait at most.
     /// - Returns: The number of body bytes.
     /// - Throws: `Failure` when a call fails, the reply has no length, or the timeout passes.
-    public func receiveResponse(timeout: Duration = .seconds(5)) throws(Failure) -> Int {
+    public func receiveResponse(timeout: Duration = .seconds(5 * Sanitizer.slowdown)) throws(Failure) -> Int {
         let deadline = ContinuousClock.now + timeout
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
@@ -111,7 +111,7 @@ public struct RawSocketClient: ~Copyable {
     /// - Parameter timeout: How long to wait at most.
     /// - Returns: The number of bytes read.
     /// - Throws: `Failure` when a call fails or the timeout passes.
-    public func drain(timeout: Duration = .seconds(60)) throws(Failure) -> Int {
+    public func drain(timeout: Duration = .hangGuard) throws(Failure) -> Int {
         let deadline = ContinuousClock.now + timeout
         var chunk = [UInt8](repeating: 0, count: 256 * 1024)
         var total = 0

@@ -7,7 +7,7 @@ import Testing
 
 /// A full disk: the store on a 1 MiB tmpfs (needs root to mount; otherwise the test prints why it did
 /// nothing) fails with a typed error, loses nothing committed, and works again once space returns.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct SQLiteDiskFullTests {
+@Suite(.serialized, .timeLimit(.minutes(3 * Sanitizer.slowdown))) struct SQLiteDiskFullTests {
     @Test func aFullDiskIsATypedErrorAndTheStoreRecoversWhenSpaceReturns() async throws {
         guard geteuid() == 0 else {
             print("SQLiteDiskFullTests: skipped: mounting a size-limited tmpfs needs root (euid \(geteuid()))")

@@ -7,7 +7,7 @@ import Testing
 
 /// Real processes on one database: concurrent appenders lose nothing and never see "database is
 /// locked"; a writer killed mid-append leaves an intact database with whole turns only.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct SQLiteProcessTests {
+@Suite(.serialized, .timeLimit(.minutes(3 * Sanitizer.slowdown))) struct SQLiteProcessTests {
     static let fixture = ChildProcess.product("StorageFixture")
 
     @Test func twoProcessesAppendingForSecondsLoseNothing() async throws {
@@ -44,8 +44,16 @@ import Testing
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("codexkit-kill-\(UUID().uuidString).sqlite").path
             defer { SQLiteRuntimeStateStoreTests.remove(path) }
             let thread = AgentThreadID()
-            let outcome = try await ChildProcess.run(Self.fixture, ["--db", path, "--thread", thread.rawValue, "--writer", "k", "--seconds", "30"]) { pid in
-                try? await Task.sleep(for: .milliseconds(300 + 150 * round))
+            let ready = path + ".ready"
+            defer { unlink(ready) }
+            // The kill waits for the child's first committed turn (an event, whatever the machine's speed),
+            // then lands 0, 40 or 80 ms into the appends that follow, mid-transaction or between two.
+            let outcome = try await ChildProcess.run(
+                Self.fixture, ["--db", path, "--thread", thread.rawValue, "--writer", "k", "--seconds", "\(60 * Sanitizer.slowdown)", "--ready", ready]
+            ) { pid in
+                let deadline = ContinuousClock.now + .hangGuard
+                while access(ready, F_OK) != 0, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+                try? await Task.sleep(for: .milliseconds(40 * round))
                 kill(pid, SIGKILL)
             }
             #expect(outcome.killed)
@@ -53,7 +61,7 @@ import Testing
             #expect(try await store.integrityCheck() == ["ok"])
             let items = try await store.replayableHistory(of: thread)
             #expect(items.count % 6 == 0, "round \(round): \(items.count) items")
-            #expect(items.count >= 6, "round \(round): nothing was appended before the kill")
+            #expect(items.count >= 6, "round \(round): the first turn was committed before the kill")
         }
     }
 }

@@ -120,8 +120,11 @@ import FoundationNetworking
         let session = makeSession()
         defer { session.invalidateAndCancel() }
 
+        let clock = ContinuousClock()
         let (first, firstResponse) = try await session.data(from: try url(server, "/a"))
+        let firstEnded = clock.now
         let (second, secondResponse) = try await session.data(from: try url(server, "/b?x=1"))
+        let secondEnded = clock.now
         let (third, thirdResponse) = try await session.data(from: try url(server, "/c"))
 
         #expect(String(decoding: first, as: UTF8.self) == "first")
@@ -132,10 +135,18 @@ import FoundationNetworking
         #expect((thirdResponse as? HTTPURLResponse)?.statusCode == 500)
         #expect(server.requests.map(\.path) == ["/a", "/b", "/c"])
         #expect(server.requests.map(\.query) == [nil, "x=1", nil])
-        // libcurl keeps the connection in its pool: all three requests share connection 1.
-        #expect(server.requests.map(\.connectionID) == [1, 1, 1])
-        #expect(server.openConnectionCount == 1)
-        #expect(server.closedConnectionCount == 0)
+        // libcurl keeps the connection in its pool: all three requests share connection 1. It drops a
+        // connection idle for more than 118 s (CURLOPT_MAXAGE_CONN), which only a starved sanitized run
+        // reaches between two requests; then the next request opens connection 2 and nothing else changes.
+        let longestIdle = max(secondEnded - firstEnded, clock.now - secondEnded)
+        if longestIdle < .seconds(110) {
+            #expect(server.requests.map(\.connectionID) == [1, 1, 1])
+            #expect(server.openConnectionCount == 1)
+            #expect(server.closedConnectionCount == 0)
+        } else {
+            #expect(Sanitizer.active != .none, "an ordinary run waited \(longestIdle) between two requests")
+            #expect(Set(server.requests.map(\.connectionID)).count <= 3)
+        }
     }
 
     @Test func cancellingDuringAHoldClosesTheConnection() async throws {

@@ -1,3 +1,4 @@
+import CodexTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -75,7 +76,7 @@ final class RecordingDataDelegate: NSObject, URLSessionDataDelegate, @unchecked 
 
     /// Waits until `condition` holds for the snapshot, polling every few milliseconds.
     /// - Returns: Whether it held before `timeout`.
-    func wait(timeout: Duration = .seconds(60), until condition: (Snapshot) -> Bool) async -> Bool {
+    func wait(timeout: Duration = .hangGuard, until condition: (Snapshot) -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while !condition(snapshot) {
             guard ContinuousClock.now < deadline else { return false }

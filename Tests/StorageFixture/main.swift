@@ -3,6 +3,7 @@
 //   --db PATH --thread UUID --writer NAME [--seconds S | --turns N]
 //   [--umask OCTAL] [--image] [--lease]: set the umask first; append one message with an image; take a
 //   runtime owner lease (the permissions test creates every file a store makes this way).
+//   [--ready PATH]: create the file PATH once the first turn is committed (the kill test waits for it).
 // Prints the number of turns it appended; exits 1 with the error on any failure.
 import CodexCore
 import CodexStorageSQLite
@@ -45,6 +46,9 @@ func run() async throws -> Int {
             .systemEvent(AgentSystemEvent(type: .turnCompleted, turnID: turn)),
         ], to: thread)
         turns += 1
+        if turns == 1, let ready = option("--ready") {
+            _ = FileManager.default.createFile(atPath: ready, contents: Data())
+        }
     }
     return turns
 }

@@ -6,7 +6,7 @@ import Testing
 
 /// `codexctl chat` on a pseudo-terminal against the loopback server: the test types, reads the screen,
 /// and checks the database afterwards.
-@Suite(.timeLimit(.minutes(3))) struct ChatCommandTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct ChatCommandTests {
     private func held(_ text: String) -> ScriptedReply {
         let head = [
             SendCommandTests.event(#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_h","status":"in_progress"}}"#),

@@ -10,7 +10,7 @@ import Testing
 
 /// Every `codexctl` command, run as a user runs it: its help, a usage error, a success and a failure,
 /// with the exit status, stdout and stderr of each.
-@Suite(.timeLimit(.minutes(5))) struct CommandMatrixTests {
+@Suite(.timeLimit(.minutes(5 * Sanitizer.slowdown))) struct CommandMatrixTests {
     /// Every leaf command's words, found by walking `codexctl help` from the top.
     static func leafCommands() async throws -> [[String]] {
         var leaves: [[String]] = []

@@ -9,7 +9,7 @@ import Glibc
 import Testing
 
 /// `codexctl send` as a user runs it: the built binary against a loopback Responses server.
-@Suite(.timeLimit(.minutes(3))) struct SendCommandTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct SendCommandTests {
     static func event(_ json: String) -> String { "data: \(json)\n\n" }
 
     /// A reply streaming `parts` as deltas, then the message and completion.

@@ -18,7 +18,9 @@ enum RecoveryBenchCommand: CLICommand {
         overview: """
         Time full structured-recovery lifecycles (prepare, authorize, POST to a loopback server, save the receipt, \
         acknowledge) and count their fsyncs through the file-system seam, next to the same number of bare fsync'd \
-        writes in the same directory; then time inventory and status over 10,000 operations.
+        writes in the same directory and to the lifecycle's floor: its own file-system calls, recorded through the \
+        seam, replayed without the SDK, plus the same HTTP exchange alone; then time inventory and status over \
+        10,000 operations.
         """,
         options: [
             .flag("--json", "Print one JSON object (the shared benchmark shape)."),
@@ -46,41 +48,6 @@ enum RecoveryBenchCommand: CLICommand {
             return Console.Status.failure
         }
     }
-}
-
-/// Counts the store's fsyncs; optionally skips them (to populate large stores quickly, untimed).
-final class CountingRecoveryFileSystem: RecoveryFileSystem {
-    private let real = PosixRecoveryFileSystem()
-    private let syncs = Atomic<Int>(0)
-    let skipsSync: Bool
-
-    init(skipsSync: Bool = false) { self.skipsSync = skipsSync }
-
-    var syncCount: Int { syncs.load(ordering: .relaxed) }
-
-    func sync(_ descriptor: Int32, directory: Bool) throws(RecoverySystemCallError) {
-        syncs.add(1, ordering: .relaxed)
-        if !skipsSync { try real.sync(descriptor, directory: directory) }
-    }
-
-    func openDirectory(path: String) throws(RecoverySystemCallError) -> Int32 { try real.openDirectory(path: path) }
-    func openDirectory(in directory: Int32, name: String) throws(RecoverySystemCallError) -> Int32 { try real.openDirectory(in: directory, name: name) }
-    func makeDirectory(in directory: Int32, name: String, mode: mode_t) throws(RecoverySystemCallError) { try real.makeDirectory(in: directory, name: name, mode: mode) }
-    func openFile(in directory: Int32, name: String, flags: Int32, mode: mode_t) throws(RecoverySystemCallError) -> Int32 {
-        try real.openFile(in: directory, name: name, flags: flags, mode: mode)
-    }
-    func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(RecoverySystemCallError) -> Int { try real.read(descriptor, into: buffer) }
-    func write(_ descriptor: Int32, from buffer: UnsafeRawBufferPointer) throws(RecoverySystemCallError) -> Int { try real.write(descriptor, from: buffer) }
-    func rename(in directory: Int32, from: String, to: String) throws(RecoverySystemCallError) { try real.rename(in: directory, from: from, to: to) }
-    func unlink(in directory: Int32, name: String, directory isDirectory: Bool) throws(RecoverySystemCallError) {
-        try real.unlink(in: directory, name: name, directory: isDirectory)
-    }
-    func status(_ descriptor: Int32) throws(RecoverySystemCallError) -> stat { try real.status(descriptor) }
-    func status(in directory: Int32, name: String) throws(RecoverySystemCallError) -> stat { try real.status(in: directory, name: name) }
-    func lockExclusively(_ descriptor: Int32, wait: Bool) throws(RecoverySystemCallError) -> Bool { try real.lockExclusively(descriptor, wait: wait) }
-    func changeMode(_ descriptor: Int32, to mode: mode_t) throws(RecoverySystemCallError) { try real.changeMode(descriptor, to: mode) }
-    func entries(of directory: Int32) throws(RecoverySystemCallError) -> [String] { try real.entries(of: directory) }
-    func close(_ descriptor: Int32) { real.close(descriptor) }
 }
 
 /// The recovery measurements.
@@ -140,10 +107,11 @@ struct RecoveryBenchmark {
         let server = try LoopbackHTTPServer(keepsRequests: false) { _ in reply }
         defer { server.shutdown() }
         let recovery = try service(server)
-        let fileSystem = CountingRecoveryFileSystem()
+        let fileSystem = CountingRecoveryFileSystem(records: true)
         let store = try AgentStructuredRecoveryStore(directory: directory.appendingPathComponent("lifecycles"), fileSystem: fileSystem)
         for index in 0..<5 { try await lifecycle(recovery, store, -1 - index) }
         let before = fileSystem.syncCount
+        let timedFrom = fileSystem.recordedCalls.count
         let clock = ContinuousClock()
         let started = clock.now
         for index in 0..<lifecycles { try await lifecycle(recovery, store, index) }
@@ -162,6 +130,57 @@ struct RecoveryBenchmark {
         report.results.append(BenchResult(
             name: "lifecycle", mode: "fsyncs per lifecycle", metric: "count", value: Double(syncs) / Double(lifecycles), unit: "fsyncs"
         ))
+        try await measureFloor(
+            perLifecycle: perLifecycle, calls: fileSystem.recordedCalls, timedFrom: timedFrom, server: server, into: &report
+        )
+    }
+
+    /// The floor under a lifecycle: the store's own system calls of the timed lifecycles replayed without
+    /// the SDK (same order, sizes and fsyncs, in a fresh directory) plus the same number of bare HTTP
+    /// exchanges of the same reply on one client; the lifecycle's time over that floor is the SDK's own
+    /// CPU work.
+    private func measureFloor(
+        perLifecycle: Double, calls: [RecordedRecoveryCall], timedFrom: Int, server: LoopbackHTTPServer, into report: inout BenchReport
+    ) async throws {
+        let replayParent = directory.appendingPathComponent("replay")
+        try FileManager.default.createDirectory(at: replayParent, withIntermediateDirectories: true)
+        let replay = RecoveryCallReplay(recordedParent: directory.standardizedFileURL.path, replayParent: replayParent.standardizedFileURL.path)
+            .run(calls, timedFrom: timedFrom)
+        if replay.mismatches > 0 {
+            report.notes.append("the replay differed from the recording in \(replay.mismatches) calls (first: \(replay.firstMismatch ?? "?"))")
+        }
+        let counts = Dictionary(calls[timedFrom...].map { ($0.kind, 1) }, uniquingKeysWith: +)
+        let breakdown = counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+            .map { "\($0.key) \(String(format: "%.1f", Double($0.value) / Double(lifecycles)))" }
+        report.notes.append("file-system calls per lifecycle: " + breakdown.joined(separator: ", "))
+        let exchanges = try await bareExchanges(server, count: lifecycles)
+        let replayPerLifecycle = replay.seconds / Double(lifecycles) * 1000
+        let exchangePerLifecycle = exchanges / Double(lifecycles) * 1000
+        report.results.append(BenchResult(
+            name: "lifecycle", mode: "its \((calls.count - timedFrom) / lifecycles) file-system calls replayed without the SDK", metric: "latency",
+            value: replayPerLifecycle, unit: "ms"
+        ))
+        report.results.append(BenchResult(
+            name: "lifecycle", mode: "the same HTTP exchange alone (one client)", metric: "latency", value: exchangePerLifecycle, unit: "ms"
+        ))
+        report.results.append(BenchResult(
+            name: "lifecycle", mode: "time per lifecycle vs its floor", metric: "latency", value: perLifecycle, unit: "ms",
+            baseline: ("its file-system calls replayed plus the HTTP exchange alone", replayPerLifecycle + exchangePerLifecycle)
+        ))
+    }
+
+    /// `count` POSTs of a 1 KiB body to `server` on one client, each reply read to its end; the seconds taken.
+    private func bareExchanges(_ server: LoopbackHTTPServer, count: Int) async throws -> Double {
+        let http = DefaultHTTPClient()
+        let request = HTTPRequest(
+            method: "POST", url: server.baseURL.appendingPathComponent("responses"), headers: ["Content-Type": "application/json"],
+            body: [UInt8](repeating: 0x61, count: 1024)
+        )
+        for _ in 0..<5 { _ = try await http.send(request).body.collect(upTo: 1 << 20) }
+        let clock = ContinuousClock()
+        let started = clock.now
+        for _ in 0..<count { _ = try await http.send(request).body.collect(upTo: 1 << 20) }
+        return (clock.now - started).inSeconds
     }
 
     /// Writes 1 KiB and fsyncs, `count` times, in the same directory; returns the seconds taken.

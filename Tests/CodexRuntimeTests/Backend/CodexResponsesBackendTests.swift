@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 
 /// The built-in Responses backend against the loopback server, through the real URLSession transport.
-@Suite(.timeLimit(.minutes(2))) struct CodexResponsesBackendTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct CodexResponsesBackendTests {
     private typealias H = BackendHarness
 
     private struct Place: Codable, Sendable { let city: String }

@@ -52,7 +52,7 @@ final class CompactionService: Sendable {
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct ContextCompactionTests {
+@Suite(.timeLimit(.minutes(5 * Sanitizer.slowdown))) struct ContextCompactionTests {
     private func runtime(
         _ service: CompactionService, store: any RuntimeStateStore = InMemoryRuntimeStateStore(),
         compaction: AgentContextCompactionConfiguration = .init(isEnabled: true, mode: .manual)

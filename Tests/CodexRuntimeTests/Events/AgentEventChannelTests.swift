@@ -1,8 +1,9 @@
 @testable import CodexRuntime
+import CodexTestSupport
 import Synchronization
 import Testing
 
-@Suite(.timeLimit(.minutes(3))) struct AgentEventChannelTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct AgentEventChannelTests {
     @Test func tenThousandEventsThroughCapacityTwoWithAPausedConsumerArriveInOrder() async throws {
         let channel = AgentEventChannel<Int>(capacity: 2)
         let producer = Task {
@@ -10,7 +11,7 @@ import Testing
             channel.finish()
         }
         // The consumer is paused: the producer fills the queue, then must wait.
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .hangGuard
         while channel.peakBufferedCount < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         try await Task.sleep(for: .milliseconds(20))
         #expect(channel.peakBufferedCount == 2)
@@ -106,14 +107,14 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(3))) struct AgentEventChannelProducerTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct AgentEventChannelProducerTests {
     @Test func producersWaitingForRoomAreWokenWhenTheConsumerFindsTheQueueEmpty() async throws {
         let channel = AgentEventChannel<String>(capacity: 1)
         try await channel.send("a")
         let first = Task { try await channel.send("b") }
         let second = Task { try await channel.send("c") }
         // Both producers wait for room.
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .hangGuard
         while channel.waitingProducerCount < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(channel.waitingProducerCount == 2)
         var received: [String] = []

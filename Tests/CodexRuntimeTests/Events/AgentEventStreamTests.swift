@@ -1,8 +1,9 @@
 @testable import CodexRuntime
+import CodexTestSupport
 import Synchronization
 import Testing
 
-@Suite(.timeLimit(.minutes(3))) struct AgentEventStreamTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct AgentEventStreamTests {
     /// Sends 0, 1, 2, … until a send fails; returns how it failed and how many were sent.
     private func produce(into channel: AgentEventChannel<Int>) -> Task<(any Error, Int), Never> {
         Task {

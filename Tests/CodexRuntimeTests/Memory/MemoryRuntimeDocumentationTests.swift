@@ -10,7 +10,7 @@ import Testing
 /// Every Swift example of the "Memory in turns" section of Docs/Memory.md, compiled and run as written
 /// against the loopback server: each sits between `// example N` and `// end` below, and a test checks
 /// that the section shows exactly these texts.
-@Suite(.timeLimit(.minutes(3))) struct MemoryRuntimeDocumentationTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct MemoryRuntimeDocumentationTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     @Test func theExamplesOfTheMemoryInTurnsSectionRunAsWritten() async throws {

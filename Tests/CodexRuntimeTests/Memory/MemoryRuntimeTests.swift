@@ -10,7 +10,7 @@ import Testing
 
 /// Memory retrieval, injection, attribution and capture through the real backend, the loopback
 /// server and real SQLite files (the memory store and the state store).
-@Suite(.timeLimit(.minutes(3))) struct MemoryRuntimeTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct MemoryRuntimeTests {
     /// A directory with a SQLite memory store and a SQLite state store.
     struct Stores {
         let directory: URL

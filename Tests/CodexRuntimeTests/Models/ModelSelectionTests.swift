@@ -36,7 +36,7 @@ struct PurposeBackend: AgentBackendRequestPreparing {
 
 /// Model selection while a turn is prepared: precedence, exactly one resolution, the built-in
 /// preferred-available selector against the catalog, failures before anything is stored.
-@Suite(.timeLimit(.minutes(3))) struct ModelSelectionTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct ModelSelectionTests {
     private func runtime(
         _ backend: any AgentBackend, selector: (any CodexModelSelecting)? = nil, store: any RuntimeStateStore = InMemoryRuntimeStateStore(),
         log: InMemoryAgentLogSink = InMemoryAgentLogSink()

@@ -24,7 +24,7 @@ final class SwitchableAuthProvider: AuthProvider {
 
 /// The runtime facade's model discovery, account limits and thread configuration, over the built-in
 /// backend (created without credentials: it takes the runtime's) and the loopback server.
-@Suite(.timeLimit(.minutes(3))) struct RuntimeModelsTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RuntimeModelsTests {
     static let catalog = #"""
     {"models":[
       {"slug":"gpt-6-astra","display_name":"Astra","default_reasoning_level":"low","priority":1,"context_window":200000,

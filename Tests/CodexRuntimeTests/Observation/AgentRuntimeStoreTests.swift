@@ -9,7 +9,7 @@ import Testing
 
 /// The observable store for one selected thread: loading, a turn's live state, "Add to turn" and
 /// "Stop", and change notifications through `Observation`.
-@MainActor @Suite(.timeLimit(.minutes(3))) struct AgentRuntimeStoreTests {
+@MainActor @Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct AgentRuntimeStoreTests {
     private func store(_ turns: [FixtureAgentBackend.Turn], tools: [AgentTool] = []) throws -> (AgentRuntimeStore, InMemoryRuntimeStateStore) {
         let state = InMemoryRuntimeStateStore()
         let runtime = try AgentRuntime(configuration: .init(backend: FixtureAgentBackend(turns: turns), stateStore: state, tools: tools))

@@ -6,7 +6,7 @@ import Testing
 
 /// `observeThreads()`, `observeThread(id:)` and `observeMessages(in:)`: the current value first, one
 /// snapshot per accepted write after it, the latest-value and bounded policies, and clean endings.
-@Suite(.timeLimit(.minutes(3))) struct RuntimeObservationTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RuntimeObservationTests {
     private func runtime(_ turns: [FixtureAgentBackend.Turn] = [.reply("Hi.", deltaLength: 100)], store: any RuntimeStateStore = InMemoryRuntimeStateStore()) throws -> AgentRuntime {
         try AgentRuntime(configuration: .init(backend: FixtureAgentBackend(turns: turns), stateStore: store))
     }

@@ -18,7 +18,7 @@ struct Digest: AgentStructuredOutput, Equatable {
 
 /// Structured recovery through `AgentRuntime`: the facade prepares with the runtime's selection and
 /// persona, sends through the backend's adapter, and sign-out and background expiry suspend it.
-@Suite(.timeLimit(.minutes(3))) struct RuntimeStructuredRecoveryTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RuntimeStructuredRecoveryTests {
     /// The payload as it appears inside the SSE event's JSON string.
     private static let digest = #"{\"headline\":\"Markets calm.\"}"#
 

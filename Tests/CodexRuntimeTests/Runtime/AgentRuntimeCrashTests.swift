@@ -9,7 +9,7 @@ import Testing
 
 /// A host killed with SIGKILL mid-turn: after a restart on the same database the thread is usable, the
 /// accepted input is kept, and the cut-short turn is recorded as interrupted.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct AgentRuntimeCrashTests {
+@Suite(.serialized, .timeLimit(.minutes(3 * Sanitizer.slowdown))) struct AgentRuntimeCrashTests {
     static let fixture = ChildProcess.product("RuntimeFixture")
 
     @Test func aHostKilledMidTurnRestartsWithTheInputKeptAndTheTurnInterrupted() async throws {
@@ -21,7 +21,7 @@ import Testing
 
         let outcome = try await ChildProcess.run(Self.fixture, ["--db", path, "--thread", thread.rawValue, "--text", "before the crash"]) { pid in
             // Kill it once the turn is accepted and streaming (the store shows it running).
-            let deadline = ContinuousClock.now + .seconds(60)
+            let deadline = ContinuousClock.now + .hangGuard
             while ContinuousClock.now < deadline {
                 if let store = try? SQLiteRuntimeStateStore(path: path), (try? await store.latestTurn(of: thread))??.status == .running { break }
                 try? await Task.sleep(for: .milliseconds(20))
@@ -61,7 +61,7 @@ import Testing
 
     /// Waits until the store shows `thread`'s latest turn running (read-only: looking writes nothing).
     private static func waitUntilRunning(_ path: String, _ thread: AgentThreadID) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .hangGuard
         while ContinuousClock.now < deadline {
             if let store = try? SQLiteRuntimeStateStore(readingAt: path), (try? await store.latestTurn(of: thread))??.status == .running { return true }
             try? await Task.sleep(for: .milliseconds(20))

@@ -7,7 +7,7 @@ import Foundation
 import Testing
 
 /// Execution handles from `start(_:in:)`: readiness, cancellation and steering of one turn only.
-@Suite(.timeLimit(.minutes(3))) struct AgentTurnExecutionTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct AgentTurnExecutionTests {
     private typealias H = BackendHarness
 
     @Test func aStartedTurnIsReadyThenRunsToCompletion() async throws {

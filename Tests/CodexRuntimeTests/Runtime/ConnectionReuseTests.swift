@@ -7,7 +7,7 @@ import Foundation
 import Testing
 
 /// Connections across turns and model passes, counted by the loopback server, for both HTTP clients.
-@Suite(.timeLimit(.minutes(3))) struct ConnectionReuseTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct ConnectionReuseTests {
     enum Client: String, CaseIterable, CustomTestStringConvertible {
         case curl, urlSession
 

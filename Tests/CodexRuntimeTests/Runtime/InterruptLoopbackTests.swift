@@ -9,7 +9,7 @@ import Testing
 /// `interrupt(in:)` over the real transport while the response streams, while a host tool runs and
 /// while an approval waits: the turn is recorded interrupted, the stream ends with `CancellationError`
 /// after `.turnInterrupted`, and no further model request is made.
-@Suite(.timeLimit(.minutes(3))) struct InterruptLoopbackTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct InterruptLoopbackTests {
     private typealias H = BackendHarness
 
     /// The first pass asks for one call of `tool`; a second pass would answer.

@@ -7,7 +7,7 @@ import Testing
 
 /// A turn whose first request a backend could not get accepted is started again under the runtime's
 /// readiness retry policy, once per policy attempt, never on top of a lower layer's retries.
-@Suite(.timeLimit(.minutes(3))) struct ReadinessRetryTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct ReadinessRetryTests {
     private typealias H = BackendHarness
     private static let noBudget = AgentTurnLimits(maximumToolCalls: 128, maximumDuration: nil)
 

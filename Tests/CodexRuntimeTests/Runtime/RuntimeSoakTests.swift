@@ -6,7 +6,7 @@ import Testing
 /// The fault-injecting soak (`RuntimeFixture soak`, `Scripts/soak.sh` for the long run) at a size the
 /// suite can afford, once per HTTP client: every turn consistent, exactly the model requests the faults
 /// call for, the database intact, no temporary file left, descriptors flat.
-@Suite(.timeLimit(.minutes(3))) struct RuntimeSoakTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RuntimeSoakTests {
     /// How many model requests each fault's turn makes.
     private static let requestsPerFault: [String: Int] = [
         "none": 1, "tool": 2, "toolThrows": 2, "toolBadArguments": 2, "rateLimited": 2, "serverErrors": 3, "dropBeforeOutput": 2,

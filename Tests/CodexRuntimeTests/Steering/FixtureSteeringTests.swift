@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// The public fixture backend scripts steering and explicit interruption, for host tests.
-@Suite(.timeLimit(.minutes(3))) struct FixtureSteeringTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct FixtureSteeringTests {
     @Test func aScriptedTurnConsumesTheHostsSteerAndRefusesOneAfterCompletion() async throws {
         let done = AgentMessage(threadID: "", role: .assistant, text: "Checked A and B.", phase: .finalAnswer)
         let backend = FixtureAgentBackend(turns: [FixtureAgentBackend.Turn(

@@ -7,7 +7,7 @@ import Foundation
 import Testing
 
 /// Steering a running turn of the built-in backend through the real transport and the loopback server.
-@Suite(.timeLimit(.minutes(3))) struct SteeringTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct SteeringTests {
     private typealias H = BackendHarness
 
     @Test func aSteerDuringTheResponseIsSentWithOneMoreRequestOfTheSameTurn() async throws {

@@ -9,7 +9,7 @@ import Testing
 /// Random model output rich in marker fragments and JSON tokens, fed in random splits: the parser never
 /// crashes or hangs, fails only with its typed codes, gives the same result for every split, never shows
 /// an open marker as text, and keeps its parse work linear.
-@Suite(.timeLimit(.minutes(6))) struct StructuredStreamParserPropertyTests {
+@Suite(.timeLimit(.minutes(6 * Sanitizer.slowdown))) struct StructuredStreamParserPropertyTests {
     static let pieces = [
         StructuredStreamParser.openMarker, StructuredStreamParser.closeMarker, "<", "</", "<codex", "codexkit_", "structured_output>",
         "{", "}", "[", "]", "\"", "\\", "\\\"", ":", ",", " ", "\n", "\r\n", "1", "-2.5e3", "true", "null", "\"subject\"", "\"urgency\"",

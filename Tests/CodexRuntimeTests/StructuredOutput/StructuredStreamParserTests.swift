@@ -5,7 +5,7 @@ import CodexTestSupport
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(6))) struct StructuredStreamParserTests {
+@Suite(.timeLimit(.minutes(6 * Sanitizer.slowdown))) struct StructuredStreamParserTests {
     /// The open marker.
     static let open = StructuredStreamParser.openMarker
     /// The close marker.

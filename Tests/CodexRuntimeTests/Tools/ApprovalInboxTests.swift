@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// The approval inbox driven by a host task, through the runtime.
-@Suite(.timeLimit(.minutes(3))) struct ApprovalInboxTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct ApprovalInboxTests {
     private func gatedTool(_ runs: Counter) -> AgentTool {
         AgentTool(definition: ToolDefinition(
             name: "pay", description: "Pays.", inputSchema: ["type": "object"], approvalPolicy: .requiresApproval, approvalMessage: "Pay the invoice?"

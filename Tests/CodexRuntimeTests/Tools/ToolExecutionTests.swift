@@ -15,7 +15,7 @@ final class ApprovingPresenter: AgentApprovalPresenting {
 
 /// Host tools run through the runtime: concurrency measured by the executors themselves, ordering,
 /// barriers, argument checks, repeats and cancellation.
-@Suite(.timeLimit(.minutes(3))) struct ToolExecutionTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct ToolExecutionTests {
     private func probed(
         _ name: String, parallel: Bool, probe: ToolProbe, approval: ToolApprovalPolicy = .automatic,
         body: @escaping @Sendable (String) async throws -> Void = { _ in }

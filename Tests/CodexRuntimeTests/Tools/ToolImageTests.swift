@@ -9,7 +9,7 @@ import Testing
 
 /// Images a tool result names by URL, fetched from the loopback server through the real transport,
 /// judged by their bytes, stored in SQLite blob files and read back after a reopen.
-@Suite(.timeLimit(.minutes(3))) struct ToolImageTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct ToolImageTests {
     @Test func onlyCompleteImagesFromSuccessfulRepliesAreAttachedAndSurviveAReopen() async throws {
         let truncated = TestImages.png.prefix(TestImages.png.count - 5)
         let server = try LoopbackHTTPServer { request in

@@ -7,7 +7,7 @@ import Testing
 
 /// `interrupt(in:)` while host tools run or wait for approval: the executors and the presenter see it,
 /// a late answer changes nothing, the turn is recorded interrupted.
-@Suite(.timeLimit(.minutes(3))) struct ToolInterruptionTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct ToolInterruptionTests {
     @Test func interruptingDuringRunningToolsCancelsEveryExecutor() async throws {
         let cancelled = Counter()
         let started = AsyncStream<Void>.makeStream()

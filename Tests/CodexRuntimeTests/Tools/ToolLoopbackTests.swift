@@ -8,7 +8,7 @@ import Testing
 
 /// Parallel host tools through the built-in Responses backend, the real transport and the loopback
 /// server: what the provider receives.
-@Suite(.timeLimit(.minutes(3))) struct ToolLoopbackTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct ToolLoopbackTests {
     private typealias H = BackendHarness
 
     @Test func outputsReachTheProviderInTheModelsOrderWhenExecutorsFinishInReverse() async throws {

@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// The thread's one outstanding wait while host tools run or wait for approval.
-@Suite(.timeLimit(.minutes(3))) struct ToolPendingStateTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct ToolPendingStateTests {
     @Test func aRunningToolAndAnApprovalShowAsTheThreadsPendingWait() async throws {
         let probe = ToolProbe()
         let inbox = ApprovalInbox()

@@ -6,7 +6,7 @@ import Testing
 
 /// How the real URLSession transport holds a body its reader has not consumed yet: in memory up to the
 /// limit, then on disk, never in FoundationNetworking's queue, and nothing lost or reordered.
-@Suite(.timeLimit(.minutes(3))) struct BodyBufferingTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct BodyBufferingTests {
     static let partSize = 64 * 1024
 
     /// `count` parts of 64 KiB; part `i` is filled with `i % 251`, so order is checkable byte by byte.

@@ -1,11 +1,12 @@
 import CodexCore
+import CodexTestSupport
 import CodexTransport
 import Foundation
 import Synchronization
 import Testing
 
 /// The buffer on its own: memory limit, spill order, spill limit, failures and cancellation.
-@Suite(.timeLimit(.minutes(3))) struct BoundedByteBufferTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct BoundedByteBufferTests {
     /// Chunk `i` has `1 + (i * 37) % 300` bytes, each `(i + offset) % 256`: sizes vary, order is visible.
     static func chunk(_ index: Int) -> [UInt8] {
         (0..<(1 + (index * 37) % 300)).map { UInt8((index + $0) % 256) }

@@ -7,7 +7,7 @@ import Testing
 /// Long use of one client, measured in a process of its own (`TransportFixture many`): 10,000 requests
 /// reuse one kept-alive connection and leave no descriptor or temporary file behind. The child runs at
 /// the lowest priority, one client at a time, so its busy loop never starves the suite running beside it.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct ConnectionLifetimeTests {
+@Suite(.serialized, .timeLimit(.minutes(5 * Sanitizer.slowdown))) struct ConnectionLifetimeTests {
     @Test(arguments: HTTPClientKind.allCases)
     func tenThousandRequestsUseOneConnectionAndLeakNoDescriptor(kind: HTTPClientKind) async throws {
         let outcome = try await ChildProcess.run(

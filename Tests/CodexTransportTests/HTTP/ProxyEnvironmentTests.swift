@@ -5,7 +5,7 @@ import Testing
 
 /// The libcurl client honours the proxy variables as curl does. Each case runs in a `TransportFixture`
 /// child, because the variables are process-wide and other suites run in this process at the same time.
-@Suite(.timeLimit(.minutes(2))) struct ProxyEnvironmentTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct ProxyEnvironmentTests {
     /// Every proxy variable curl reads, cleared, so the machine's own settings cannot leak in.
     private static let cleared = ["http_proxy": "", "https_proxy": "", "HTTPS_PROXY": "", "all_proxy": "", "ALL_PROXY": "", "no_proxy": "", "NO_PROXY": ""]
 

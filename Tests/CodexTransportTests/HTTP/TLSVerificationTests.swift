@@ -7,7 +7,7 @@ import Testing
 /// TLS peer verification is always on: a server whose certificate no system CA signed is refused with a
 /// typed error, never talked to. The server is `openssl s_server` with a fresh self-signed certificate
 /// for 127.0.0.1 (the `openssl` command-line tool, which `.ci/run` installs when missing).
-@Suite(.timeLimit(.minutes(2))) struct TLSVerificationTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct TLSVerificationTests {
     @Test(arguments: HTTPClientKind.allCases)
     func aSelfSignedCertificateIsRefusedWithATypedError(kind: HTTPClientKind) async throws {
         let server = try await SelfSignedTLSServer.start()
@@ -61,7 +61,7 @@ private final class SelfSignedTLSServer: Sendable {
             "openssl", ["s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key, "-www"], stdout: .file(printed.path)
         )
         // s_server prints "ACCEPT 127.0.0.1:<port>" once it listens.
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .hangGuard
         while ContinuousClock.now < deadline {
             let text = (try? String(contentsOf: printed, encoding: .utf8)) ?? ""
             let found = text.split(separator: "\n")

@@ -9,7 +9,7 @@ import Synchronization
 import Testing
 
 /// One test per row of the recovery failure table (Docs/Recovery.md), through the real transport against the loopback server.
-@Suite(.timeLimit(.minutes(3))) struct RecoveryFailureTableTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RecoveryFailureTableTests {
     @Test func aMidStreamDisconnectIsReplacedWithTheSameBodyAndNoPartialOutput() async throws {
         let harness = try RecoveryHarness(replies: [Streams.disconnected("resp_cut", sequence: 7), Streams.complete("resp_2")])
         let handle = try await harness.prepare()

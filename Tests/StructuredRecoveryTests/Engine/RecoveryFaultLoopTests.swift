@@ -9,7 +9,7 @@ import Testing
 /// ENOSPC and EIO injected at the n-th file-system call of a whole lifecycle (prepare → send →
 /// acknowledge), once and persistently, for n = 1, 2, … until the lifecycle completes untouched. After
 /// every fault the store is healed and the host simply tries again, as a real host would.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct RecoveryFaultLoopTests {
+@Suite(.serialized, .timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RecoveryFaultLoopTests {
     struct Case: Sendable, CustomStringConvertible {
         let operation: RecoveryFileOperation
         let errorNumber: Int32

@@ -9,7 +9,7 @@ import Testing
 
 /// Suspension, permanent cancellation, leases against a second sender, host callback behaviour, expiry,
 /// contract compatibility, manual retry and telemetry privacy.
-@Suite(.timeLimit(.minutes(3))) struct RecoveryLifecycleTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RecoveryLifecycleTests {
     /// A stream that starts and then holds until released.
     static let held = ScriptedReply.sse([Streams.created("resp_held"), Streams.delta("{", 1)]).with(parts: [.hold])
 

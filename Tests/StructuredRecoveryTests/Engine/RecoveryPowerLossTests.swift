@@ -9,7 +9,7 @@ import Testing
 /// call and three ways the disk could have been left (only what was fsynced; directory operations
 /// ahead of unsynced data; everything the process wrote) the disk is rebuilt and a real store is opened
 /// over it.
-@Suite(.timeLimit(.minutes(6))) struct RecoveryPowerLossTests {
+@Suite(.timeLimit(.minutes(6 * Sanitizer.slowdown))) struct RecoveryPowerLossTests {
     @Test func everyPrefixOfALifecycleRecoversToAStateTheAPIPromised() async throws {
         let scratchTop = try ScratchDirectory()
         let top = scratchTop.url.appendingPathComponent("disk")

@@ -8,7 +8,7 @@ import Testing
 
 /// Preparation freezes a tool-free request without sending; a completed send saves a receipt that
 /// reopening returns without a POST or callback; acknowledgement and abandonment dispose of it.
-@Suite(.timeLimit(.minutes(3))) struct RecoveryPrepareAndDeliveryTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RecoveryPrepareAndDeliveryTests {
     @Test func preparePersistsAFrozenToolFreeBodyWithoutSending() async throws {
         let harness = try RecoveryHarness(replies: [])
         let handle = try await harness.prepare()

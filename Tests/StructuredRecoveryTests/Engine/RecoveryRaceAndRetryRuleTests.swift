@@ -9,7 +9,7 @@ import Testing
 
 /// Lifecycle commands racing an execution, the manual-retry source table, and storage failures around
 /// the attempt ledger.
-@Suite(.timeLimit(.minutes(3))) struct RecoveryRaceAndRetryRuleTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RecoveryRaceAndRetryRuleTests {
     @Test func cancellingAnIdleOperationKeepsItsSavedCompletionButNeverDeliversIt() async throws {
         let harness = try RecoveryHarness(replies: [Streams.complete()])
         let handle = try await harness.prepare()
@@ -203,7 +203,7 @@ import Testing
 }
 
 /// Receipts without a live backend, unknown record versions at the engine, and scoped purges.
-@Suite(.timeLimit(.minutes(3))) struct RecoveryReceiptAndRetentionRuleTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RecoveryReceiptAndRetentionRuleTests {
     @Test func aReceiptNeedsNoLiveBackendOrUnexpiredPermission() async throws {
         let harness = try RecoveryHarness(replies: [Streams.complete()])
         let handle = try await harness.prepare(expiresAt: Date(timeIntervalSinceNow: 3600))

@@ -5,7 +5,7 @@ import Testing
 
 /// Permissions as a user without root's bypass: when the tests run as root, the fixture host is started
 /// as `nobody` through `setpriv`; otherwise it already runs unprivileged.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct RecoveryPermissionTests {
+@Suite(.serialized, .timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RecoveryPermissionTests {
     static let nobody: uid_t = 65534
 
     /// The fixture's arguments, wrapped in `setpriv` when running as root.

@@ -6,7 +6,7 @@ import Testing
 
 /// Spec 000's crash table proven with real processes: the fixture host exits (or is SIGKILLed) at each
 /// durable boundary, and a fresh process finishes the job without a second commit.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct RecoveryProcessTests {
+@Suite(.serialized, .timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RecoveryProcessTests {
     @Test func exitAfterTheReceiptIsSavedThenAFreshProcessCommitsOnce() async throws {
         let world = try FixtureWorld()
         let seed = try await world.run(["--exit-after", "receipt"])
@@ -88,7 +88,7 @@ import Testing
         let world = try FixtureWorld(reply: held)
         let server = world.server
         let victim = try await world.run { pid in
-            _ = await server.waitForRequests(count: 1, timeout: .seconds(30))
+            _ = await server.waitForRequests(count: 1, timeout: .hangGuard)
             kill(pid, SIGKILL)
         }
         #expect(victim.killed)
@@ -127,7 +127,7 @@ import Testing
         let world = try FixtureWorld(reply: held)
         let server = world.server
         let victim = try await world.run { pid in
-            _ = await server.waitForRequests(count: 1, timeout: .seconds(30))
+            _ = await server.waitForRequests(count: 1, timeout: .hangGuard)
             kill(pid, SIGKILL)
         }
         #expect(victim.killed)

@@ -7,7 +7,7 @@ import Testing
 
 /// The store's file work runs on its own queue: an `flock` wait on another holder keeps a queue thread,
 /// never a thread of Swift's cooperative pool.
-@Suite(.timeLimit(.minutes(3))) struct RecoveryStoreQueueTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct RecoveryStoreQueueTests {
     /// The blocked `flock` requests the kernel lists for the file at `path`.
     private func waiters(on path: String) throws -> Int {
         var info = stat()

@@ -50,7 +50,7 @@ final class PseudoTerminal: @unchecked Sendable {
 
     /// Waits until the screen shows `text` `count` times (bounded); false when it never does.
     @discardableResult
-    func waitFor(_ text: String, count: Int = 1, timeout: Duration = .seconds(60)) async -> Bool {
+    func waitFor(_ text: String, count: Int = 1, timeout: Duration = .hangGuard) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if screen.components(separatedBy: text).count - 1 >= count { return true }
