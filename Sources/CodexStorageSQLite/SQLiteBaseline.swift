@@ -5,10 +5,11 @@ import Foundation
 /// settings (WAL, `synchronous=FULL`) and the same row bytes, but no encoding, no decoding and no
 /// store logic. For benchmarks only.
 package enum SQLiteBaseline {
-    /// Inserts `bodies` into a fresh table of the database at `path`, `perTransaction` rows per
-    /// transaction; returns the seconds taken.
+    /// Inserts `rows` (each item's kind and encoded body, as the store writes them) for the thread
+    /// `threadID` into a fresh table of the database at `path`, `perTransaction` rows per transaction;
+    /// returns the seconds taken. The keys and columns are the store's, byte for byte.
     /// - Throws: ``SQLiteStoreError``.
-    package static func insertLoop(path: String, bodies: [[UInt8]], perTransaction: Int) throws -> Double {
+    package static func insertLoop(path: String, threadID: String, rows: [(kind: String, body: [UInt8])], perTransaction: Int) throws -> Double {
         try SQLiteDatabaseFile(path: path).createPrivate()
         let connection = try SQLiteConnection(path: path, mode: .readWrite)
         try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
@@ -17,13 +18,13 @@ package enum SQLiteBaseline {
         let started = clock.now
         var position: Int64 = 0
         var index = 0
-        while index < bodies.count {
+        while index < rows.count {
             try connection.execute("BEGIN IMMEDIATE")
-            for body in bodies[index..<min(bodies.count, index + max(1, perTransaction))] {
+            for row in rows[index..<min(rows.count, index + max(1, perTransaction))] {
                 position += 1
                 try connection.run(
                     "INSERT INTO raw_items(thread_id, position, kind, body) VALUES (?, ?, ?, ?)",
-                    [.text("raw"), .integer(position), .text("message"), .blob(body)]
+                    [.text(threadID), .integer(position), .text(row.kind), .blob(row.body)]
                 )
             }
             try connection.execute("COMMIT")
@@ -32,34 +33,35 @@ package enum SQLiteBaseline {
         return (clock.now - started).inSeconds
     }
 
-    /// Selects the first `count` rows written by ``insertLoop(path:bodies:perTransaction:)`` in order;
-    /// returns the seconds taken and the bytes read.
+    /// Selects the first `count` rows of `threadID` written by
+    /// ``insertLoop(path:threadID:rows:perTransaction:)`` in order; returns the seconds taken and the bytes read.
     /// - Throws: ``SQLiteStoreError``.
-    package static func selectLoop(path: String, count: Int) throws -> (seconds: Double, bytes: Int) {
+    package static func selectLoop(path: String, threadID: String, count: Int) throws -> (seconds: Double, bytes: Int) {
         let connection = try SQLiteConnection(path: path, mode: .readWrite)
         let clock = ContinuousClock()
         let started = clock.now
         var bytes = 0
         try connection.execute("BEGIN")
-        try connection.run("SELECT body FROM raw_items WHERE thread_id = ? ORDER BY position LIMIT ?", [.text("raw"), .integer(Int64(count))]) { row throws(SQLiteStoreError) in
+        try connection.run("SELECT body FROM raw_items WHERE thread_id = ? ORDER BY position LIMIT ?", [.text(threadID), .integer(Int64(count))]) { row throws(SQLiteStoreError) in
             bytes += row.blob(0).count
         }
         try connection.execute("COMMIT")
         return ((clock.now - started).inSeconds, bytes)
     }
 
-    /// Selects the same rows as ``selectLoop(path:count:)`` and decodes each into a kept history item with
+    /// Selects the same rows as ``selectLoop(path:threadID:count:)`` and decodes each into a kept history item with
     /// the store's own row decoder: the floor under a restore, what remains once the store's queue hop,
     /// paging and image checks are taken away. Returns the seconds taken and the items decoded.
     /// - Throws: ``SQLiteStoreError``.
     package static func selectDecodeLoop(path: String, count: Int, thread: AgentThreadID) throws -> (seconds: Double, items: Int) {
+        let threadID = thread.rawValue
         let connection = try SQLiteConnection(path: path, mode: .readWrite)
         let clock = ContinuousClock()
         let started = clock.now
         var items: [AgentHistoryItem] = []
         items.reserveCapacity(count)
         try connection.execute("BEGIN")
-        try connection.run("SELECT body FROM raw_items WHERE thread_id = ? ORDER BY position LIMIT ?", [.text("raw"), .integer(Int64(count))]) { row throws(SQLiteStoreError) in
+        try connection.run("SELECT body FROM raw_items WHERE thread_id = ? ORDER BY position LIMIT ?", [.text(threadID), .integer(Int64(count))]) { row throws(SQLiteStoreError) in
             items.append(try row.withBlob(0) { body throws(SQLiteStoreError) in try SQLiteRuntimeStateStore.decodeItem(body, thread: thread) })
         }
         try connection.execute("COMMIT")
@@ -68,9 +70,9 @@ package enum SQLiteBaseline {
 }
 
 extension SQLiteRuntimeStateStore {
-    /// The encoded bytes the store writes for one history item (for benchmark baselines).
-    package static func encodedBody(of item: AgentHistoryItem) throws -> [UInt8] {
-        item.storageRow()
+    /// The kind column and encoded body the store writes for one history item (for benchmark baselines).
+    package static func encodedRow(of item: AgentHistoryItem) -> (kind: String, body: [UInt8]) {
+        (kind(of: item), item.storageRow())
     }
 
     /// Folds the write-ahead log into the database file (`PRAGMA wal_checkpoint(TRUNCATE)`).

@@ -82,10 +82,11 @@ func cancelledFast() async throws -> [String: Int] {
     let turns = Int(option("--turns") ?? "") ?? 200
     let chunk = [UInt8](repeating: 0x62, count: 64 * 1024)
     // Endless, except in a sanitized build: there FoundationNetworking, which cannot pause a transfer,
-    // drains a cancelled endless stream for minutes and gigabytes, so each reply stops at 16 MiB (still
-    // far more than either client buffers before the cancellation).
-    let times: Int? = Sanitizer.active == .none ? nil : 256
-    let server = try LoopbackHTTPServer(replies: Array(repeating: ScriptedReply(parts: [.repeating(chunk, times: times)], framing: .chunked), count: turns))
+    // drains a cancelled endless stream for minutes and gigabytes, so each reply sends 16 MiB (still far
+    // more than either client buffers before the cancellation) and then holds the body open: the
+    // transfer never completes, and only the client's cancellation closes its connection.
+    let parts: [ScriptedReply.Part] = Sanitizer.active == .none ? [.repeating(chunk, times: nil)] : [.repeating(chunk, times: 256), .hold]
+    let server = try LoopbackHTTPServer(replies: Array(repeating: ScriptedReply(parts: parts, framing: .chunked), count: turns))
     defer { server.shutdown() }
     let http = client()
     var figures: [String: Int] = [:]

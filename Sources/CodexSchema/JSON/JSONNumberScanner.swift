@@ -32,6 +32,9 @@ struct JSONNumberScanner {
         var magnitude: UInt64 = 0
         var significantDigits = 0 // digits accumulated after leading zeros
         var fractionDigits = 0
+        // Where the first significant digit stands relative to the decimal point, before the exponent:
+        // 0 for `1.5`, 2 for `123`, -3 for `0.00123` (the exponent of the scientific form, minus `e`).
+        var leadingDigitPosition = 0
 
         guard let first = byte(index) else {
             throw CodexSchemaError(code: .jsonUnexpectedEnd, message: "number ends after its sign", byteOffset: index)
@@ -49,6 +52,7 @@ struct JSONNumberScanner {
                 significantDigits += 1
                 index += 1
             }
+            leadingDigitPosition = significantDigits - 1
         } else {
             throw CodexSchemaError(code: .jsonInvalidNumber, message: "number has no digits", byteOffset: index)
         }
@@ -60,6 +64,7 @@ struct JSONNumberScanner {
                 if significantDigits == 0, digit == UInt8(ascii: "0") {
                     // Leading zeros of a fraction such as 0.000123 are not significant.
                 } else {
+                    if significantDigits == 0 { leadingDigitPosition = fractionStart - index - 1 }
                     if significantDigits < 19 {
                         magnitude = magnitude &* 10 &+ UInt64(digit &- UInt8(ascii: "0"))
                     }
@@ -109,6 +114,16 @@ struct JSONNumberScanner {
             if exponentNegative { exponent = -exponent }
         }
         end = index
+        // The canonical text writes a number this large or small with one leading digit and an exponent
+        // (`9.999999e+1000000005` for `9999999e999999999`), and that exponent must be one this scanner
+        // reads back: the bound holds for the scientific form, not only for the exponent as written.
+        if significantDigits > 0, (exponent + leadingDigitPosition).magnitude > UInt(Self.maximumExponentMagnitude) {
+            throw CodexSchemaError(
+                code: .jsonNumberOutOfRange,
+                message: "number is beyond 1e±1000000000 in scientific notation",
+                byteOffset: start
+            )
+        }
 
         if significantDigits == 0 { return JSONNumber(storage: .int(0)) }
         if significantDigits <= 19 {

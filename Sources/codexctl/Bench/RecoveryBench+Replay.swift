@@ -33,7 +33,7 @@ extension RecordedRecoveryCall {
         switch self {
         case .openDirectoryAtPath, .openDirectory: "open (directory)"
         case .makeDirectory: "mkdirat"
-        case .openFile: "openat"
+        case .openFile(_, _, let flags, _, _): flags & O_CREAT != 0 ? "openat (create)" : "openat"
         case .read: "read"
         case .write: "write"
         case .sync(_, let directory, _): directory ? "fsync (directory)" : "fsync"
@@ -66,6 +66,8 @@ struct RecoveryCallReplay {
         var mismatches: Int
         /// The first call that differed, for the report.
         var firstMismatch: String?
+        /// Seconds spent in the timed calls, by system call (`RecordedRecoveryCall.kind`).
+        var secondsByKind: [String: Double] = [:]
     }
 
     /// Replays `calls`; the clock runs from the call at index `timedFrom` to the end (the calls before it
@@ -80,7 +82,9 @@ struct RecoveryCallReplay {
         var started = clock.now
         for (index, call) in calls.enumerated() {
             if index == timedFrom { started = clock.now }
+            let before = clock.now
             let (recorded, replayed) = perform(call, &descriptors, scratch)
+            if index >= timedFrom { outcome.secondsByKind[call.kind, default: 0] += (clock.now - before).inSeconds }
             if recorded != replayed {
                 outcome.mismatches += 1
                 if outcome.firstMismatch == nil { outcome.firstMismatch = "call \(index): \(call)" }

@@ -153,6 +153,9 @@ struct RecoveryBenchmark {
         let breakdown = counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
             .map { "\($0.key) \(String(format: "%.1f", Double($0.value) / Double(lifecycles)))" }
         report.notes.append("file-system calls per lifecycle: " + breakdown.joined(separator: ", "))
+        let costs = replay.secondsByKind.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+            .map { "\($0.key) \(String(format: "%.2f", $0.value / Double(lifecycles) * 1000)) ms" }
+        report.notes.append("the replay's time per lifecycle by call: " + costs.joined(separator: ", "))
         let exchanges = try await bareExchanges(server, count: lifecycles)
         let replayPerLifecycle = replay.seconds / Double(lifecycles) * 1000
         let exchangePerLifecycle = exchanges / Double(lifecycles) * 1000

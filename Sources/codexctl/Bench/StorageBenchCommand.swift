@@ -70,7 +70,7 @@ struct StorageBenchmark {
         var report = BenchReport(suite: "storage")
         let thread = AgentThreadID()
         let all = (0..<items).map { Self.item($0, thread: thread) }
-        let bodies = try all.map(SQLiteRuntimeStateStore.encodedBody(of:))
+        let rows = all.map(SQLiteRuntimeStateStore.encodedRow(of:))
 
         for (mode, perTransaction) in [("1 item per transaction", 1), ("10 items per transaction", 10)] {
             let path = directory.appendingPathComponent("store-\(perTransaction).sqlite").path
@@ -85,7 +85,7 @@ struct StorageBenchmark {
             }
             let storeSeconds = (clock.now - started).inSeconds
             let rawSeconds = try SQLiteBaseline.insertLoop(
-                path: directory.appendingPathComponent("raw-\(perTransaction).sqlite").path, bodies: bodies, perTransaction: perTransaction
+                path: directory.appendingPathComponent("raw-\(perTransaction).sqlite").path, threadID: thread.rawValue, rows: rows, perTransaction: perTransaction
             )
             report.results.append(BenchResult(
                 name: "append", mode: mode, metric: "throughput", value: Double(items) / storeSeconds, unit: "items/s",
@@ -113,7 +113,7 @@ struct StorageBenchmark {
             let page = try await store.history(of: thread, query: AgentHistoryQuery(limit: count))
             times.append((clock.now - started).inSeconds)
             guard page.items.count == count else { throw SQLiteStoreError(code: .failure, message: "restore returned \(page.items.count) items") }
-            raw.append(try SQLiteBaseline.selectLoop(path: rawPath, count: count).seconds)
+            raw.append(try SQLiteBaseline.selectLoop(path: rawPath, threadID: thread.rawValue, count: count).seconds)
             let floor = try SQLiteBaseline.selectDecodeLoop(path: rawPath, count: count, thread: thread)
             guard floor.items == count else { throw SQLiteStoreError(code: .failure, message: "the decoding select read \(floor.items) items") }
             decoded.append(floor.seconds)

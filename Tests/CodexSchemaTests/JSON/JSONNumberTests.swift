@@ -92,6 +92,30 @@ import Testing
         #expect(JSONNumber(parsing: text) == nil)
     }
 
+    /// Found by the `json` fuzz target: `9999999e999999999` was accepted (its written exponent is within
+    /// the bound) but its canonical text, `9.999999e+1000000005`, was not. The bound now holds for the
+    /// scientific form, so whatever is accepted reads back from its canonical text.
+    @Test(arguments: [
+        "9999999e999999999", "10e1000000000", "0.1e-1000000000", "-0.00012e-999999997",
+        "123456789012345678901234e999999990", "0.0000000000000000000001234567890123456789e-999999979",
+    ])
+    func aNumberBeyondTheScientificBoundIsRefused(text: String) throws {
+        #expect(JSONNumber(parsing: text) == nil)
+        let error = #expect(throws: CodexSchemaError.self) { try JSONValue(parsing: Array("[\(text)]".utf8)) }
+        #expect(error?.code == .jsonNumberOutOfRange)
+    }
+
+    @Test(arguments: [
+        "1e1000000000", "9.99e1000000000", "99.9e999999999", "1e-1000000000", "0.1e-999999999", "-0.00012e-999999996",
+        "123456789012345678901234e999999977", "0.0000000000000000000001234567890123456789e-999999978",
+    ])
+    func aNumberAtTheScientificBoundReadsBackFromItsCanonicalText(text: String) throws {
+        let value = try number(text)
+        let again = try number(value.canonicalText)
+        #expect(again == value)
+        #expect(again.canonicalText == value.canonicalText)
+    }
+
     @Test func unsignedValuesAreExactUpToUInt64Max() throws {
         #expect(try number("0").uint64Value == 0)
         #expect(try number("9223372036854775807").uint64Value == UInt64(Int64.max))
