@@ -37,16 +37,9 @@ package enum SQLiteBaseline {
     /// ``insertLoop(path:threadID:rows:perTransaction:)`` in order; returns the seconds taken and the bytes read.
     /// - Throws: ``SQLiteStoreError``.
     package static func selectLoop(path: String, threadID: String, count: Int) throws -> (seconds: Double, bytes: Int) {
-        let connection = try SQLiteConnection(path: path, mode: .readWrite)
-        let clock = ContinuousClock()
-        let started = clock.now
         var bytes = 0
-        try connection.execute("BEGIN")
-        try connection.run("SELECT body FROM raw_items WHERE thread_id = ? ORDER BY position LIMIT ?", [.text(threadID), .integer(Int64(count))]) { row throws(SQLiteStoreError) in
-            bytes += row.blob(0).count
-        }
-        try connection.execute("COMMIT")
-        return ((clock.now - started).inSeconds, bytes)
+        let seconds = try timedSelect(path: path, threadID: threadID, count: count) { row throws(SQLiteStoreError) in bytes += row.blob(0).count }
+        return (seconds, bytes)
     }
 
     /// Selects the same rows as ``selectLoop(path:threadID:count:)`` and decodes each into a kept history item with
@@ -54,18 +47,26 @@ package enum SQLiteBaseline {
     /// paging and image checks are taken away. Returns the seconds taken and the items decoded.
     /// - Throws: ``SQLiteStoreError``.
     package static func selectDecodeLoop(path: String, count: Int, thread: AgentThreadID) throws -> (seconds: Double, items: Int) {
-        let threadID = thread.rawValue
+        var items: [AgentHistoryItem] = []
+        items.reserveCapacity(count)
+        let seconds = try timedSelect(path: path, threadID: thread.rawValue, count: count) { row throws(SQLiteStoreError) in
+            items.append(try row.withBlob(0) { body throws(SQLiteStoreError) in try SQLiteRuntimeStateStore.decodeItem(body, thread: thread) })
+        }
+        return (seconds, items.count)
+    }
+
+    /// Opens its own connection and times one transaction that selects the thread's first `count` rows
+    /// in order, handing each to `each`.
+    private static func timedSelect(
+        path: String, threadID: String, count: Int, _ each: @escaping (SQLiteRow) throws(SQLiteStoreError) -> Void
+    ) throws -> Double {
         let connection = try SQLiteConnection(path: path, mode: .readWrite)
         let clock = ContinuousClock()
         let started = clock.now
-        var items: [AgentHistoryItem] = []
-        items.reserveCapacity(count)
         try connection.execute("BEGIN")
-        try connection.run("SELECT body FROM raw_items WHERE thread_id = ? ORDER BY position LIMIT ?", [.text(threadID), .integer(Int64(count))]) { row throws(SQLiteStoreError) in
-            items.append(try row.withBlob(0) { body throws(SQLiteStoreError) in try SQLiteRuntimeStateStore.decodeItem(body, thread: thread) })
-        }
+        try connection.run("SELECT body FROM raw_items WHERE thread_id = ? ORDER BY position LIMIT ?", [.text(threadID), .integer(Int64(count))], row: each)
         try connection.execute("COMMIT")
-        return ((clock.now - started).inSeconds, items.count)
+        return (clock.now - started).inSeconds
     }
 }
 

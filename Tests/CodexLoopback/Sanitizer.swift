@@ -34,10 +34,16 @@ public enum Sanitizer: String, Sendable {
     /// memory in AddressSanitizer's quarantine excluded), or nil in an ordinary build, where the resident
     /// set size is the measure instead.
     public static var liveHeapBytes: Int? {
-        guard active != .none, let symbol = dlsym(nil, "__sanitizer_get_current_allocated_bytes") else { return nil }
-        typealias Counter = @convention(c) () -> Int
-        return unsafeBitCast(symbol, to: Counter.self)()
+        allocatedBytesCounter?()
     }
+
+    private typealias Counter = @convention(c) () -> Int
+
+    /// The sanitizer runtime's counter, looked up once.
+    private static let allocatedBytesCounter: Counter? = {
+        guard active != .none, let symbol = dlsym(nil, "__sanitizer_get_current_allocated_bytes") else { return nil }
+        return unsafeBitCast(symbol, to: Counter.self)
+    }()
 
     /// Starts the sanitizer's symbolizer now (a child `llvm-symbolizer` on two pipes) in a sanitized
     /// build; nothing otherwise. ThreadSanitizer starts it the first time it symbolizes a stack, which it

@@ -91,7 +91,7 @@ struct RecoveryCallReplay {
             }
         }
         outcome.seconds = (clock.now - started).inSeconds
-        for descriptor in descriptors.values { Glibc.close(descriptor) }
+        for descriptor in descriptors.values { PosixRecoveryFileSystem().close(descriptor) }
         return outcome
     }
 
@@ -99,62 +99,50 @@ struct RecoveryCallReplay {
     private func perform(
         _ call: RecordedRecoveryCall, _ descriptors: inout [Int32: Int32], _ scratch: UnsafeMutableRawBufferPointer
     ) -> (recorded: Bool, replayed: Bool) {
+        // The store's own system-call layer, so each replayed call is exactly the call the store made.
+        let system = PosixRecoveryFileSystem()
         func mapped(_ descriptor: Int32) -> Int32 { descriptors[descriptor] ?? -1 }
-        func opened(_ recorded: Int32?, _ result: Int32) -> (Bool, Bool) {
-            if let recorded, result >= 0 { descriptors[recorded] = result }
-            return (recorded != nil, result >= 0)
+        func opened(_ recorded: Int32?, _ result: Int32?) -> (Bool, Bool) {
+            if let recorded, let result { descriptors[recorded] = result }
+            return (recorded != nil, result != nil)
         }
-        let directoryFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
         switch call {
         case .openDirectoryAtPath(let path, let recorded):
             let path = path.hasPrefix(recordedParent) ? replayParent + path.dropFirst(recordedParent.count) : path
-            return opened(recorded, open(path, directoryFlags))
+            return opened(recorded, try? system.openDirectory(path: path))
         case .openDirectory(let directory, let name, let recorded):
-            return opened(recorded, openat(mapped(directory), name, directoryFlags))
+            return opened(recorded, try? system.openDirectory(in: mapped(directory), name: name))
         case .makeDirectory(let directory, let name, let mode, let succeeded):
-            return (succeeded, mkdirat(mapped(directory), name, mode) == 0)
+            return (succeeded, (try? system.makeDirectory(in: mapped(directory), name: name, mode: mode)) != nil)
         case .openFile(let directory, let name, let flags, let mode, let recorded):
-            return opened(recorded, openat(mapped(directory), name, flags | O_NOFOLLOW | O_CLOEXEC, mode))
+            return opened(recorded, try? system.openFile(in: mapped(directory), name: name, flags: flags, mode: mode))
         case .read(let descriptor, let capacity, let succeeded):
-            return (succeeded, Glibc.read(mapped(descriptor), scratch.baseAddress, min(capacity, scratch.count)) >= 0)
+            let buffer = UnsafeMutableRawBufferPointer(rebasing: scratch[..<min(capacity, scratch.count)])
+            return (succeeded, (try? system.read(mapped(descriptor), into: buffer)) != nil)
         case .write(let descriptor, let count, let succeeded):
-            return (succeeded, Glibc.write(mapped(descriptor), scratch.baseAddress, min(count, scratch.count)) >= 0)
-        case .sync(let descriptor, _, let succeeded):
-            return (succeeded, fsync(mapped(descriptor)) == 0)
+            let buffer = UnsafeRawBufferPointer(rebasing: scratch[..<min(count, scratch.count)])
+            return (succeeded, (try? system.write(mapped(descriptor), from: buffer)) != nil)
+        case .sync(let descriptor, let directory, let succeeded):
+            return (succeeded, (try? system.sync(mapped(descriptor), directory: directory)) != nil)
         case .rename(let directory, let from, let to, let succeeded):
-            return (succeeded, renameat(mapped(directory), from, mapped(directory), to) == 0)
+            return (succeeded, (try? system.rename(in: mapped(directory), from: from, to: to)) != nil)
         case .unlink(let directory, let name, let isDirectory, let succeeded):
-            return (succeeded, unlinkat(mapped(directory), name, isDirectory ? AT_REMOVEDIR : 0) == 0)
+            return (succeeded, (try? system.unlink(in: mapped(directory), name: name, directory: isDirectory)) != nil)
         case .status(let descriptor, let succeeded):
-            var information = stat()
-            return (succeeded, fstat(mapped(descriptor), &information) == 0)
+            return (succeeded, (try? system.status(mapped(descriptor))) != nil)
         case .statusAt(let directory, let name, let succeeded):
-            var information = stat()
-            return (succeeded, fstatat(mapped(directory), name, &information, AT_SYMLINK_NOFOLLOW) == 0)
+            return (succeeded, (try? system.status(in: mapped(directory), name: name)) != nil)
         case .lock(let descriptor, let wait, let succeeded):
-            return (succeeded, flock(mapped(descriptor), wait ? LOCK_EX : LOCK_EX | LOCK_NB) == 0)
+            return (succeeded, (try? system.lockExclusively(mapped(descriptor), wait: wait)) == true)
         case .changeMode(let descriptor, let mode, let succeeded):
-            return (succeeded, fchmod(mapped(descriptor), mode) == 0)
+            return (succeeded, (try? system.changeMode(mapped(descriptor), to: mode)) != nil)
         case .entries(let directory, let succeeded):
-            return (succeeded, Self.list(mapped(directory)))
+            return (succeeded, (try? system.entries(of: mapped(directory))) != nil)
         case .close(let descriptor):
             let replayed = descriptors.removeValue(forKey: descriptor)
-            if let replayed { Glibc.close(replayed) }
+            if let replayed { system.close(replayed) }
             return (true, replayed != nil)
         }
-    }
-
-    /// Reads a directory's entries the way the store does (a duplicate descriptor, `fdopendir`, `readdir`).
-    private static func list(_ directory: Int32) -> Bool {
-        let duplicate = dup(directory)
-        guard duplicate >= 0, let stream = fdopendir(duplicate) else {
-            if duplicate >= 0 { Glibc.close(duplicate) }
-            return false
-        }
-        defer { closedir(stream) }
-        rewinddir(stream)
-        while readdir(stream) != nil {}
-        return true
     }
 }
 
