@@ -4,7 +4,8 @@
 //  1. `JSONValue(parsing:)` and `JSONDocument(parsing:)` agree (both accept with equal values, or both
 //     reject with the same error code and byte offset).
 //  2. An accepted value survives its own serializers: parsing `canonicalBytes()` and `compactBytes()`
-//     gives the same value back.
+//     gives the same value back, and the document's canonical bytes (written from the parse tape) are
+//     the value's canonical bytes.
 //  3. Accept/reject agrees with `JSONSerialization` (with `.fragmentsAllowed`: RFC 8259 allows scalars
 //     at the top level, and so does CodexSchema), and accepted values agree, except for the legitimate
 //     differences listed in `allowedDisagreement` below (each one is a rule CodexSchema adopts on
@@ -38,6 +39,9 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
     // 2. Serializer round trips.
     if case .success(let value) = ours {
+        if let parsed = try? JSONDocument(parsing: bytes, options: options) {
+            check(parsed.canonicalBytes() == value.canonicalBytes(), "the document's canonical bytes differ from the value's")
+        }
         for (name, text) in [("canonical", value.canonicalBytes()), ("compact", value.compactBytes())] {
             do throws(CodexSchemaError) {
                 let again = try JSONValue(parsing: text, options: JSONParsingOptions(maximumDepth: depthLimit + 1, maximumBytes: .max))

@@ -107,6 +107,17 @@ public struct AgentStructuredOutputMetadata: Sendable, Hashable, Codable {
         self.payload = payload
         self.payloadDigest = SHA256.hexDigest(of: payload.canonicalBytes())
     }
+
+    /// Metadata for a parsed payload, `document` being the parse `payload` was built from: the digest
+    /// hashes the document's canonical bytes as they are written from its tape (the same digest as
+    /// ``init(formatName:payload:)``, without walking the value or holding its canonical bytes at once).
+    package init(formatName: String, payload: JSONValue, parsedAs document: JSONDocument) {
+        self.formatName = formatName
+        self.payload = payload
+        var hasher = SHA256()
+        document.withCanonicalChunks { hasher.update($0) }
+        self.payloadDigest = SHA256.hexString(hasher.finalize())
+    }
 }
 
 /// A structured payload as seen during a stream: a validated partial snapshot or the committed value.

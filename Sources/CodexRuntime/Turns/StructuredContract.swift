@@ -68,7 +68,7 @@ struct StructuredContract: Sendable {
     }
 
     /// Parses a one-shot reply (at most 4 MiB), validates and decodes it.
-    func acceptOneShot(_ text: String) throws(AgentRuntimeError) -> (value: JSONValue, decoded: any Sendable) {
+    func acceptOneShot(_ text: String) throws(AgentRuntimeError) -> (value: JSONValue, document: JSONDocument, decoded: any Sendable) {
         guard text.utf8.count <= Self.maximumPayloadBytes else {
             throw AgentRuntimeError(code: .structuredOutputTooLarge, message: "the structured reply exceeds 4 MiB")
         }
@@ -86,7 +86,7 @@ struct StructuredContract: Sendable {
         } catch {
             throw decodingFailure()
         }
-        return (document.value, decoded)
+        return (document.value, document, decoded)
     }
 
     /// Turns a validation outcome into `structured_output_invalid`.

@@ -183,7 +183,7 @@ struct TurnDriver: Sendable {
         case .oneShot(let contract):
             if message.phase != .commentary, message.role == .assistant, message.images.isEmpty || !message.text.isEmpty {
                 let accepted = try contract.acceptOneShot(message.text)
-                message.structuredOutput = AgentStructuredOutputMetadata(formatName: contract.format.name, payload: accepted.value)
+                message.structuredOutput = AgentStructuredOutputMetadata(formatName: contract.format.name, payload: accepted.value, parsedAs: accepted.document)
                 progress.structuredValue = accepted.decoded
                 progress.structuredCommitted = true
             }
@@ -196,7 +196,7 @@ struct TurnDriver: Sendable {
             try await emit(outputs, contract: contract, progress: &progress, forwardText: progress.fedDeltas)
             message.text = frame.visibleText
             if let commit = frame.committed {
-                message.structuredOutput = AgentStructuredOutputMetadata(formatName: contract.format.name, payload: commit.value)
+                message.structuredOutput = AgentStructuredOutputMetadata(formatName: contract.format.name, payload: commit.value, parsedAs: commit.document)
             }
             progress.fedDeltas = false
         }

@@ -2,19 +2,20 @@
 /// Small objects are searched linearly; objects with more than ``JSONObject/indexThreshold`` members
 /// get a hash index, as ``JSONObject`` keeps one.
 struct JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let source: JSONTapeDecodingSource
     let object: Int
     let path: JSONTapeCodingPath
     /// Value entry by key, for large objects; `nil` when small or when two keys are canonically
     /// equivalent (Swift's dictionary would merge them), in which case lookups scan.
     private let index: [String: Int]?
 
-    init(source: JSONTapeDecodingSource, object: Int, path: JSONTapeCodingPath) {
-        self.source = source
+    init(object: Int, path: JSONTapeCodingPath) {
         self.object = object
         self.path = path
-        index = source.count(object) > JSONObject.indexThreshold ? Self.buildIndex(source, object) : nil
+        index = path.source.count(object) > JSONObject.indexThreshold ? Self.buildIndex(path.source, object) : nil
     }
+
+    @inline(__always)
+    var source: JSONTapeDecodingSource { path.source }
 
     private static func buildIndex(_ source: JSONTapeDecodingSource, _ object: Int) -> [String: Int]? {
         var index = [String: Int](minimumCapacity: source.count(object))
@@ -90,15 +91,15 @@ struct JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     private func decoder(_ key: Key) throws -> JSONTapeValueDecoder {
-        JSONTapeValueDecoder(source: source, index: try member(key), path: .key(key, path))
+        JSONTapeValueDecoder(index: try member(key), path: path.appending(.key(key)))
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let value = try member(key)
-        if let direct = JSONTapeDirectKind(T.self), let result: T = try source.decodeDirect(direct, at: value, path: { .key(key, path) }) {
+        if let direct = JSONTapeDirectKind(T.self), let result: T = try source.decodeDirect(direct, at: value, path: { path.appending(.key(key)) }) {
             return result
         }
-        return try JSONTapeValueDecoder(source: source, index: value, path: .key(key, path)).decodeIndirectly(type)
+        return try JSONTapeValueDecoder(index: value, path: path.appending(.key(key))).decodeIndirectly(type)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
@@ -108,29 +109,30 @@ struct JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { try decoder(key).unkeyedContainer() }
 
     func superDecoder() throws -> any Decoder {
-        JSONTapeValueDecoder(source: source, index: valueIndex(named: "super") ?? JSONTapeDecodingSource.absent, path: .key(JSONIndexKey.superKey, path))
+        JSONTapeValueDecoder(index: valueIndex(named: "super") ?? JSONTapeDecodingSource.absent, path: path.appending(.key(JSONIndexKey.superKey)))
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        JSONTapeValueDecoder(source: source, index: valueIndex(named: key.stringValue) ?? JSONTapeDecodingSource.absent, path: .key(key, path))
+        JSONTapeValueDecoder(index: valueIndex(named: key.stringValue) ?? JSONTapeDecodingSource.absent, path: path.appending(.key(key)))
     }
 }
 
 /// The elements of one tape array, walked in order.
 struct JSONTapeUnkeyedContainer: UnkeyedDecodingContainer {
-    let source: JSONTapeDecodingSource
     let path: JSONTapeCodingPath
     private let total: Int
     private(set) var currentIndex = 0
     /// The entry of the element at ``currentIndex``.
     private var position: Int
 
-    init(source: JSONTapeDecodingSource, array: Int, path: JSONTapeCodingPath) {
-        self.source = source
+    init(array: Int, path: JSONTapeCodingPath) {
         self.path = path
-        total = source.count(array)
+        total = path.source.count(array)
         position = array + 1
     }
+
+    @inline(__always)
+    var source: JSONTapeDecodingSource { path.source }
 
     var codingPath: [any CodingKey] { path.keys }
     var count: Int? { total }
@@ -179,17 +181,17 @@ struct JSONTapeUnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type) { try $0.decodeInteger($1, as: type, $2) } }
 
     private func elementDecoder(_ type: Any.Type) throws -> JSONTapeValueDecoder {
-        JSONTapeValueDecoder(source: source, index: try current(type), path: .index(currentIndex, path))
+        JSONTapeValueDecoder(index: try current(type), path: path.appending(.index(currentIndex)))
     }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let element = try current(type)
         let result: T
         let offset = currentIndex
-        if let direct = JSONTapeDirectKind(T.self), let value: T = try source.decodeDirect(direct, at: element, path: { .index(offset, path) }) {
+        if let direct = JSONTapeDirectKind(T.self), let value: T = try source.decodeDirect(direct, at: element, path: { path.appending(.index(offset)) }) {
             result = value
         } else {
-            result = try JSONTapeValueDecoder(source: source, index: element, path: .index(offset, path)).decodeIndirectly(type)
+            result = try JSONTapeValueDecoder(index: element, path: path.appending(.index(offset))).decodeIndirectly(type)
         }
         advance()
         return result

@@ -1,36 +1,82 @@
 import Foundation
 
-/// A coding path built only when asked for: decoding a member or element links one node to its
-/// parent instead of copying the whole path, and scalar reads build nothing unless they fail.
-enum JSONTapeCodingPath {
-    case root
-    indirect case key(any CodingKey, JSONTapeCodingPath)
-    indirect case index(Int, JSONTapeCodingPath)
+/// Where a decoder or container sits in the document: a scope (the coding path up to it, and the
+/// decode's source) and, for an array element, its offset kept inline. The elements of one array share
+/// the array's scope, so a container whose members are all read directly allocates no path at all, and
+/// copying a path (the standard library's container box copies its container on every call) retains one
+/// reference. A key component gets a scope of its own, allocated only for a nested decoder.
+struct JSONTapeCodingPath {
+    let scope: JSONTapeScope
+    /// The offset of an array element under ``scope``, or -1 when ``scope`` is the whole path.
+    let element: Int
+
+    /// The path of the root value of a decode over `source`.
+    static func root(_ source: JSONTapeDecodingSource) -> JSONTapeCodingPath {
+        JSONTapeCodingPath(scope: JSONTapeScope(source: source, parent: nil, component: .none), element: -1)
+    }
+
+    /// The source every reader on this path reads.
+    @inline(__always)
+    var source: JSONTapeDecodingSource { scope.source }
+
+    /// This path extended by `component`.
+    func appending(_ component: JSONTapeScope.Component) -> JSONTapeCodingPath {
+        switch component {
+        case .index(let offset): return JSONTapeCodingPath(scope: parentScope(), element: offset)
+        case .key, .none: return JSONTapeCodingPath(scope: JSONTapeScope(source: source, parent: parentScope(), component: component), element: -1)
+        }
+    }
+
+    /// The scope of this path, for paths below it (the elements of one array share one).
+    func parentScope() -> JSONTapeScope {
+        element < 0 ? scope : JSONTapeScope(source: source, parent: scope, component: .index(element))
+    }
 
     var keys: [any CodingKey] {
         var reversed: [any CodingKey] = []
-        var node = self
-        while true {
-            switch node {
-            case .root:
-                return reversed.reversed()
-            case .key(let key, let parent):
-                reversed.append(key)
-                node = parent
-            case .index(let index, let parent):
-                reversed.append(JSONIndexKey(index: index))
-                node = parent
+        if element >= 0 { reversed.append(JSONIndexKey(index: element)) }
+        var scope: JSONTapeScope? = self.scope
+        while let current = scope {
+            switch current.component {
+            case .none: break
+            case .key(let key): reversed.append(key)
+            case .index(let index): reversed.append(JSONIndexKey(index: index))
             }
+            scope = current.parent
         }
+        return reversed.reversed()
+    }
+}
+
+/// A coding path up to some value, shared by the paths of that value's members or elements.
+final class JSONTapeScope {
+    /// One component of a coding path.
+    enum Component {
+        case none
+        case key(any CodingKey)
+        case index(Int)
+    }
+
+    let source: JSONTapeDecodingSource
+    let parent: JSONTapeScope?
+    /// The last component of this scope's path (`.none` for the root).
+    let component: Component
+
+    init(source: JSONTapeDecodingSource, parent: JSONTapeScope?, component: Component) {
+        self.source = source
+        self.parent = parent
+        self.component = component
     }
 }
 
 /// The `Decoder` over one value of a parse tape: the same rules and errors as the decoder over a
 /// ``JSONValue`` (`JSONValueDecoder.swift`), reading entries in place.
 struct JSONTapeValueDecoder: Decoder {
-    let source: JSONTapeDecodingSource
     let index: Int
     let path: JSONTapeCodingPath
+
+    @inline(__always)
+    var source: JSONTapeDecodingSource { path.source }
 
     var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
@@ -38,17 +84,17 @@ struct JSONTapeValueDecoder: Decoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let kind = source.kind(index)
         guard kind == .object else { throw JSONDecodingRules.mismatch([String: JSONValue].self, kind, codingPath) }
-        return KeyedDecodingContainer(JSONTapeKeyedContainer<Key>(source: source, object: index, path: path))
+        return KeyedDecodingContainer(JSONTapeKeyedContainer<Key>(object: index, path: path))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let kind = source.kind(index)
         guard kind == .array else { throw JSONDecodingRules.mismatch([JSONValue].self, kind, codingPath) }
-        return JSONTapeUnkeyedContainer(source: source, array: index, path: path)
+        return JSONTapeUnkeyedContainer(array: index, path: path)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        JSONTapeSingleValue(source: source, index: index, path: path)
+        JSONTapeSingleValue(index: index, path: path)
     }
 
     /// Decodes a value: strings, numbers, Booleans and arrays directly (see ``JSONTapeDirectKind``),
@@ -127,9 +173,11 @@ extension JSONTapeDecodingSource {
 }
 
 struct JSONTapeSingleValue: SingleValueDecodingContainer {
-    let source: JSONTapeDecodingSource
     let index: Int
     let path: JSONTapeCodingPath
+
+    @inline(__always)
+    var source: JSONTapeDecodingSource { path.source }
 
     var codingPath: [any CodingKey] { path.keys }
 
@@ -151,6 +199,6 @@ struct JSONTapeSingleValue: SingleValueDecodingContainer {
     func decode(_ type: UInt64.Type) throws -> UInt64 { try source.decodeInteger(index, as: type) { codingPath } }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try JSONTapeValueDecoder(source: source, index: index, path: path).decodeValue(type)
+        try JSONTapeValueDecoder(index: index, path: path).decodeValue(type)
     }
 }

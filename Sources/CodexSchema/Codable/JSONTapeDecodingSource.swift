@@ -39,26 +39,27 @@ final class JSONTapeDecodingSource: Sendable {
 
     /// The string entry at `index`.
     func string(_ index: Int) -> String {
+        withBytes(index) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Runs `body` with the UTF-8 bytes of the string entry at `index` (each store is read in place:
+    /// choosing between the two arrays first would copy, and retain, one of them).
+    @inline(__always)
+    func withBytes<Result>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         let entry = entries[index]
-        let start = Int(entry.payload)
-        let end = start + Int(entry.count)
-        let bytes = entry.flags & JSONTape.Flags.inArena != 0 ? arena : text
-        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+        let range = Int(entry.payload)..<(Int(entry.payload) + Int(entry.count))
+        if entry.flags & JSONTape.Flags.inArena != 0 {
+            return arena.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
+        }
+        return text.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
     }
 
     /// Whether the string entry at `index` has exactly the UTF-8 bytes of `key` (JSON compares keys by
     /// code points).
     @inline(__always)
     func keyEquals(_ index: Int, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
-        let entry = entries[index]
-        guard Int(entry.count) == key.count else { return false }
-        guard let keyBase = key.baseAddress else { return true }
-        let start = Int(entry.payload)
-        let bytes = entry.flags & JSONTape.Flags.inArena != 0 ? arena : text
-        return bytes.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress, start + key.count <= buffer.count else { return false }
-            return memcmpBytes(base + start, keyBase, key.count)
-        }
+        guard Int(entries[index].count) == key.count else { return false }
+        return withBytes(index) { JSONTapeView.equal($0, key) }
     }
 
     /// The number at `index` (an integer or number entry).

@@ -34,7 +34,7 @@ public struct JSONValueDecoder: Sendable {
     /// ```
     /// - Throws: `DecodingError`, or what the type's initializer throws.
     public func decode<T: Decodable>(_ type: T.Type, from document: JSONDocument) throws -> T {
-        try JSONTapeValueDecoder(source: JSONTapeDecodingSource(document), index: 0, path: .root).decodeValue(type)
+        try JSONTapeValueDecoder(index: 0, path: .root(JSONTapeDecodingSource(document))).decodeValue(type)
     }
 }
 

@@ -8,9 +8,7 @@ extension JSONValue {
     ///
     /// - Returns: The UTF-8 bytes.
     public func canonicalBytes() -> [UInt8] {
-        var writer = CanonicalJSONWriter()
-        writer.write(self)
-        return writer.output
+        CanonicalJSONWriter.bytes(of: self, sortsKeys: true)
     }
 
     /// The canonical JSON encoding as a string. See ``canonicalBytes()``.
@@ -21,9 +19,7 @@ extension JSONValue {
     /// Compact JSON with object members in their stored order (not sorted); otherwise as
     /// ``canonicalBytes()``: no whitespace, canonical numbers, minimal escapes.
     public func compactBytes() -> [UInt8] {
-        var writer = CanonicalJSONWriter(sortsKeys: false)
-        writer.write(self)
-        return writer.output
+        CanonicalJSONWriter.bytes(of: self, sortsKeys: false)
     }
 
     /// ``compactBytes()`` as a string.
@@ -32,41 +28,53 @@ extension JSONValue {
     }
 }
 
-/// Writes the canonical form of a ``JSONValue`` into a byte buffer.
-struct CanonicalJSONWriter {
-    private(set) var output: [UInt8] = []
-    /// Whether object members are written in UTF-8 byte order of their keys (canonical form).
-    var sortsKeys = true
+/// Writes the canonical (or compact) form of a ``JSONValue`` through a ``CanonicalJSONSink``.
+enum CanonicalJSONWriter {
+    /// The encoding of `value` in one array.
+    static func bytes(of value: JSONValue, sortsKeys: Bool) -> [UInt8] {
+        var output: [UInt8] = []
+        withoutActuallyEscaping({ (chunk: UnsafeBufferPointer<UInt8>) in output.append(contentsOf: chunk) }) { consume in
+            var sink = CanonicalJSONSink(consume: consume)
+            write(value, sortsKeys: sortsKeys, into: &sink)
+            sink.finish()
+        }
+        return output
+    }
 
-    mutating func write(_ value: JSONValue) {
+    private static func write(_ value: JSONValue, sortsKeys: Bool, into sink: inout CanonicalJSONSink) {
         switch value {
         case .null:
-            output.append(contentsOf: "null".utf8)
+            sink.ascii("null")
         case .bool(let flag):
-            output.append(contentsOf: (flag ? "true" : "false").utf8)
+            if flag { sink.ascii("true") } else { sink.ascii("false") }
         case .number(let number):
-            writeNumber(number)
+            if case .int(let integer) = number.storage { sink.integer(integer) } else { sink.number(number) }
         case .string(let text):
-            writeString(text)
+            writeString(text, into: &sink)
         case .array(let elements):
-            output.append(UInt8(ascii: "["))
+            sink.byte(UInt8(ascii: "["))
             for (offset, element) in elements.enumerated() {
-                if offset > 0 { output.append(UInt8(ascii: ",")) }
-                write(element)
+                if offset > 0 { sink.byte(UInt8(ascii: ",")) }
+                write(element, sortsKeys: sortsKeys, into: &sink)
             }
-            output.append(UInt8(ascii: "]"))
+            sink.byte(UInt8(ascii: "]"))
         case .object(let object):
-            output.append(UInt8(ascii: "{"))
+            sink.byte(UInt8(ascii: "{"))
             var members = object.members
-            if sortsKeys, !Self.isSorted(members) { members.sort { Self.utf8Precedes($0.key, $1.key) } }
+            if sortsKeys, !isSorted(members) { members.sort { utf8Precedes($0.key, $1.key) } }
             for (offset, member) in members.enumerated() {
-                if offset > 0 { output.append(UInt8(ascii: ",")) }
-                writeString(member.key)
-                output.append(UInt8(ascii: ":"))
-                write(member.value)
+                if offset > 0 { sink.byte(UInt8(ascii: ",")) }
+                writeString(member.key, into: &sink)
+                sink.byte(UInt8(ascii: ":"))
+                write(member.value, sortsKeys: sortsKeys, into: &sink)
             }
-            output.append(UInt8(ascii: "}"))
+            sink.byte(UInt8(ascii: "}"))
         }
+    }
+
+    private static func writeString(_ text: String, into sink: inout CanonicalJSONSink) {
+        var text = text
+        text.withUTF8 { sink.string($0) }
     }
 
     private static func isSorted(_ members: [JSONObject.Member]) -> Bool {
@@ -81,46 +89,5 @@ struct CanonicalJSONWriter {
     /// Byte order of the UTF-8 encodings (equal to code-point order).
     static func utf8Precedes(_ lhs: String, _ rhs: String) -> Bool {
         lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
-    }
-
-    private mutating func writeNumber(_ number: JSONNumber) {
-        if case .int(let value) = number.storage {
-            output.append(contentsOf: String(value).utf8) // at most 20 bytes: a small string, no allocation
-        } else {
-            output.append(contentsOf: number.canonicalText.utf8)
-        }
-    }
-
-    private mutating func writeString(_ text: String) {
-        output.append(UInt8(ascii: "\""))
-        var text = text
-        text.withUTF8 { bytes in
-            var runStart = 0
-            for (offset, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<offset]))
-                appendEscape(byte)
-                runStart = offset + 1
-            }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
-        }
-        output.append(UInt8(ascii: "\""))
-    }
-
-    private mutating func appendEscape(_ byte: UInt8) {
-        output.append(UInt8(ascii: "\\"))
-        switch byte {
-        case 0x22: output.append(0x22)
-        case 0x5C: output.append(0x5C)
-        case 0x08: output.append(UInt8(ascii: "b"))
-        case 0x0C: output.append(UInt8(ascii: "f"))
-        case 0x0A: output.append(UInt8(ascii: "n"))
-        case 0x0D: output.append(UInt8(ascii: "r"))
-        case 0x09: output.append(UInt8(ascii: "t"))
-        default:
-            let hex: [UInt8] = Array("0123456789abcdef".utf8)
-            output.append(contentsOf: "u00".utf8)
-            output.append(hex[Int(byte >> 4)])
-            output.append(hex[Int(byte & 0x0F)])
-        }
     }
 }

@@ -25,6 +25,7 @@ enum RuntimeBenchCommand: CLICommand {
             .value("--deltas", "n", "Text deltas per turn (default 100000)."),
             .value("--payload-mib", "n", "Structured payload size in MiB (default 4)."),
             .value("--runs", "n", "Runs per figure; the median is reported (default 5)."),
+            .value("--only", "part", "Run one part only (for profiling): stream, one-shot, events, tools or turns. The one parse baseline runs with stream and one-shot."),
         ]
     )
 
@@ -36,8 +37,12 @@ enum RuntimeBenchCommand: CLICommand {
               let runs = Int(parsed.options["--runs"] ?? "5"), runs > 0 else {
             return Console.usageFailure("--deltas and --runs must be positive; --payload-mib is 1 to 4", help: help)
         }
+        let only = parsed.options["--only"]
+        if let only, !RuntimeBenchmark.parts.contains(only) {
+            return Console.usageFailure("--only is one of \(RuntimeBenchmark.parts.joined(separator: ", "))", help: help)
+        }
         do {
-            let report = try await RuntimeBenchmark(deltas: deltas, payloadBytes: mebibytes * 1024 * 1024 - 4096, runs: runs).run()
+            let report = try await RuntimeBenchmark(deltas: deltas, payloadBytes: mebibytes * 1024 * 1024 - 4096, runs: runs, only: only).run()
             report.print(json: parsed.has("--json"))
             return Console.Status.success
         } catch {
@@ -70,13 +75,21 @@ struct RuntimeBenchmark {
     let deltas: Int
     let payloadBytes: Int
     let runs: Int
+    /// The one part to run (`--only`), or nil for all of them.
+    var only: String?
+
+    /// The parts `--only` accepts.
+    static let parts = ["stream", "one-shot", "events", "tools", "turns"]
+
+    /// Whether `part` runs in this benchmark.
+    func runs(_ part: String) -> Bool { only == nil || only == part }
 
     func run() async throws -> BenchReport {
         var report = BenchReport(suite: "runtime")
-        try await measureStructured(into: &report)
-        try await measureEvents(into: &report)
-        try await measureToolBatches(into: &report)
-        try await measureWholeTurns(into: &report)
+        if runs("stream") || runs("one-shot") { try await measureStructured(into: &report) }
+        if runs("events") { try await measureEvents(into: &report) }
+        if runs("tools") { try await measureToolBatches(into: &report) }
+        if runs("turns") { try await measureWholeTurns(into: &report) }
         report.results.append(BenchResult(name: "process", mode: "peak RSS at the end", metric: "memory", value: Self.peakRSSMiB, unit: "MiB"))
         report.notes.append("fixture backend and in-memory store; the runtime figure includes turn start, the commit and the event channel's hand-offs")
         return report
@@ -154,64 +167,116 @@ struct RuntimeBenchmark {
         var rssAfterStream = 0.0
         for run in 0..<runs {
             let clock = ContinuousClock()
-            let runtime = try AgentRuntime(configuration: .init(
-                backend: FixtureAgentBackend(turns: [FixtureAgentBackend.Turn(steps)]), stateStore: InMemoryRuntimeStateStore(), turnLimits: .unlimited
-            ))
-            let thread = try await runtime.createThread()
             var started = clock.now
-            var committed = false
-            partials = 0
-            for try await event in try await runtime.stream(Request(text: "bench", executionMode: .ephemeral), in: thread.id, response: BenchCatalog.self) {
-                switch event {
-                case .structuredOutputPartial: partials += 1
-                case .structuredOutputCommitted: committed = true
-                default: break
+            if runs("stream") {
+                let runtime = try AgentRuntime(configuration: .init(
+                    backend: FixtureAgentBackend(turns: [FixtureAgentBackend.Turn(steps)]), stateStore: InMemoryRuntimeStateStore(), turnLimits: .unlimited
+                ))
+                let thread = try await runtime.createThread()
+                started = clock.now
+                var committed = false
+                partials = 0
+                for try await event in try await runtime.stream(Request(text: "bench", executionMode: .ephemeral), in: thread.id, response: BenchCatalog.self) {
+                    switch event {
+                    case .structuredOutputPartial: partials += 1
+                    case .structuredOutputCommitted: committed = true
+                    default: break
+                    }
                 }
-            }
-            streamTimes.append((clock.now - started).inSeconds)
-            guard committed else { throw AgentRuntimeError(code: .structuredOutputMissing, message: "no committed payload") }
-            if run == 0 { rssAfterStream = Self.peakRSSMiB }
+                streamTimes.append((clock.now - started).inSeconds)
+                guard committed else { throw AgentRuntimeError(code: .structuredOutputMissing, message: "no committed payload") }
+                if run == 0 { rssAfterStream = Self.peakRSSMiB }
 
-            started = clock.now
-            let alone = try StructuredStreamBenchmark.parse(deltas, format: BenchCatalog.responseFormat)
-            parserTimes.append((clock.now - started).inSeconds)
-            guard alone.committed else { throw AgentRuntimeError(code: .structuredOutputMissing, message: "the parser committed nothing") }
-            parserPartials = alone.partials
-            parsedBytes = alone.parsedBytes
+                started = clock.now
+                let alone = try StructuredStreamBenchmark.parse(deltas, format: BenchCatalog.responseFormat)
+                parserTimes.append((clock.now - started).inSeconds)
+                guard alone.committed else { throw AgentRuntimeError(code: .structuredOutputMissing, message: "the parser committed nothing") }
+                parserPartials = alone.partials
+                parsedBytes = alone.parsedBytes
+            }
             started = clock.now
             _ = try JSONValue(parsing: payload)
             parseTimes.append((clock.now - started).inSeconds)
-            started = clock.now
-            _ = try JSONDecoder().decode(BenchCatalog.self, from: Data(payload))
-            decodeTimes.append((clock.now - started).inSeconds)
-            oneShotTimes.append(try await measureOneShot(String(decoding: payload, as: UTF8.self)))
+            if only == nil {
+                started = clock.now
+                _ = try JSONDecoder().decode(BenchCatalog.self, from: Data(payload))
+                decodeTimes.append((clock.now - started).inSeconds)
+            }
+            if runs("one-shot") { oneShotTimes.append(try await measureOneShot(String(decoding: payload, as: UTF8.self))) }
         }
-        report.results.append(BenchResult(
-            name: "process", mode: "peak RSS before the structured runs (inputs built)", metric: "memory", value: rssBefore, unit: "MiB"
-        ))
-        report.results.append(BenchResult(
-            name: "process", mode: "peak RSS after the first runtime structured stream", metric: "memory", value: rssAfterStream, unit: "MiB"
-        ))
-        report.results.append(BenchResult(
-            name: "structured frame parser", mode: "\(payload.count / 1024) KiB in 1 KiB deltas (\(parserPartials) partials, parsed \(String(format: "%.2f", Double(parsedBytes) / Double(payload.count)))x the payload)",
-            metric: "latency", value: Self.median(parserTimes) * 1000, unit: "ms", bytes: payload.count,
-            baseline: ("one JSONValue parse of the payload", Self.median(parseTimes) * 1000)
-        ))
-        report.results.append(BenchResult(
-            name: "structured stream through the runtime", mode: "\(payload.count / 1024) KiB in 1 KiB deltas (\(partials) partials emitted)", metric: "latency",
-            value: Self.median(streamTimes) * 1000, unit: "ms", bytes: payload.count,
-            baseline: ("one JSONValue parse of the payload", Self.median(parseTimes) * 1000)
-        ))
-        report.results.append(BenchResult(
-            name: "one-shot structured reply through the runtime",
-            mode: "\(payload.count / 1024) KiB in one message (parse, full validation, decode, value, digest, commit)", metric: "latency",
-            value: Self.median(oneShotTimes) * 1000, unit: "ms", bytes: payload.count,
-            baseline: ("one JSONValue parse of the payload", Self.median(parseTimes) * 1000)
-        ))
-        report.results.append(BenchResult(
-            name: "Foundation JSONDecoder", mode: "one decode of the payload into the Swift type, for scale (the runtime decodes the parsed document with JSONValueDecoder)",
-            metric: "latency", value: Self.median(decodeTimes) * 1000, unit: "ms", bytes: payload.count
-        ))
+        let parse = ("one JSONValue parse of the payload", Self.median(parseTimes) * 1000)
+        if runs("stream") {
+            report.results.append(BenchResult(
+                name: "process", mode: "peak RSS before the structured runs (inputs built)", metric: "memory", value: rssBefore, unit: "MiB"
+            ))
+            report.results.append(BenchResult(
+                name: "process", mode: "peak RSS after the first runtime structured stream", metric: "memory", value: rssAfterStream, unit: "MiB"
+            ))
+            report.results.append(BenchResult(
+                name: "structured frame parser", mode: "\(payload.count / 1024) KiB in 1 KiB deltas (\(parserPartials) partials, parsed \(String(format: "%.2f", Double(parsedBytes) / Double(payload.count)))x the payload)",
+                metric: "latency", value: Self.median(parserTimes) * 1000, unit: "ms", bytes: payload.count, baseline: parse
+            ))
+            report.results.append(BenchResult(
+                name: "structured stream through the runtime", mode: "\(payload.count / 1024) KiB in 1 KiB deltas (\(partials) partials emitted)", metric: "latency",
+                value: Self.median(streamTimes) * 1000, unit: "ms", bytes: payload.count, baseline: parse
+            ))
+        }
+        if runs("one-shot") {
+            report.results.append(BenchResult(
+                name: "one-shot structured reply through the runtime",
+                mode: "\(payload.count / 1024) KiB in one message (parse, full validation, decode, value, digest, commit)", metric: "latency",
+                value: Self.median(oneShotTimes) * 1000, unit: "ms", bytes: payload.count, baseline: parse
+            ))
+        }
+        if runs("one-shot") { try measureOneShotStages(payload, into: &report) }
+        if !decodeTimes.isEmpty {
+            report.results.append(BenchResult(
+                name: "Foundation JSONDecoder", mode: "one decode of the payload into the Swift type, for scale (the runtime decodes the parsed document with JSONValueDecoder)",
+                metric: "latency", value: Self.median(decodeTimes) * 1000, unit: "ms", bytes: payload.count
+            ))
+        }
+    }
+
+    /// Where a one-shot reply's time goes: each stage of the runtime's acceptance timed on its own (median
+    /// of the runs), each next to the same one parse.
+    private func measureOneShotStages(_ payload: [UInt8], into report: inout BenchReport) throws {
+        let validator = try BenchCatalog.responseFormat.validator()
+        var stages: [String: [Double]] = [:]
+        let clock = ContinuousClock()
+        func time<T>(_ stage: String, _ body: () throws -> T) rethrows -> T {
+            let started = clock.now
+            let result = try body()
+            stages[stage, default: []].append((clock.now - started).inSeconds)
+            return result
+        }
+        for _ in 0..<runs {
+            _ = time("one JSONValue parse") { try? JSONValue(parsing: payload) }
+            let document = try time("parse into a document (tape)") { try JSONDocument(parsing: payload) }
+            let result = try time("full validation of the document") { try validator.validate(document, mode: .full) }
+            guard result.isValid else { throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the bench payload does not validate") }
+            let catalog = try time("decode from the document") { try JSONValueDecoder().decode(BenchCatalog.self, from: document) }
+            guard !catalog.items.isEmpty else { throw AgentRuntimeError(code: .structuredOutputMissing, message: "no items decoded") }
+            let value = time("the document's value") { document.value }
+            let canonical = time("canonical bytes of the value") { value.canonicalBytes() }
+            let fromTape = time("canonical bytes from the tape") { document.canonicalBytes() }
+            guard fromTape == canonical else { throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the tape's canonical bytes differ from the value's") }
+            _ = time("SHA-256 of the canonical bytes") { SHA256.hexDigest(of: canonical) }
+            let metadata = time("the stored digest (canonical chunks from the tape into SHA-256)") {
+                AgentStructuredOutputMetadata(formatName: "bench", payload: value, parsedAs: document)
+            }
+            guard metadata.payloadDigest == SHA256.hexDigest(of: canonical) else {
+                throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the stored digest differs from the digest of the canonical bytes")
+            }
+        }
+        let parse = Self.median(stages["one JSONValue parse"] ?? [])
+        for stage in ["parse into a document (tape)", "full validation of the document", "decode from the document", "the document's value",
+                      "canonical bytes of the value", "canonical bytes from the tape", "SHA-256 of the canonical bytes",
+                      "the stored digest (canonical chunks from the tape into SHA-256)"] {
+            report.results.append(BenchResult(
+                name: "one-shot stage", mode: stage, metric: "latency", value: Self.median(stages[stage] ?? []) * 1000, unit: "ms", bytes: payload.count,
+                baseline: ("one JSONValue parse of the payload", parse * 1000)
+            ))
+        }
     }
 
     /// One `send(_:in:response:)` turn whose reply is `json` in a single message (a one-shot structured

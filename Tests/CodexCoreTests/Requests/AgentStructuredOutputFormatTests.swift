@@ -34,4 +34,19 @@ import Testing
         #expect(try JSONDecoder().decode(AgentStructuredOutputMetadata.self, from: JSONEncoder().encode(metadata)) == metadata)
         #expect(AgentStructuredStreamingOptions().required)
     }
+
+    /// The digest hashed from a parsed document's tape is the digest of the value's canonical bytes, for a
+    /// payload whose canonical bytes span several 64 KiB chunks.
+    @Test func theDigestFromAParsedDocumentIsTheValuesDigest() throws {
+        var text = #"{"z":"\u00e9\n","items":["#
+        for index in 0..<12_000 { text += (index > 0 ? "," : "") + #"{"name":"item \#(index)","id":\#(index),"price":\#(index).25}"# }
+        text += "]}"
+        let document = try JSONDocument(parsing: Array(text.utf8))
+        let value = try JSONValue(parsing: text)
+        let fromDocument = AgentStructuredOutputMetadata(formatName: "f", payload: value, parsedAs: document)
+        let fromValue = AgentStructuredOutputMetadata(formatName: "f", payload: value)
+        #expect(value.canonicalBytes().count > 4 * 64 * 1024)
+        #expect(fromDocument == fromValue)
+        #expect(fromDocument.payloadDigest == SHA256.hexDigest(of: value.canonicalBytes()))
+    }
 }

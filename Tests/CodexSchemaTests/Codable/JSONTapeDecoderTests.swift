@@ -128,4 +128,36 @@ import Testing
         #expect(try decodeAll(Decimal.self, "12.50") == Decimal(string: "12.5"))
         #expect(try decodeAll(Int.self, "1.5") == nil)
     }
+
+    /// Arrays of strings, integers, doubles and Booleans are read by code of their own; their values and
+    /// errors (a wrong element, a non-array, the element's index in the path) stay those of the generic
+    /// array reading and of the value path.
+    @Test func scalarArraysDecodeAndFailAsTheGenericPath() throws {
+        struct Lists: Codable, Equatable {
+            let names: [String]
+            let counts: [Int]
+            let prices: [Double]
+            let flags: [Bool]
+            let nested: [[String]]
+        }
+        let decoded = try decodeAll(Lists.self, #"{"names":["a","\u00e9"],"counts":[1,-2],"prices":[0.5,3],"flags":[true,false],"nested":[["x"],[]]}"#)
+        #expect(decoded == Lists(names: ["a", "é"], counts: [1, -2], prices: [0.5, 3], flags: [true, false], nested: [["x"], []]))
+        for broken in [
+            #"{"names":["a",1],"counts":[],"prices":[],"flags":[],"nested":[]}"#,
+            #"{"names":[],"counts":[1,1.5],"prices":[],"flags":[],"nested":[]}"#,
+            #"{"names":[],"counts":[],"prices":[null],"flags":[],"nested":[]}"#,
+            #"{"names":[],"counts":[],"prices":[],"flags":[true,"no"],"nested":[]}"#,
+            #"{"names":"a","counts":[],"prices":[],"flags":[],"nested":[]}"#,
+            #"{"names":[],"counts":[],"prices":[],"flags":[],"nested":[["x"],[2]]}"#,
+        ] {
+            #expect(try decodeAll(Lists.self, broken) == nil)
+        }
+        do {
+            _ = try JSONValueDecoder().decode(Lists.self, from: try JSONDocument(parsing: Array(#"{"names":[],"counts":[],"prices":[],"flags":[],"nested":[[],["x",2]]}"#.utf8)))
+            Issue.record("a number decoded as a string")
+        } catch let DecodingError.typeMismatch(type, context) {
+            #expect(ObjectIdentifier(type) == ObjectIdentifier(String.self))
+            #expect(context.codingPath.map(\.stringValue) == ["nested", "Index 1", "Index 1"])
+        }
+    }
 }

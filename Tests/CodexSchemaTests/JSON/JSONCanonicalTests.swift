@@ -39,6 +39,51 @@ import Testing
         #expect(reparsed.canonicalBytes() == canonical)
         #expect(JSONDocument(value).value == value)
         #expect(try JSONDocument(parsing: bytes, options: options).value == value)
+        #expect(try JSONDocument(parsing: bytes, options: options).canonicalBytes() == canonical)
+        #expect(JSONDocument(value).canonicalBytes() == canonical)
+    }
+
+    /// The writer over parse tapes gives the value writer's bytes: escapes decoded into the arena and
+    /// written back minimally, keys put in byte order per object (nested objects inside unsorted ones),
+    /// every number form, and the chunk boundaries of the 64 KiB sink.
+    @Test(arguments: [
+        (#" { "b" : [ 1.0 , 2 ] , "a" : { "d" : null , "c" : true } , "é": "x", "B": 0 } "#, #"{"B":0,"a":{"c":true,"d":null},"b":[1,2],"é":"x"}"#),
+        (#"{"k\u0065y":"line\none \u00e9\ud83d\ude00 \u0001 \"q\" \\ \/","a":[]}"#, #"{"a":[],"key":"line\none é😀 \u0001 \"q\" \\ /"}"#),
+        (#"{"z":{"y":{"x":1,"w":2},"v":[{"u":1,"t":2}]},"s":{}}"#, #"{"s":{},"z":{"v":[{"t":2,"u":1}],"y":{"w":2,"x":1}}}"#),
+        (#"[0,-0,-1,9223372036854775807,-9223372036854775808,9223372036854775808,1.5,-0.25,1e2,1E-7,0.000001,123456789012345678901234567890e-5,2.5e70,-1e-400]"#,
+         #"[0,0,-1,9223372036854775807,-9223372036854775808,9223372036854775808,1.5,-0.25,100,1e-7,0.000001,1234567890123456789012345.6789,2.5e+70,-1e-400]"#),
+        (#""top""#, #""top""#),
+        (#"{"q":1,"p":2,"o":3,"n":4,"m":5,"l":6,"k":7,"j":8,"i":9,"h":10,"g":11,"f":12,"e":13,"d":14,"c":15,"b":16,"a":17,"ab":18,"":19}"#,
+         #"{"":19,"a":17,"ab":18,"b":16,"c":15,"d":14,"e":13,"f":12,"g":11,"h":10,"i":9,"j":8,"k":7,"l":6,"m":5,"n":4,"o":3,"p":2,"q":1}"#),
+    ])
+    func theDocumentWriterMatchesTheValueWriter(input: String, expected: String) throws {
+        let document = try JSONDocument(parsing: Array(input.utf8))
+        let value = try JSONValue(parsing: input)
+        #expect(String(decoding: document.canonicalBytes(), as: UTF8.self) == expected)
+        #expect(value.canonicalString() == expected)
+        #expect(JSONDocument(value).canonicalBytes() == Array(expected.utf8))
+    }
+
+    @Test func theDocumentWriterCrossesChunkBoundariesExactly() throws {
+        // A 40 KiB string goes to the consumer on its own; escapes straddle the 64 KiB boundaries.
+        let long = String(repeating: "a", count: 40 * 1024)
+        let escaped = String(repeating: #"x\"\\\n"#, count: 30_000)
+        var text = #"{"b":""# + long + #"","a":[""# + escaped + #"""#
+        for index in 0..<5_000 { text += #","n\#(index)""# }
+        text += #"],"c":-12345678901234}"#
+        let document = try JSONDocument(parsing: Array(text.utf8))
+        let expected = try JSONValue(parsing: text).canonicalBytes()
+        #expect(expected.count > 3 * 64 * 1024)
+        #expect(document.canonicalBytes() == expected)
+        var chunks: [Int] = []
+        var joined: [UInt8] = []
+        document.withCanonicalChunks { chunk in
+            chunks.append(chunk.count)
+            joined.append(contentsOf: chunk)
+        }
+        #expect(joined == expected)
+        #expect(chunks.allSatisfy { $0 <= 64 * 1024 })
+        #expect(chunks.contains(40 * 1024 + 2) || chunks.contains(40 * 1024))
     }
 
     @Test func largeObjectsUseTheirIndexAndStayOrderless() throws {
