@@ -103,11 +103,12 @@ public struct SHA256: Sendable {
         // The message schedule lives on the stack and the constants are read through a pointer: no
         // allocation and no bounds checks per block (the caller guarantees 64 bytes from `offset`).
         var (a, b, c, d, e, f, g, h) = state
+        guard let start = block.baseAddress, offset + 64 <= block.count else { return }
+        let words = UnsafeRawPointer(start + offset)
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
             Self.roundConstants.withUnsafeBufferPointer { constants in
                 for index in 0..<16 {
-                    let base = offset + index * 4
-                    w[index] = UInt32(block[base]) << 24 | UInt32(block[base + 1]) << 16 | UInt32(block[base + 2]) << 8 | UInt32(block[base + 3])
+                    w[index] = UInt32(bigEndian: words.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))
                 }
                 for index in 16..<64 {
                     let s0 = w[index - 15].rotatedRight(7) ^ w[index - 15].rotatedRight(18) ^ (w[index - 15] >> 3)
