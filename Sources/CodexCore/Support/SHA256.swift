@@ -103,7 +103,8 @@ public struct SHA256: Sendable {
         // The message schedule lives on the stack and the constants are read through a pointer: no
         // allocation and no bounds checks per block (the caller guarantees 64 bytes from `offset`).
         var (a, b, c, d, e, f, g, h) = state
-        guard let start = block.baseAddress, offset + 64 <= block.count else { return }
+        // Both callers pass a whole 64-byte block: the buffered block, or one inside the input.
+        guard let start = block.baseAddress, offset + 64 <= block.count else { preconditionFailure("SHA256.compress needs a whole block") }
         let words = UnsafeRawPointer(start + offset)
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
             Self.roundConstants.withUnsafeBufferPointer { constants in

@@ -12,8 +12,9 @@ extension JSONDocument {
         return output
     }
 
-    /// Hands the canonical encoding to `consume` in chunks of at most 64 KiB (a string of 32 KiB or more
-    /// may arrive as one chunk of its own), in order, so that a digest needs no copy of the whole.
+    /// Hands the canonical encoding to `consume` in order, in buffered chunks of at most 64 KiB, so that
+    /// a digest needs no copy of the whole. A run of 32 KiB or more (a long string's content) is handed
+    /// over as one chunk of its own, of whatever size, without being copied.
     package func withCanonicalChunks(_ consume: (UnsafeBufferPointer<UInt8>) -> Void) {
         withView { view in
             withoutActuallyEscaping(consume) { consume in
