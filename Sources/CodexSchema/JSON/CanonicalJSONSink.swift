@@ -10,17 +10,21 @@ struct CanonicalJSONSink: ~Copyable {
     private var count = 0
     private let consume: (UnsafeBufferPointer<UInt8>) -> Void
 
-    /// A sink handing each full chunk to `consume`; call ``finish()`` to hand over the rest.
-    init(consume: @escaping (UnsafeBufferPointer<UInt8>) -> Void) {
+    private init(consume: @escaping (UnsafeBufferPointer<UInt8>) -> Void) {
         storage = .allocate(capacity: Self.chunkBytes)
         self.consume = consume
     }
 
     deinit { storage.deallocate() }
 
-    /// Hands the buffered bytes to the consumer.
-    mutating func finish() {
-        flush()
+    /// Runs `body` with a sink whose chunks go to `consume`, in order; the rest is handed over when
+    /// `body` returns.
+    static func write(to consume: (UnsafeBufferPointer<UInt8>) -> Void, _ body: (inout CanonicalJSONSink) -> Void) {
+        withoutActuallyEscaping(consume) { consume in
+            var sink = CanonicalJSONSink(consume: consume)
+            body(&sink)
+            sink.flush()
+        }
     }
 
     private mutating func flush() {
@@ -96,7 +100,11 @@ struct CanonicalJSONSink: ~Copyable {
 
     /// A number in its canonical text.
     mutating func number(_ number: JSONNumber) {
-        number.withCanonicalText { bytes($0) }
+        if case .int(let value) = number.storage {
+            integer(value)
+        } else {
+            number.withCanonicalText { bytes($0) }
+        }
     }
 
     /// An integer that fits 64 bits, in decimal.

@@ -17,29 +17,24 @@ extension JSONDocument {
     /// over as one chunk of its own, of whatever size, without being copied.
     package func withCanonicalChunks(_ consume: (UnsafeBufferPointer<UInt8>) -> Void) {
         withView { view in
-            withoutActuallyEscaping(consume) { consume in
-                var writer = JSONTapeCanonicalWriter(view: view, sink: CanonicalJSONSink(consume: consume))
-                writer.write(at: 0)
-                writer.sink.finish()
-            }
+            var writer = JSONTapeCanonicalWriter(view: view)
+            CanonicalJSONSink.write(to: consume) { writer.write(at: 0, into: &$0) }
         }
     }
 }
 
 /// Writes the canonical form of a tape's subtrees.
-struct JSONTapeCanonicalWriter: ~Copyable {
+struct JSONTapeCanonicalWriter {
     let view: JSONTapeView
-    var sink: CanonicalJSONSink
     /// Object members being written, as key entry indices in key order: each open object's members sit
     /// above its parent's, and are dropped when the object is done.
     private var order: [Int] = []
 
-    init(view: JSONTapeView, sink: consuming CanonicalJSONSink) {
+    init(view: JSONTapeView) {
         self.view = view
-        self.sink = sink
     }
 
-    mutating func write(at index: Int) {
+    mutating func write(at index: Int, into sink: inout CanonicalJSONSink) {
         let entry = view.entries[index]
         switch entry.kind {
         case .null:
@@ -53,27 +48,27 @@ struct JSONTapeCanonicalWriter: ~Copyable {
         case .number:
             sink.number(view.numbers[Int(entry.payload)])
         case .string:
-            writeString(at: index)
+            writeString(at: index, into: &sink)
         case .array:
             sink.byte(UInt8(ascii: "["))
             var child = index + 1
             for offset in 0..<Int(entry.count) {
                 if offset > 0 { sink.byte(UInt8(ascii: ",")) }
-                write(at: child)
+                write(at: child, into: &sink)
                 child = view.next(child)
             }
             sink.byte(UInt8(ascii: "]"))
         case .object:
-            writeObject(at: index, count: Int(entry.count))
+            writeObject(at: index, count: Int(entry.count), into: &sink)
         }
     }
 
-    private mutating func writeString(at index: Int) {
+    private func writeString(at index: Int, into sink: inout CanonicalJSONSink) {
         // A string parsed without escapes cannot hold a quote, a backslash or a control character.
         sink.string(view.bytes(index), needsNoEscapes: view.entries[index].flags & JSONTape.Flags.inArena == 0)
     }
 
-    private mutating func writeObject(at index: Int, count: Int) {
+    private mutating func writeObject(at index: Int, count: Int, into sink: inout CanonicalJSONSink) {
         let base = order.count
         var key = index + 1
         var sorted = true
@@ -87,9 +82,9 @@ struct JSONTapeCanonicalWriter: ~Copyable {
         for position in base..<(base + count) {
             if position > base { sink.byte(UInt8(ascii: ",")) }
             let member = order[position]
-            writeString(at: member)
+            writeString(at: member, into: &sink)
             sink.byte(UInt8(ascii: ":"))
-            write(at: member + 1)
+            write(at: member + 1, into: &sink)
         }
         sink.byte(UInt8(ascii: "}"))
         order.removeLast(count)

@@ -33,11 +33,7 @@ enum CanonicalJSONWriter {
     /// The encoding of `value` in one array.
     static func bytes(of value: JSONValue, sortsKeys: Bool) -> [UInt8] {
         var output: [UInt8] = []
-        withoutActuallyEscaping({ (chunk: UnsafeBufferPointer<UInt8>) in output.append(contentsOf: chunk) }) { consume in
-            var sink = CanonicalJSONSink(consume: consume)
-            write(value, sortsKeys: sortsKeys, into: &sink)
-            sink.finish()
-        }
+        CanonicalJSONSink.write(to: { output.append(contentsOf: $0) }) { write(value, sortsKeys: sortsKeys, into: &$0) }
         return output
     }
 
@@ -48,7 +44,7 @@ enum CanonicalJSONWriter {
         case .bool(let flag):
             if flag { sink.ascii("true") } else { sink.ascii("false") }
         case .number(let number):
-            if case .int(let integer) = number.storage { sink.integer(integer) } else { sink.number(number) }
+            sink.number(number)
         case .string(let text):
             writeString(text, into: &sink)
         case .array(let elements):

@@ -260,11 +260,11 @@ struct RuntimeBenchmark {
             let canonical = time("canonical bytes of the value") { value.canonicalBytes() }
             let fromTape = time("canonical bytes from the tape") { document.canonicalBytes() }
             guard fromTape == canonical else { throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the tape's canonical bytes differ from the value's") }
-            _ = time("SHA-256 of the canonical bytes") { SHA256.hexDigest(of: canonical) }
+            let digest = time("SHA-256 of the canonical bytes") { SHA256.hexDigest(of: canonical) }
             let metadata = time("the stored digest (canonical chunks from the tape into SHA-256)") {
                 AgentStructuredOutputMetadata(formatName: "bench", payload: value, parsedAs: document)
             }
-            guard metadata.payloadDigest == SHA256.hexDigest(of: canonical) else {
+            guard metadata.payloadDigest == digest else {
                 throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the stored digest differs from the digest of the canonical bytes")
             }
         }
