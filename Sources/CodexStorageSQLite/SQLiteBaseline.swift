@@ -55,6 +55,21 @@ package enum SQLiteBaseline {
         return (seconds, items.count)
     }
 
+    /// Decodes each of `bodies` (rows as the store writes them) into a kept history item with the store's
+    /// own row decoder, in memory: the decoding share of the floor under a restore, without SQLite.
+    /// Returns the seconds taken and the items decoded.
+    /// - Throws: ``SQLiteStoreError``.
+    package static func decodeLoop(_ bodies: [[UInt8]], thread: AgentThreadID) throws -> (seconds: Double, items: Int) {
+        var items: [AgentHistoryItem] = []
+        items.reserveCapacity(bodies.count)
+        let clock = ContinuousClock()
+        let started = clock.now
+        for body in bodies {
+            items.append(try body.withUnsafeBufferPointer { buffer throws(SQLiteStoreError) in try SQLiteRuntimeStateStore.decodeItem(buffer, thread: thread) })
+        }
+        return ((clock.now - started).inSeconds, items.count)
+    }
+
     /// Opens its own connection and times one transaction that selects the thread's first `count` rows
     /// in order, handing each to `each`.
     private static func timedSelect(

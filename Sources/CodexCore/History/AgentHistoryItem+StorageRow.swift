@@ -101,24 +101,33 @@ extension AgentHistoryItem {
         self = try Self.read(&reader, thread: thread?.rawValue)
     }
 
+    /// Reads the fields in order into locals, checks the row's end, then builds the item in one return
+    /// expression. (Building the payload in a local and wrapping it afterwards compiled to a copy of the
+    /// whole payload plus a destroy of the original: a retain and a release of every field, per row.)
     private static func read(_ row: inout StorageRowReader, thread: String?) throws(AgentRuntimeError) -> AgentHistoryItem {
-        let item: AgentHistoryItem
         let kind = try row.byte()
         switch kind {
         case StorageRowFormat.Kind.message:
-            var message = AgentMessage(
-                id: AgentMessageID(rawValue: try row.string()), threadID: AgentThreadID(rawValue: try row.string(reusing: thread)),
-                role: AgentMessageRole(rawValue: try row.string()), text: try row.string(),
-                phase: try row.optionalString().map(AgentMessagePhase.init(wireName:)), createdAt: try row.date()
-            )
-            if let images = try row.optionalBytes() { message.images = try decodeNested([AgentImageAttachment].self, images) }
-            if let structured = try row.optionalBytes() { message.structuredOutput = try decodeNested(AgentStructuredOutputMetadata.self, structured) }
-            item = .message(message)
-        case StorageRowFormat.Kind.toolCall:
-            item = .toolCall(ToolInvocation(
-                id: ToolInvocationID(rawValue: try row.string()), toolName: try row.string(), arguments: try row.string(),
-                threadID: try row.optionalString(reusing: thread).map(AgentThreadID.init(rawValue:)), turnID: try row.optionalString().map(AgentTurnID.init(rawValue:))
+            let id = AgentMessageID(rawValue: try row.string())
+            let threadID = AgentThreadID(rawValue: try row.string(reusing: thread))
+            let role = AgentMessageRole(rawValue: try row.string())
+            let text = try row.string()
+            let phase = try row.optionalString().map(AgentMessagePhase.init(wireName:))
+            let createdAt = try row.date()
+            let images = try row.optionalBytes().map { bytes throws(AgentRuntimeError) in try decodeNested([AgentImageAttachment].self, bytes) } ?? []
+            let structured = try row.optionalBytes().map { bytes throws(AgentRuntimeError) in try decodeNested(AgentStructuredOutputMetadata.self, bytes) }
+            try row.finish()
+            return .message(AgentMessage(
+                id: id, threadID: threadID, role: role, text: text, images: images, phase: phase, structuredOutput: structured, createdAt: createdAt
             ))
+        case StorageRowFormat.Kind.toolCall:
+            let id = ToolInvocationID(rawValue: try row.string())
+            let toolName = try row.string()
+            let arguments = try row.string()
+            let threadID = try row.optionalString(reusing: thread).map(AgentThreadID.init(rawValue:))
+            let turnID = try row.optionalString().map(AgentTurnID.init(rawValue:))
+            try row.finish()
+            return .toolCall(ToolInvocation(id: id, toolName: toolName, arguments: arguments, threadID: threadID, turnID: turnID))
         case StorageRowFormat.Kind.toolResult:
             let invocation = ToolInvocationID(rawValue: try row.string())
             let tool = try row.string()
@@ -138,32 +147,39 @@ extension AgentHistoryItem {
                 }
             }
             let session = try row.flag() ? ToolSessionDescriptor(id: try row.string(), title: try row.optionalString()) : nil
-            item = .toolResult(ToolResultEnvelope(invocationID: invocation, toolName: tool, status: status, content: content, session: session))
+            try row.finish()
+            return .toolResult(ToolResultEnvelope(invocationID: invocation, toolName: tool, status: status, content: content, session: session))
         case StorageRowFormat.Kind.reasoning:
             let id = try row.string()
             let count = try row.count()
             var summary: [String] = []
             summary.reserveCapacity(count)
             for _ in 0..<count { summary.append(try row.string()) }
-            item = .reasoning(AgentReasoningItem(itemID: id, summary: summary, encryptedContent: try row.optionalString()))
+            let encrypted = try row.optionalString()
+            try row.finish()
+            return .reasoning(AgentReasoningItem(itemID: id, summary: summary, encryptedContent: encrypted))
         case StorageRowFormat.Kind.systemEvent, StorageRowFormat.Kind.systemEventWithMemory:
-            var event = AgentSystemEvent(
-                type: AgentSystemEventType(rawValue: try row.string()), turnID: AgentTurnID(rawValue: try row.string()),
-                occurredAt: try row.date(), errorCode: try row.optionalString()
-            )
+            let type = AgentSystemEventType(rawValue: try row.string())
+            let turnID = AgentTurnID(rawValue: try row.string())
+            let occurredAt = try row.date()
+            let errorCode = try row.optionalString()
+            var application: AgentMemoryApplication?
             if kind == StorageRowFormat.Kind.systemEventWithMemory {
-                guard let application = try row.optionalBytes() else { throw undecodable("has an invalid memory application") }
-                event.memoryApplication = try decodeNested(AgentMemoryApplication.self, application)
+                guard let bytes = try row.optionalBytes() else { throw undecodable("has an invalid memory application") }
+                application = try decodeNested(AgentMemoryApplication.self, bytes)
             }
-            item = .systemEvent(event)
+            try row.finish()
+            var event = AgentSystemEvent(type: type, turnID: turnID, occurredAt: occurredAt, errorCode: errorCode)
+            event.memoryApplication = application
+            return .systemEvent(event)
         case StorageRowFormat.Kind.compaction:
             guard let record = try row.optionalBytes() else { throw undecodable("has an invalid compaction record") }
-            item = .contextCompaction(try decodeNested(AgentContextCompaction.self, record))
+            let compaction = try decodeNested(AgentContextCompaction.self, record)
+            try row.finish()
+            return .contextCompaction(compaction)
         default:
             throw undecodable("has an unknown kind")
         }
-        try row.finish()
-        return item
     }
 
     private static func decodeNested<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws(AgentRuntimeError) -> T {

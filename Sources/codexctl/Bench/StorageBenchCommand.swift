@@ -95,19 +95,22 @@ struct StorageBenchmark {
                 try store.checkpoint()
                 let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
                 report.results.append(BenchResult(name: "database", mode: "bytes per item", metric: "size", value: Double(size) / Double(items), unit: "bytes"))
-                try await measureRestore(store, thread: thread, rawPath: directory.appendingPathComponent("raw-10.sqlite").path, into: &report)
+                try await measureRestore(store, thread: thread, rawPath: directory.appendingPathComponent("raw-10.sqlite").path, bodies: rows.prefix(restoreItems).map(\.body), into: &report)
             }
         }
         report.notes.append("journal_mode=WAL, synchronous=FULL (a committed item survives power loss); SQLite \(SQLiteRuntimeStateStore.sqliteVersion)")
         return report
     }
 
-    private func measureRestore(_ store: SQLiteRuntimeStateStore, thread: AgentThreadID, rawPath: String, into report: inout BenchReport) async throws {
+    private func measureRestore(
+        _ store: SQLiteRuntimeStateStore, thread: AgentThreadID, rawPath: String, bodies: [[UInt8]], into report: inout BenchReport
+    ) async throws {
         let count = min(restoreItems, items)
         let clock = ContinuousClock()
         var times: [Double] = []
         var raw: [Double] = []
         var decoded: [Double] = []
+        var inMemory: [Double] = []
         for _ in 0..<5 {
             let started = clock.now
             let page = try await store.history(of: thread, query: AgentHistoryQuery(limit: count))
@@ -117,6 +120,9 @@ struct StorageBenchmark {
             let floor = try SQLiteBaseline.selectDecodeLoop(path: rawPath, count: count, thread: thread)
             guard floor.items == count else { throw SQLiteStoreError(code: .failure, message: "the decoding select read \(floor.items) items") }
             decoded.append(floor.seconds)
+            let decoding = try SQLiteBaseline.decodeLoop(bodies, thread: thread)
+            guard decoding.items == count else { throw SQLiteStoreError(code: .failure, message: "the in-memory decoding read \(decoding.items) items") }
+            inMemory.append(decoding.seconds)
         }
         report.results.append(BenchResult(
             name: "restore", mode: "\(count)-item thread", metric: "latency", value: times.sorted()[2] * 1000, unit: "ms",
@@ -125,6 +131,10 @@ struct StorageBenchmark {
         report.results.append(BenchResult(
             name: "restore", mode: "\(count)-item thread vs its floor", metric: "latency", value: times.sorted()[2] * 1000, unit: "ms",
             baseline: ("raw select decoding each row into a kept item (the store's row decoder)", decoded.sorted()[2] * 1000)
+        ))
+        report.results.append(BenchResult(
+            name: "restore", mode: "decoding \(count) rows in memory (the store's row decoder, no SQLite)", metric: "latency",
+            value: inMemory.sorted()[2] * 1000, unit: "ms"
         ))
         var pageTimes: [Double] = []
         for _ in 0..<3 {
