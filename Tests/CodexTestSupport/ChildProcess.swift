@@ -13,6 +13,14 @@ public enum ChildProcess {
         public let stdout: String
         /// Its standard error.
         public let stderr: String
+
+        /// An outcome as `run` reports it (tests of code that reads outcomes build their own).
+        public init(status: Int32, killed: Bool, stdout: String, stderr: String) {
+            self.status = status
+            self.killed = killed
+            self.stdout = stdout
+            self.stderr = stderr
+        }
     }
 
     /// The executable `name` in the build products directory of the running test bundle.

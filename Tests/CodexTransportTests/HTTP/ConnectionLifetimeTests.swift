@@ -10,7 +10,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(5 * Sanitizer.slowdown))) struct ConnectionLifetimeTests {
     @Test(arguments: HTTPClientKind.allCases)
     func tenThousandRequestsUseOneConnectionAndLeakNoDescriptor(kind: HTTPClientKind) async throws {
-        let outcome = try await ChildProcess.run(
+        let outcome = try await ChildProcess.runSurvivingFoundationNetworkingCrash(
             URL(fileURLWithPath: "/usr/bin/nice"),
             ["-n", "19", ChildProcess.product("TransportFixture").path, "many", "--client", kind == .curl ? "curl" : "urlsession", "--requests", "10000"]
         )

@@ -251,7 +251,7 @@ import Testing
         // 200 for libcurl; 24 for URLSession, whose reading of an endless fast stream cannot be paused
         // (each cancelled transfer drains what FoundationNetworking queued: about 0.3 s and tens of MB).
         let turns = kind == .curl ? "200" : "24"
-        let outcome = try await ChildProcess.run(
+        let outcome = try await ChildProcess.runSurvivingFoundationNetworkingCrash(
             ChildProcess.product("TransportFixture"), ["cancelled-fast", "--client", kind == .curl ? "curl" : "urlsession", "--turns", turns]
         )
         #expect(outcome.status == 0, "\(outcome.stderr)")
@@ -263,7 +263,7 @@ import Testing
 
     @Test(arguments: HTTPClientKind.allCases)
     func fiveHundredExchangesAlternatingGoodRepliesAndResetsLeaveNothingBehind(kind: HTTPClientKind) async throws {
-        let outcome = try await ChildProcess.run(
+        let outcome = try await ChildProcess.runSurvivingFoundationNetworkingCrash(
             ChildProcess.product("TransportFixture"), ["alternating", "--client", kind == .curl ? "curl" : "urlsession", "--turns", "500"]
         )
         #expect(outcome.status == 0, "\(outcome.stderr)")
