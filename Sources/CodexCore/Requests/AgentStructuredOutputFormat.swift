@@ -112,11 +112,23 @@ public struct AgentStructuredOutputMetadata: Sendable, Hashable, Codable {
     /// hashes the document's canonical bytes as they are written from its tape (the same digest as
     /// ``init(formatName:payload:)``, without walking the value or holding its canonical bytes at once).
     package init(formatName: String, payload: JSONValue, parsedAs document: JSONDocument) {
+        self.init(formatName: formatName, payload: payload, payloadDigest: Self.payloadDigest(of: document))
+    }
+
+    /// Metadata whose digest was computed already, by ``payloadDigest(of:)`` of the document `payload`
+    /// was built from.
+    package init(formatName: String, payload: JSONValue, payloadDigest: String) {
         self.formatName = formatName
         self.payload = payload
+        self.payloadDigest = payloadDigest
+    }
+
+    /// The digest ``init(formatName:payload:)`` stores, hashed from a parsed document's canonical bytes as
+    /// they are written from its tape (without building the value or holding the bytes at once).
+    package static func payloadDigest(of document: JSONDocument) -> String {
         var hasher = SHA256()
         document.withCanonicalChunks { hasher.update($0) }
-        self.payloadDigest = SHA256.hexString(hasher.finalize())
+        return SHA256.hexString(hasher.finalize())
     }
 }
 

@@ -45,16 +45,6 @@ struct StructuredContract: Sendable {
         }
     }
 
-    /// Decodes an already fully validated commit into the Swift type, from its parsed document.
-    /// - Throws: `structured_output_decoding_failed`.
-    func decodeValidated(_ commit: StructuredStreamCommit) throws(AgentRuntimeError) -> any Sendable {
-        do {
-            return try decodeDocument(commit.document)
-        } catch {
-            throw decodingFailure()
-        }
-    }
-
     private func decodingFailure() -> AgentRuntimeError {
         AgentRuntimeError(code: .structuredOutputDecodingFailed, message: "the structured reply does not decode into \(typeName)")
     }
@@ -68,25 +58,86 @@ struct StructuredContract: Sendable {
     }
 
     /// Parses a one-shot reply (at most 4 MiB), validates and decodes it.
+    /// - Throws: `structured_output_too_large`, `structured_output_invalid` (with the byte offset of a
+    ///   JSON error) or `structured_output_decoding_failed`.
     func acceptOneShot(_ text: String) throws(AgentRuntimeError) -> (value: JSONValue, document: JSONDocument, decoded: any Sendable) {
+        let document = try parseAndValidateOneShot(text)
+        return (document.value, document, try decodeValidatedDocument(document))
+    }
+
+    /// A one-shot reply accepted for a turn: its value, the digest stored with it and the Swift value.
+    struct OneShotAcceptance: Sendable {
+        /// The validated payload.
+        let value: JSONValue
+        /// ``AgentStructuredOutputMetadata/payloadDigest(of:)`` of its parse.
+        let payloadDigest: String
+        /// The payload decoded into the Swift type.
+        let decoded: any Sendable
+    }
+
+    /// A payload from this size on has its digest hashed on another thread while it is decoded: the hop
+    /// costs microseconds, the digest of 64 KiB about a third of a millisecond.
+    static let concurrentDigestBytes = 64 * 1024
+
+    /// ``acceptOneShot(_:)`` plus the digest the turn stores, hashed beside the decoding
+    /// (``withPayloadDigest(of:byteCount:_:)``). An invalid reply is never hashed.
+    /// - Throws: as ``acceptOneShot(_:)``.
+    func acceptOneShotWithDigest(_ text: String) async throws(AgentRuntimeError) -> OneShotAcceptance {
+        let document = try parseAndValidateOneShot(text)
+        let (accepted, digest) = try await withPayloadDigest(of: document, byteCount: text.utf8.count) { () throws(AgentRuntimeError) in
+            (decoded: try decodeValidatedDocument(document), value: document.value)
+        }
+        return OneShotAcceptance(value: accepted.value, payloadDigest: digest, decoded: accepted.decoded)
+    }
+
+    /// ``decodeValidated(_:)`` of a stream's commit plus the digest stored with its message, hashed
+    /// beside the decoding (``withPayloadDigest(of:byteCount:_:)``).
+    /// - Throws: `structured_output_decoding_failed`.
+    func decodeValidatedWithDigest(_ commit: StructuredStreamCommit) async throws(AgentRuntimeError) -> (decoded: any Sendable, payloadDigest: String) {
+        try await withPayloadDigest(of: commit.document, byteCount: commit.bytes.count) { () throws(AgentRuntimeError) in
+            try decodeValidatedDocument(commit.document)
+        }
+    }
+
+    /// Runs `body` (the decoding of a validated payload) and hashes the payload's digest
+    /// (``AgentStructuredOutputMetadata/payloadDigest(of:)``). A payload of ``concurrentDigestBytes`` or
+    /// more is hashed in a child task while `body` runs, so the digest costs the turn's wall time
+    /// nothing when a second core is free; a smaller one is hashed after `body`, on this task.
+    private func withPayloadDigest<Result: Sendable>(
+        of document: JSONDocument, byteCount: Int, _ body: () throws(AgentRuntimeError) -> Result
+    ) async throws(AgentRuntimeError) -> (Result, String) {
+        guard byteCount >= Self.concurrentDigestBytes else {
+            let result = try body()
+            return (result, AgentStructuredOutputMetadata.payloadDigest(of: document))
+        }
+        async let digest = AgentStructuredOutputMetadata.payloadDigest(of: document)
+        let result = try body()
+        return (result, await digest)
+    }
+
+    /// The first half of accepting a one-shot reply: the size limit, the parse and full validation.
+    private func parseAndValidateOneShot(_ text: String) throws(AgentRuntimeError) -> JSONDocument {
         guard text.utf8.count <= Self.maximumPayloadBytes else {
             throw AgentRuntimeError(code: .structuredOutputTooLarge, message: "the structured reply exceeds 4 MiB")
         }
-        let bytes = Array(text.utf8)
         let document: JSONDocument
         do {
-            document = try JSONDocument(parsing: bytes)
+            document = try JSONDocument(parsing: Array(text.utf8))
         } catch {
             throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the structured reply is not valid JSON: \(error.code.rawValue)", byteOffset: error.byteOffset)
         }
         try check(validator.validate(document, mode: .full))
-        let decoded: any Sendable
+        return document
+    }
+
+    /// Decodes a fully validated document into the Swift type.
+    /// - Throws: `structured_output_decoding_failed`.
+    private func decodeValidatedDocument(_ document: JSONDocument) throws(AgentRuntimeError) -> any Sendable {
         do {
-            decoded = try decodeDocument(document)
+            return try decodeDocument(document)
         } catch {
             throw decodingFailure()
         }
-        return (document.value, document, decoded)
     }
 
     /// Turns a validation outcome into `structured_output_invalid`.

@@ -32,6 +32,8 @@ struct TurnDriver: Sendable {
         var backendCommit: AgentStructuredOutputMetadata?
         /// Steered input arrived after the committed payload: the next payload replaces it.
         var commitReplaceable = false
+        /// The digest of the payload the current message's frame committed, hashed beside its decoding.
+        var committedDigest: String?
     }
 
     /// Starts the backend's turn and runs it. A readiness failure that is safe to retry starts the turn
@@ -182,8 +184,10 @@ struct TurnDriver: Sendable {
             break
         case .oneShot(let contract):
             if message.phase != .commentary, message.role == .assistant, message.images.isEmpty || !message.text.isEmpty {
-                let accepted = try contract.acceptOneShot(message.text)
-                message.structuredOutput = AgentStructuredOutputMetadata(formatName: contract.format.name, payload: accepted.value, parsedAs: accepted.document)
+                let accepted = try await contract.acceptOneShotWithDigest(message.text)
+                message.structuredOutput = AgentStructuredOutputMetadata(
+                    formatName: contract.format.name, payload: accepted.value, payloadDigest: accepted.payloadDigest
+                )
                 progress.structuredValue = accepted.decoded
                 progress.structuredCommitted = true
             }
@@ -196,8 +200,10 @@ struct TurnDriver: Sendable {
             try await emit(outputs, contract: contract, progress: &progress, forwardText: progress.fedDeltas)
             message.text = frame.visibleText
             if let commit = frame.committed {
-                message.structuredOutput = AgentStructuredOutputMetadata(formatName: contract.format.name, payload: commit.value, parsedAs: commit.document)
+                let digest = progress.committedDigest ?? AgentStructuredOutputMetadata.payloadDigest(of: commit.document)
+                message.structuredOutput = AgentStructuredOutputMetadata(formatName: contract.format.name, payload: commit.value, payloadDigest: digest)
             }
+            progress.committedDigest = nil
             progress.fedDeltas = false
         }
         if message.role == .assistant, message.structuredOutput == nil, let commit = progress.backendCommit {
@@ -230,7 +236,9 @@ struct TurnDriver: Sendable {
                     throw AgentRuntimeError(code: .structuredOutputInvalid, message: "the reply carried more than one structured payload")
                 }
                 // The parser validated the payload fully with this contract's validator.
-                progress.structuredValue = try contract.decodeValidated(commit)
+                let accepted = try await contract.decodeValidatedWithDigest(commit)
+                progress.structuredValue = accepted.decoded
+                progress.committedDigest = accepted.payloadDigest
                 progress.structuredCommitted = true
                 progress.commitReplaceable = false
                 try await channel.send(.structuredOutputCommitted(AgentStructuredOutputSnapshot(formatName: contract.format.name, value: commit.value, isCommitted: true)))
