@@ -5,36 +5,55 @@ import Foundation
 /// settings (WAL, `synchronous=FULL`) and the same row bytes, but no encoding, no decoding and no
 /// store logic. For benchmarks only.
 package enum SQLiteBaseline {
-    /// Inserts `rows` (each item's kind and encoded body, as the store writes them) for the thread
-    /// `threadID` into a fresh table of the database at `path`, `perTransaction` rows per transaction;
-    /// returns the seconds taken. The keys and columns are the store's, byte for byte.
-    /// - Throws: ``SQLiteStoreError``.
-    package static func insertLoop(path: String, threadID: String, rows: [(kind: String, body: [UInt8])], perTransaction: Int) throws -> Double {
-        try SQLiteDatabaseFile(path: path).createPrivate()
-        let connection = try SQLiteConnection(path: path, mode: .readWrite)
-        try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
-        try connection.execute("CREATE TABLE IF NOT EXISTS raw_items (thread_id TEXT NOT NULL, position INTEGER NOT NULL, kind TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (thread_id, position)) WITHOUT ROWID")
-        let clock = ContinuousClock()
-        let started = clock.now
-        var position: Int64 = 0
-        var index = 0
-        while index < rows.count {
-            try connection.execute("BEGIN IMMEDIATE")
-            for row in rows[index..<min(rows.count, index + max(1, perTransaction))] {
-                position += 1
-                try connection.run(
-                    "INSERT INTO raw_items(thread_id, position, kind, body) VALUES (?, ?, ?, ?)",
-                    [.text(threadID), .integer(position), .text(row.kind), .blob(row.body)]
-                )
-            }
-            try connection.execute("COMMIT")
-            index += max(1, perTransaction)
+    /// The raw insert loop: one connection to the database at `path` (created when missing), kept open
+    /// across the rounds of a run the way the store keeps its own, writing the store's keys and columns
+    /// byte for byte.
+    package final class InsertLoop {
+        private let connection: SQLiteConnection
+        private let threadID: String
+        private var position: Int64 = 0
+
+        /// Opens (creating when missing) the database at `path` with the store's settings.
+        /// - Throws: ``SQLiteStoreError``.
+        package init(path: String, threadID: String) throws {
+            try SQLiteDatabaseFile(path: path).createPrivate()
+            connection = try SQLiteConnection(path: path, mode: .readWrite)
+            try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
+            try connection.execute("CREATE TABLE IF NOT EXISTS raw_items (thread_id TEXT NOT NULL, position INTEGER NOT NULL, kind TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (thread_id, position)) WITHOUT ROWID")
+            self.threadID = threadID
         }
-        return (clock.now - started).inSeconds
+
+        /// Inserts `rows` (each item's kind and encoded body, as the store writes them) after the rows of
+        /// the earlier rounds, `perTransaction` rows per transaction; returns the seconds taken.
+        /// - Throws: ``SQLiteStoreError``.
+        package func insert(_ rows: ArraySlice<(kind: String, body: [UInt8])>, perTransaction: Int) throws -> Double {
+            let clock = ContinuousClock()
+            let started = clock.now
+            var index = rows.startIndex
+            while index < rows.endIndex {
+                try connection.execute("BEGIN IMMEDIATE")
+                for row in rows[index..<min(rows.endIndex, index + max(1, perTransaction))] {
+                    position += 1
+                    try connection.run(
+                        "INSERT INTO raw_items(thread_id, position, kind, body) VALUES (?, ?, ?, ?)",
+                        [.text(threadID), .integer(position), .text(row.kind), .blob(row.body)]
+                    )
+                }
+                try connection.execute("COMMIT")
+                index += max(1, perTransaction)
+            }
+            return (clock.now - started).inSeconds
+        }
+
+        /// Moves the write-ahead log into the database file, as the store's own checkpoint does.
+        /// - Throws: ``SQLiteStoreError``.
+        package func checkpoint() throws {
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
     }
 
     /// Selects the first `count` rows of `threadID` written by
-    /// ``insertLoop(path:threadID:rows:perTransaction:)`` in order; returns the seconds taken and the bytes read.
+    /// ``InsertLoop`` in order; returns the seconds taken and the bytes read.
     /// - Throws: ``SQLiteStoreError``.
     package static func selectLoop(path: String, threadID: String, count: Int) throws -> (seconds: Double, bytes: Int) {
         var bytes = 0

@@ -10,7 +10,7 @@ enum StorageBenchCommand: CLICommand {
         command: "bench storage",
         overview: """
         Append realistic history items (~300 bytes: user and assistant messages, function calls and outputs) one \
-        transaction per item and 10 per transaction, restore a 10,000-item thread and page through it, each next to a \
+        transaction per item and 10 per transaction, in ten rounds alternating with the raw loop, restore a 10,000-item thread and page through it, each next to a \
         raw prepared-statement loop doing the same inserts or selects in the same run; restore also next to a raw select \
         that decodes and keeps every row with the store's row decoder. WAL, synchronous=FULL.
         """,
@@ -66,6 +66,11 @@ struct StorageBenchmark {
         }
     }
 
+    /// Items per interleaved round: ten rounds, each a whole number of transactions.
+    static func roundItems(items: Int, perTransaction: Int) -> Int {
+        max(perTransaction, (items / 10) / perTransaction * perTransaction)
+    }
+
     func run() async throws -> BenchReport {
         var report = BenchReport(suite: "storage")
         let thread = AgentThreadID()
@@ -76,23 +81,40 @@ struct StorageBenchmark {
             let path = directory.appendingPathComponent("store-\(perTransaction).sqlite").path
             let store = try SQLiteRuntimeStateStore(path: path)
             try await store.upsertThread(AgentThread(id: thread))
+            // Interleaved rounds, the order swapped each round: both loops wait on the same disk's
+            // fsyncs, and its speed drifts over a run; alternating cancels the drift.
+            let raw = try SQLiteBaseline.InsertLoop(path: directory.appendingPathComponent("raw-\(perTransaction).sqlite").path, threadID: thread.rawValue)
+            let roundItems = Self.roundItems(items: items, perTransaction: perTransaction)
             let clock = ContinuousClock()
-            let started = clock.now
-            var index = 0
-            while index < all.count {
-                try await store.appendHistory(Array(all[index..<min(all.count, index + perTransaction)]), to: thread)
-                index += perTransaction
+            var storeSeconds = 0.0
+            var rawSeconds = 0.0
+            var round = 0
+            var start = 0
+            while start < all.count {
+                let end = min(all.count, start + roundItems)
+                for side in round % 2 == 0 ? [0, 1] : [1, 0] {
+                    if side == 0 {
+                        let started = clock.now
+                        var index = start
+                        while index < end {
+                            try await store.appendHistory(Array(all[index..<min(end, index + perTransaction)]), to: thread)
+                            index += perTransaction
+                        }
+                        storeSeconds += (clock.now - started).inSeconds
+                    } else {
+                        rawSeconds += try raw.insert(rows[start..<end], perTransaction: perTransaction)
+                    }
+                }
+                start = end
+                round += 1
             }
-            let storeSeconds = (clock.now - started).inSeconds
-            let rawSeconds = try SQLiteBaseline.insertLoop(
-                path: directory.appendingPathComponent("raw-\(perTransaction).sqlite").path, threadID: thread.rawValue, rows: rows, perTransaction: perTransaction
-            )
             report.results.append(BenchResult(
-                name: "append", mode: mode, metric: "throughput", value: Double(items) / storeSeconds, unit: "items/s",
+                name: "append", mode: "\(mode), \(round) interleaved rounds", metric: "throughput", value: Double(items) / storeSeconds, unit: "items/s",
                 baseline: ("raw prepared-statement loop", Double(items) / rawSeconds)
             ))
             if perTransaction == 10 {
                 try store.checkpoint()
+                try raw.checkpoint()
                 let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
                 report.results.append(BenchResult(name: "database", mode: "bytes per item", metric: "size", value: Double(size) / Double(items), unit: "bytes"))
                 try await measureRestore(store, thread: thread, rawPath: directory.appendingPathComponent("raw-10.sqlite").path, bodies: rows.prefix(restoreItems).map(\.body), into: &report)
