@@ -11,7 +11,7 @@ enum StorageBenchCommand: CLICommand {
         overview: """
         Append realistic history items (~300 bytes: user and assistant messages, function calls and outputs) one \
         transaction per item and 10 per transaction, in ten rounds alternating with the raw loop, restore a 10,000-item thread and page through it, each next to a \
-        raw prepared-statement loop doing the same inserts or selects in the same run; restore also next to a raw select \
+        raw prepared-statement loop doing the same inserts or selects in the same run, plus the cost of an empty append; restore also next to a raw select \
         that decodes and keeps every row with the store's row decoder. WAL, synchronous=FULL.
         """,
         options: [
@@ -112,6 +112,17 @@ struct StorageBenchmark {
                 name: "append", mode: "\(mode), \(round) interleaved rounds", metric: "throughput", value: Double(items) / storeSeconds, unit: "items/s",
                 baseline: ("raw prepared-statement loop", Double(items) / rawSeconds)
             ))
+            if perTransaction == 1 {
+                // What a transaction costs the store before any row or fsync: an empty append still hands
+                // off to the write thread and back and runs both lookups, then commits nothing.
+                let calls = 2_000
+                let started = clock.now
+                for _ in 0..<calls { try await store.appendHistory([], to: thread) }
+                report.results.append(BenchResult(
+                    name: "append", mode: "an empty append (the write-thread hand-off and the two lookups; nothing written, no fsync)",
+                    metric: "latency", value: (clock.now - started).inSeconds / Double(calls) * 1_000_000, unit: "µs"
+                ))
+            }
             if perTransaction == 10 {
                 try store.checkpoint()
                 try raw.checkpoint()
