@@ -90,7 +90,7 @@ struct StructuredContract: Sendable {
         return OneShotAcceptance(value: accepted.value, payloadDigest: digest, decoded: accepted.decoded)
     }
 
-    /// ``decodeValidated(_:)`` of a stream's commit plus the digest stored with its message, hashed
+    /// The decoding of a stream's fully validated commit plus the digest stored with its message, hashed
     /// beside the decoding (``withPayloadDigest(of:byteCount:_:)``).
     /// - Throws: `structured_output_decoding_failed`.
     func decodeValidatedWithDigest(_ commit: StructuredStreamCommit) async throws(AgentRuntimeError) -> (decoded: any Sendable, payloadDigest: String) {

@@ -10,7 +10,7 @@ enum StorageBenchCommand: CLICommand {
         command: "bench storage",
         overview: """
         Append realistic history items (~300 bytes: user and assistant messages, function calls and outputs) one \
-        transaction per item and 10 per transaction, in ten rounds alternating with the raw loop, restore a 10,000-item thread and page through it, each next to a \
+        transaction per item and 10 per transaction, in about ten rounds alternating with the raw loop, restore a 10,000-item thread and page through it, each next to a \
         raw prepared-statement loop doing the same inserts or selects in the same run, plus the cost of an empty append; restore also next to a raw select \
         that decodes and keeps every row with the store's row decoder. WAL, synchronous=FULL.
         """,
@@ -66,7 +66,8 @@ struct StorageBenchmark {
         }
     }
 
-    /// Items per interleaved round: ten rounds, each a whole number of transactions.
+    /// Items per interleaved round: about ten rounds (the last may be partial), each a whole number of
+    /// transactions.
     static func roundItems(items: Int, perTransaction: Int) -> Int {
         max(perTransaction, (items / 10) / perTransaction * perTransaction)
     }
