@@ -127,10 +127,10 @@ extension AgentRuntime {
             }
         }
         guard let reply else { throw AgentRuntimeError(code: .memoryCaptureFailed, message: "the capture request returned no reply") }
-        let accepted = try contract.acceptOneShot(reply)
+        let accepted = try contract.acceptedValue(reply)
         let payload: MemoryCaptureContract.Payload
         do {
-            payload = try JSONValueDecoder().decode(MemoryCaptureContract.Payload.self, from: accepted.value)
+            payload = try JSONValueDecoder().decode(MemoryCaptureContract.Payload.self, from: accepted)
         } catch {
             throw AgentRuntimeError(code: .structuredOutputDecodingFailed, message: "the capture reply does not decode into memories")
         }

@@ -57,12 +57,12 @@ struct StructuredContract: Sendable {
         return try decodeValidated(value)
     }
 
-    /// Parses a one-shot reply (at most 4 MiB), validates and decodes it.
-    /// - Throws: `structured_output_too_large`, `structured_output_invalid` (with the byte offset of a
-    ///   JSON error) or `structured_output_decoding_failed`.
-    func acceptOneShot(_ text: String) throws(AgentRuntimeError) -> (value: JSONValue, document: JSONDocument, decoded: any Sendable) {
-        let document = try parseAndValidateOneShot(text)
-        return (document.value, document, try decodeValidatedDocument(document))
+    /// Parses a one-shot reply (at most 4 MiB) and validates it fully; returns its value, not decoded
+    /// into a Swift type (for callers that decode it themselves).
+    /// - Throws: `structured_output_too_large` or `structured_output_invalid` (with the byte offset of a
+    ///   JSON error).
+    func acceptedValue(_ text: String) throws(AgentRuntimeError) -> JSONValue {
+        try parseAndValidateOneShot(text).value
     }
 
     /// A one-shot reply accepted for a turn: its value, the digest stored with it and the Swift value.
@@ -79,9 +79,11 @@ struct StructuredContract: Sendable {
     /// costs microseconds, the digest of 64 KiB about a third of a millisecond.
     static let concurrentDigestBytes = 64 * 1024
 
-    /// ``acceptOneShot(_:)`` plus the digest the turn stores, hashed beside the decoding
-    /// (``withPayloadDigest(of:byteCount:_:)``). An invalid reply is never hashed.
-    /// - Throws: as ``acceptOneShot(_:)``.
+    /// Parses a one-shot reply (at most 4 MiB), validates it fully and decodes it, with the digest the
+    /// turn stores hashed beside the decoding (``withPayloadDigest(of:byteCount:_:)``). An invalid reply
+    /// is never hashed.
+    /// - Throws: `structured_output_too_large`, `structured_output_invalid` (with the byte offset of a
+    ///   JSON error) or `structured_output_decoding_failed`.
     func acceptOneShotWithDigest(_ text: String) async throws(AgentRuntimeError) -> OneShotAcceptance {
         let document = try parseAndValidateOneShot(text)
         let (accepted, digest) = try await withPayloadDigest(of: document, byteCount: text.utf8.count) { () throws(AgentRuntimeError) in

@@ -84,29 +84,29 @@ struct StorageBenchmark {
             try await store.upsertThread(AgentThread(id: thread))
             // Interleaved rounds, the order swapped each round: both loops wait on the same disk's
             // fsyncs, and its speed drifts over a run; alternating cancels the drift.
-            let raw = try SQLiteBaseline.InsertLoop(path: directory.appendingPathComponent("raw-\(perTransaction).sqlite").path, threadID: thread.rawValue)
+            let rawPath = directory.appendingPathComponent("raw-\(perTransaction).sqlite").path
+            let raw = try SQLiteBaseline.InsertLoop(path: rawPath, threadID: thread.rawValue)
             let roundItems = Self.roundItems(items: items, perTransaction: perTransaction)
             let clock = ContinuousClock()
+            func storeRound(_ range: Range<Int>) async throws -> Double {
+                let started = clock.now
+                for index in stride(from: range.lowerBound, to: range.upperBound, by: perTransaction) {
+                    try await store.appendHistory(Array(all[index..<min(range.upperBound, index + perTransaction)]), to: thread)
+                }
+                return (clock.now - started).inSeconds
+            }
             var storeSeconds = 0.0
             var rawSeconds = 0.0
             var round = 0
-            var start = 0
-            while start < all.count {
-                let end = min(all.count, start + roundItems)
-                for side in round % 2 == 0 ? [0, 1] : [1, 0] {
-                    if side == 0 {
-                        let started = clock.now
-                        var index = start
-                        while index < end {
-                            try await store.appendHistory(Array(all[index..<min(end, index + perTransaction)]), to: thread)
-                            index += perTransaction
-                        }
-                        storeSeconds += (clock.now - started).inSeconds
-                    } else {
-                        rawSeconds += try raw.insert(rows[start..<end], perTransaction: perTransaction)
-                    }
+            for start in stride(from: 0, to: all.count, by: roundItems) {
+                let range = start..<min(all.count, start + roundItems)
+                if round.isMultiple(of: 2) {
+                    storeSeconds += try await storeRound(range)
+                    rawSeconds += try raw.insert(rows[range], perTransaction: perTransaction)
+                } else {
+                    rawSeconds += try raw.insert(rows[range], perTransaction: perTransaction)
+                    storeSeconds += try await storeRound(range)
                 }
-                start = end
                 round += 1
             }
             report.results.append(BenchResult(
@@ -129,7 +129,7 @@ struct StorageBenchmark {
                 try raw.checkpoint()
                 let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
                 report.results.append(BenchResult(name: "database", mode: "bytes per item", metric: "size", value: Double(size) / Double(items), unit: "bytes"))
-                try await measureRestore(store, thread: thread, rawPath: directory.appendingPathComponent("raw-10.sqlite").path, bodies: rows.prefix(restoreItems).map(\.body), into: &report)
+                try await measureRestore(store, thread: thread, rawPath: rawPath, bodies: rows.prefix(restoreItems).map(\.body), into: &report)
             }
         }
         report.notes.append("journal_mode=WAL, synchronous=FULL (a committed item survives power loss); SQLite \(SQLiteRuntimeStateStore.sqliteVersion)")
