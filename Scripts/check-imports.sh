@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fails on any `import` edge in Sources/ that Docs/Architecture.md does not allow, and on any dependency a
-# target of Package.swift declares that none of its files imports. SwiftPM only checks declared target
+# Fails on any `import` edge in Sources/ that Docs/Architecture.md does not allow, on any dependency a
+# target of Package.swift declares that none of its files imports, and on Foundation's trapping FileHandle
+# I/O anywhere in Sources/. SwiftPM only checks declared target
 # dependencies; this also catches transitive imports that would compile, and edges nothing uses.
 #
 # Usage: Scripts/check-imports.sh [ROOT]   (ROOT defaults to the repository root; it must contain Sources/
@@ -68,6 +69,14 @@ done < <(perl -0777 -ne '
     my @deps = $chunk =~ /dependencies:\s*\[([^\]]*)\]/ ? ($1 =~ /"([^"]+)"/g) : ();
     print "$name @deps\n";
   }' Package.swift)
+
+# Foundation's FileHandle traps on an I/O error in its non-throwing reads and writes (`write(_:)`,
+# `readDataToEndOfFile()`, `seekToEndOfFile()`, ...): a full disk or a closed pipe would kill the process.
+# Sources use read(2)/write(2) through their own throwing layers instead; any use outside a comment fails.
+while IFS=: read -r file line _; do
+  echo "check-imports: $file:$line: FileHandle is not used in Sources/ (its non-throwing I/O traps on an error)" >&2
+  status=1
+done < <(grep -rnE '\bFileHandle\b' Sources --include='*.swift' | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' || true)
 
 if [ "$status" -eq 0 ]; then
   echo "check-imports: ok"

@@ -1,4 +1,5 @@
 import Foundation
 
+ConsoleOutput.prepareProcess()
 let status = await RootCommand.run(Array(CommandLine.arguments.dropFirst()))
-exit(status)
+exit(ConsoleOutput.exitStatus(after: status))

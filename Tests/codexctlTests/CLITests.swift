@@ -206,8 +206,13 @@ import Testing
             .write(to: manifest, atomically: true, encoding: .utf8)
         let victim = scratch.appendingPathComponent("Sources/CodexSchema/JSON/JSONValue.swift")
         try (try String(contentsOf: victim, encoding: .utf8) + "\n@preconcurrency internal import CodexCore\n").write(to: victim, atomically: true, encoding: .utf8)
+        // A write that traps when standard output fails.
+        let writer = scratch.appendingPathComponent("Sources/CodexCore/CodexKitVersion.swift")
+        try (try String(contentsOf: writer, encoding: .utf8) + "\nfunc shout() { FileHandle.standardOutput.write(Data()) }\n").write(to: writer, atomically: true, encoding: .utf8)
         let dirty = try await CommandRunner.run(script, [scratch.path])
         #expect(dirty.status == 1)
+        #expect(dirty.stderr.contains("Sources/CodexCore/CodexKitVersion.swift:"), "\(dirty.stderr)")
+        #expect(dirty.stderr.contains(": FileHandle is not used in Sources/ (its non-throwing I/O traps on an error)"))
         #expect(dirty.stderr.contains("Sources/CodexSchema/JSON/JSONValue.swift:"))
         #expect(dirty.stderr.contains(": CodexSchema may not import CodexCore"))
         #expect(dirty.stderr.contains("check-imports: Package.swift: CodexStorageSQLite declares CodexSchema, which none of its files imports"))

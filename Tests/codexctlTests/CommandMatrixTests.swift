@@ -246,8 +246,20 @@ import Testing
                 Case(arguments: ["bench", "transport-client", "--client", "nope", "--scenario", "requests"], status: 64, stdout: "", stderr: "Error: "),
             ],
         ]
+        // Commands that only look: each success is run once more with a standard output that fails.
+        let looking: Set<String> = [
+            "schema check", "schema validate", "schema conformance", "responses decode", "models list", "auth status", "threads list",
+            "threads show", "threads export", "db check", "memory list", "memory search", "recovery list", "recovery status", "recovery receipt",
+        ]
         for (name, runs) in cases {
             for run in runs {
+                if looking.contains(name), run.status == 0 {
+                    let full = try await CommandRunner.codexctl(
+                        run.arguments, redirecting: "> /dev/full", stdin: run.stdin, environment: environment.merging(run.environment) { $1 }
+                    )
+                    #expect(full.status == 1, "\(run.arguments) > /dev/full: \(full.status) \(full.stderr)")
+                    #expect(full.stderr == "Error: cannot write output: No space left on device\n", "\(run.arguments) > /dev/full")
+                }
                 let result = try await CommandRunner.codexctl(
                     run.arguments, stdin: run.stdin, in: CommandRunner.repositoryRoot, environment: environment.merging(run.environment) { $1 }
                 )

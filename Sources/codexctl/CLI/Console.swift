@@ -19,8 +19,9 @@ enum Console {
         static let usage: Int32 = 64
     }
 
+    /// Writes to standard output (see ``ConsoleOutput`` for what a failed write does).
     static func out(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        ConsoleOutput.standardOutput(text.utf8)
     }
 
     static func line(_ text: String = "") {
@@ -32,7 +33,7 @@ enum Console {
     static func error(_ text: String) {
         let body = text.hasSuffix("\n") ? String(text.dropLast()) : text
         let lines = body.split(separator: "\n", omittingEmptySubsequences: false).map { display(String($0)) }
-        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + (text.hasSuffix("\n") ? "\n" : "")).utf8))
+        ConsoleOutput.standardError((lines.joined(separator: "\n") + (text.hasSuffix("\n") ? "\n" : "")).utf8)
     }
 
     /// Prints `Error: message` and the usage line to standard error; returns the usage status.

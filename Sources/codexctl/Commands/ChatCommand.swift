@@ -56,13 +56,19 @@ struct ChatSession {
     let threadID: AgentThreadID?
     let model: CodexModel?
 
-    /// What the session waits for: a typed line, the end of input, Ctrl-C, or the running turn's end.
+    /// What the session waits for: a typed line, a line over the limit, the end of input, Ctrl-C, a
+    /// request to end (`SIGTERM`, or standard output that cannot be written), or the running turn's end.
     enum Input: Sendable {
         case line(String)
+        case lineTooLong
         case endOfInput
         case interrupt
+        case stop(status: Int32)
         case turnEnded(String?)
     }
+
+    /// The longest line sent, as for a prompt `send` reads from standard input.
+    static let maximumLineBytes = SendOptions.maximumPromptBytes
 
     func run() async -> Int32 {
         let (inputs, feed) = AsyncStream<Input>.makeStream()
@@ -83,6 +89,8 @@ struct ChatSession {
             Console.error("thread \(thread.id.rawValue) — /help for commands\n")
             var running: AgentTurnExecution?
             var inputEnded = false
+            // Set once the session must end: the status it ends with, after the running turn is recorded.
+            var stopping: Int32?
             prompt()
             for await input in inputs {
                 switch input {
@@ -100,12 +108,22 @@ struct ChatSession {
                         return Console.Status.success
                     }
                     execution.cancel()
+                case .stop(let status):
+                    // Like Ctrl-C on the running turn (recorded interrupted), then the session ends.
+                    guard let execution = running else { return status }
+                    stopping = stopping ?? status
+                    execution.cancel()
                 case .turnEnded(let failure):
                     running = nil
                     if let failure { Console.error("\(failure)\n") }
+                    if let stopping { return stopping }
                     if inputEnded { return Console.Status.success }
                     prompt()
+                case .lineTooLong:
+                    Console.error("not sent: the line is longer than 1 MiB\n")
+                    if running == nil { prompt() }
                 case .line(let line):
+                    guard stopping == nil else { continue }
                     let text = line.trimmingCharacters(in: .whitespaces)
                     if let execution = running {
                         guard !text.isEmpty else { continue }
@@ -210,11 +228,18 @@ struct ChatSession {
     }
 }
 
-/// Reads standard input line by line on a thread of its own (a blocking read never holds Swift's pool).
+/// Reads standard input line by line on a thread of its own (a blocking read never holds Swift's pool),
+/// in chunks with `read(2)`: a line is held only up to ``ChatSession/maximumLineBytes``; the rest of a
+/// longer one is skipped as it arrives, so memory follows the limit, not the input.
 enum LineReader {
     static func start(_ feed: AsyncStream<ChatSession.Input>.Continuation) {
         let thread = Thread {
-            while let line = readLine(strippingNewline: true) { feed.yield(.line(line)) }
+            var splitter = LineSplitter(limit: ChatSession.maximumLineBytes)
+            let input = try? InputFile("-")
+            while let input, let chunk = try? input.read(maximum: 64 * 1024), !chunk.isEmpty {
+                for line in splitter.feed(chunk) { feed.yield(line) }
+            }
+            if let last = splitter.finish() { feed.yield(last) }
             feed.yield(.endOfInput)
         }
         thread.name = "codexctl.chat.input"
@@ -222,15 +247,74 @@ enum LineReader {
     }
 }
 
-/// Ctrl-C as an input of the session.
+/// Bytes into lines: `\n` or `\r\n` ends a line (not kept); a line longer than `limit` bytes is
+/// reported once as too long and its bytes are dropped as they come.
+struct LineSplitter {
+    let limit: Int
+    private var current: [UInt8] = []
+    private var overflowed = false
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// The lines `chunk` completes.
+    mutating func feed(_ chunk: [UInt8]) -> [ChatSession.Input] {
+        var lines: [ChatSession.Input] = []
+        var start = chunk.startIndex
+        while start < chunk.endIndex {
+            let newline = chunk[start...].firstIndex(of: 0x0A)
+            append(chunk[start..<(newline ?? chunk.endIndex)])
+            guard let newline else { break }
+            lines.append(take())
+            start = newline + 1
+        }
+        return lines
+    }
+
+    /// The last line, when the input ended without a newline after it.
+    mutating func finish() -> ChatSession.Input? {
+        current.isEmpty && !overflowed ? nil : take()
+    }
+
+    private mutating func append(_ bytes: ArraySlice<UInt8>) {
+        guard !overflowed else { return }
+        guard current.count + bytes.count <= limit + 1 else {
+            overflowed = true
+            current = []
+            return
+        }
+        current += bytes
+    }
+
+    private mutating func take() -> ChatSession.Input {
+        defer {
+            current = []
+            overflowed = false
+        }
+        if current.last == 0x0D { current.removeLast() }
+        guard !overflowed, current.count <= limit else { return .lineTooLong }
+        return .line(String(decoding: current, as: UTF8.self))
+    }
+}
+
+/// Ctrl-C, `SIGTERM` and a failed standard output as inputs of the session.
 final class ChatSignals: Sendable {
     private let counter: SignalCounter
 
     init(_ feed: AsyncStream<ChatSession.Input>.Continuation) {
-        counter = SignalCounter { _ in feed.yield(.interrupt) }
+        counter = SignalCounter { signal, _ in
+            switch signal {
+            case .interrupt: feed.yield(.interrupt)
+            case .terminate: feed.yield(.stop(status: signal.exitStatus))
+            }
+        }
+        // `main` replaces the status with the output failure's own.
+        ConsoleOutput.onFailure { feed.yield(.stop(status: Console.Status.failure)) }
     }
 
     func stop() {
         counter.stop()
+        ConsoleOutput.onFailure(nil)
     }
 }

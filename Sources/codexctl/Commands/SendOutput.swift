@@ -64,10 +64,10 @@ final class SendOutput: @unchecked Sendable {
             if json { return emit(["type": "reasoning_summary_delta", "text": .string(delta)]) }
             guard showsProgress else { return }
             if !summaryOpen {
-                FileHandle.standardError.write(Data("thinking: ".utf8))
+                ConsoleOutput.standardError("thinking: ".utf8)
                 summaryOpen = true
             }
-            FileHandle.standardError.write(Data(Console.display(delta).utf8))
+            ConsoleOutput.standardError(Console.display(delta).utf8)
         case .webSearch(_, let status, let query):
             if json { return emit(["type": "web_search", "status": .string(status), "query": query.map(JSONValue.string) ?? .null]) }
             progressLine("web search \(status)\(query.map { ": \($0)" } ?? "")")
@@ -101,7 +101,8 @@ final class SendOutput: @unchecked Sendable {
         if json { return emit(["type": "turn_interrupted"]) }
         closeSummary()
         if !endsWithNewline { Console.out("\n") }
-        Console.error("interrupted\n")
+        // A turn stopped by its own output failing: `main` prints that failure's line instead.
+        if ConsoleOutput.failure == nil { Console.error("interrupted\n") }
     }
 
     func fail(_ error: any Error) {
@@ -150,7 +151,7 @@ final class SendOutput: @unchecked Sendable {
 
     private func closeSummary() {
         guard summaryOpen else { return }
-        FileHandle.standardError.write(Data("\n".utf8))
+        ConsoleOutput.standardError("\n".utf8)
         summaryOpen = false
     }
 

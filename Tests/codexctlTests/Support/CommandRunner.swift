@@ -26,6 +26,15 @@ enum CommandRunner {
         try await run(productsDirectory.appendingPathComponent("codexctl"), arguments, stdin: stdin, in: directory, environment: environment)
     }
 
+    /// Runs `codexctl` through `/bin/sh` with `redirection` applied to it (for example `> /dev/full`,
+    /// `>&-`), so a test can hand it a standard output that fails.
+    static func codexctl(_ arguments: [String], redirecting redirection: String, stdin: String? = nil, environment: [String: String] = [:]) async throws -> CommandResult {
+        try await run(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec "$0" "$@" "# + redirection, productsDirectory.appendingPathComponent("codexctl").path] + arguments,
+            stdin: stdin, environment: environment
+        )
+    }
+
     /// Runs `executable` and waits for it without holding a thread of Swift's cooperative pool (two
     /// threads on CI), so a slow child cannot starve the suite's network tests.
     static func run(
