@@ -65,7 +65,7 @@ struct BenchReport {
                 "suite": .string(suite), "build": .string(Self.buildConfiguration), "date": .string(date),
                 "machine": .string(Self.machine), "results": .array(results.map(\.json)),
             ]
-            Console.line(object.canonicalString())
+            Console.exactLine(object.canonicalString())
             return
         }
         Console.line("bench \(suite) (\(Self.buildConfiguration) build, \(Self.machine))")

@@ -45,7 +45,7 @@ enum TransportBenchClientCommand: CLICommand {
                 }
             }
             let data = try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys])
-            Console.line(String(decoding: data, as: UTF8.self))
+            Console.exactLine(String(decoding: data, as: UTF8.self))
             return Console.Status.success
         } catch {
             CLIFailure(error).report(json: false)

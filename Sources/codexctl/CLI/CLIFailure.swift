@@ -46,7 +46,7 @@ struct CLIFailure {
     /// Prints the failure: as JSON on stdout with `json`, else `Error: <code>: <message>` on stderr.
     func report(json asJSON: Bool) {
         if asJSON {
-            Console.line(json.compactString())
+            Console.exactLine(json.compactString())
         } else {
             Console.error("Error: \(code): \(Console.display(message))\n")
         }

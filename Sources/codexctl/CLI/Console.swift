@@ -19,13 +19,44 @@ enum Console {
         static let usage: Int32 = 64
     }
 
-    /// Writes to standard output (see ``ConsoleOutput`` for what a failed write does).
+    /// Writes human output to standard output, made safe for a terminal by ``displayText(_:)`` (line
+    /// breaks and tabs kept); see ``ConsoleOutput`` for what a failed write does.
     static func out(_ text: String) {
-        ConsoleOutput.standardOutput(text.utf8)
+        ConsoleOutput.standardOutput(displayText(text).utf8)
     }
 
+    /// ``out(_:)`` and a line break.
     static func line(_ text: String = "") {
         out(text + "\n")
+    }
+
+    /// Writes `text` and a line break exactly as they are: for machine output (`--json` lines), which
+    /// must stay byte-exact. JSON text carries no C0 control character (the serializer escapes them).
+    static func exactLine(_ text: String) {
+        ConsoleOutput.standardOutput((text + "\n").utf8)
+    }
+
+    /// Writes JSON text as human output: every character ``display(_:)`` would escape (C1 controls,
+    /// DEL, bidirectional overrides, line separators; C0 controls are already escaped by the serializer)
+    /// becomes a JSON `\uXXXX` escape, so the text is still the same JSON value and cannot act on a
+    /// terminal.
+    static func jsonLine(_ text: String) {
+        ConsoleOutput.standardOutput((terminalSafeJSON(text) + "\n").utf8)
+    }
+
+    /// `text` with every unsafe character written as a JSON `\uXXXX` escape (the same JSON value).
+    static func terminalSafeJSON(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            guard isUnsafe(scalar), scalar.value <= 0xFFFF else {
+                shown.unicodeScalars.append(scalar)
+                continue
+            }
+            let hex = String(scalar.value, radix: 16)
+            shown += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        }
+        return shown
     }
 
     /// Writes to standard error, with control characters in `text` made visible (error messages can
@@ -59,6 +90,22 @@ enum Console {
             case "\r": shown += "\\r"
             case "\t": shown += "\\t"
             default: shown += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            }
+        }
+        return shown
+    }
+
+    /// Multi-line text (a reply, an export) made safe for a terminal: as ``display(_:)``, except that
+    /// line breaks (`\n`) and tabs stay as they are. A carriage return is escaped (it moves the cursor
+    /// back over what was shown).
+    static func displayText(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { isUnsafe($0) && $0 != "\n" && $0 != "\t" }) else { return text }
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            if scalar == "\n" || scalar == "\t" {
+                shown.unicodeScalars.append(scalar)
+            } else {
+                shown += display(String(scalar))
             }
         }
         return shown

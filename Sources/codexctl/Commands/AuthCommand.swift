@@ -78,18 +78,20 @@ enum AuthStatusCommand: CLICommand {
             status["binding"] = .string(binding)
         }
         if parsed.has("--json") {
-            Console.line(JSONValue.object(status).compactString())
+            Console.exactLine(JSONValue.object(status).compactString())
         } else if source == nil {
             Console.line("not signed in (run 'codexctl auth login --device-code', sign in with the Codex CLI, or set OPENAI_API_KEY)")
         } else {
             // A key is not checked against the service here: say so rather than "signed in".
             let verb = status["verified"] == .bool(false) ? "API key found (not verified)" : "signed in"
+            // Claims come from auth.json and the tokens' payloads: each is escaped as a one-line field.
             var line = "\(verb) via \(status["source"]?.stringValue ?? "?"): \(status["mode"]?.stringValue ?? "chatgpt")"
-            if let account = status["account_id"]?.stringValue { line += ", account \(account)" }
-            if let plan = status["plan"]?.stringValue { line += ", plan \(plan)" }
+            if let account = status["account_id"]?.stringValue { line += ", account \(Console.display(account))" }
+            if let plan = status["plan"]?.stringValue { line += ", plan \(Console.display(plan))" }
+            if let email = status["email"]?.stringValue { line += ", e-mail \(Console.display(email))" }
             if let expires = status["expires_at"]?.stringValue { line += ", token expires \(expires)" }
             Console.line(line)
-            if let binding = status["binding"]?.stringValue { Console.line("recovery commands act for binding \(binding)") }
+            if let binding = status["binding"]?.stringValue { Console.line("recovery commands act for binding \(Console.display(binding))") }
         }
         return source == nil ? Console.Status.failure : Console.Status.success
     }
@@ -133,11 +135,11 @@ enum AuthLoginCommand: CLICommand {
             let store = ChatGPTSessionStore(store: try FileSecureStore(directory: CLIAuth.storeDirectory(parsed.options["--secrets"])))
             let signIn = DeviceCodeSignIn(issuer: issuer, httpClient: DefaultHTTPClient())
             let code = try await signIn.requestCode()
-            Console.line("Open \(code.verificationURL.absoluteString) and enter the code \(code.userCode)")
+            Console.line("Open \(Console.display(code.verificationURL.absoluteString)) and enter the code \(Console.display(code.userCode))")
             Console.error("Waiting for approval (up to 15 minutes)…\n")
             let session = try await signIn.waitForApproval(code)
             try store.save(session)
-            Console.line("Signed in: account \(session.accountID), plan \(session.planType ?? "unknown")")
+            Console.line("Signed in: account \(Console.display(session.accountID)), plan \(Console.display(session.planType ?? "unknown"))")
             return Console.Status.success
         } catch {
             CLIFailure(error).report(json: false)

@@ -218,7 +218,7 @@ struct ChatSession {
             if limits.isEmpty { Console.line("no limits reported yet") }
             for limit in limits {
                 let primary = limit.primary.map { "\(Int($0.remainingPercent.rounded()))% left" } ?? "unavailable"
-                Console.line("\(limit.limitID): \(primary)")
+                Console.line("\(Console.display(limit.limitID)): \(primary)")
             }
             return thread
         default:

@@ -75,7 +75,7 @@ enum MemoryCommand: CLICommand {
                 )
                 let records = try await MemoryCommand.readOnlyStore(parsed).list(query)
                 if parsed.has("--json") {
-                    Console.line(try StorageCommandSupport.json(records.map(MemoryRecordJSON.init)))
+                    Console.exactLine(try StorageCommandSupport.json(records.map(MemoryRecordJSON.init)))
                     return
                 }
                 for record in records {
@@ -136,7 +136,7 @@ enum MemoryCommand: CLICommand {
                 )
                 let result = try await MemoryCommand.readOnlyStore(parsed).search(query)
                 if parsed.has("--json") {
-                    Console.line(try StorageCommandSupport.json(MemorySearchJSON(result)))
+                    Console.exactLine(try StorageCommandSupport.json(MemorySearchJSON(result)))
                     return
                 }
                 for hit in result.hits {
@@ -173,7 +173,7 @@ enum MemoryCommand: CLICommand {
                 guard try await SQLiteMemoryStore(path: path).delete(id) else {
                     throw CLIFailure.Thrown(code: "memory_record_not_found", message: "no such memory record")
                 }
-                Console.line(parsed.has("--json") ? JSONValue.object(["deleted": .string(id.rawValue)]).compactString() : "deleted")
+                Console.exactLine(parsed.has("--json") ? JSONValue.object(["deleted": .string(id.rawValue)]).compactString() : "deleted")
             }
         }
     }

@@ -76,7 +76,7 @@ enum ModelsListCommand: CLICommand {
                     "context_window": .number(JSONNumber(model.contextWindow)), "visible": .bool(model.isVisible),
                 ]
             }
-            Console.line(JSONValue.object(["source": .string(snapshot.source.rawValue), "stale": .bool(snapshot.isStale), "models": .array(models)]).compactString())
+            Console.exactLine(JSONValue.object(["source": .string(snapshot.source.rawValue), "stale": .bool(snapshot.isStale), "models": .array(models)]).compactString())
             return
         }
         Console.line("source: \(snapshot.source.rawValue)\(snapshot.isStale ? " (stale)" : "")")

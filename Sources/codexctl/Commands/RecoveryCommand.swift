@@ -117,7 +117,7 @@ enum RecoveryCommand: CLICommand {
     }
 
     static func printJSON(_ value: JSONValue) {
-        Console.line(value.canonicalString())
+        Console.exactLine(value.canonicalString())
     }
 }
 
@@ -202,7 +202,7 @@ enum RecoveryReceiptCommand: CLICommand {
     static let name = "receipt"
     static let help = CommandHelp(
         command: "recovery receipt",
-        overview: "Print one operation's saved, validated result (the exact JSON bytes), or with --json the receipt's metadata too.",
+        overview: "Print one operation's saved, validated result: its exact JSON bytes, except that characters that could act on a terminal are written as \\u escapes (the same JSON value); with --json the receipt's metadata too.",
         arguments: [RecoveryCommand.operationArgument], options: RecoveryCommand.commonOptions
     )
 
@@ -210,7 +210,7 @@ enum RecoveryReceiptCommand: CLICommand {
         return await RecoveryCommand.execute(Self.self, arguments, positionals: 1, readOnly: true) { parsed, context in
             let receipt = try await context.recovery.receipt(try RecoveryCommand.handle(parsed), store: context.store)
             guard context.json else {
-                Console.line(String(decoding: receipt.payload, as: UTF8.self))
+                Console.jsonLine(String(decoding: receipt.payload, as: UTF8.self))
                 return
             }
             RecoveryCommand.printJSON([

@@ -69,7 +69,7 @@ enum ResponsesDecodeCommand: CLICommand {
                 for sseEvent in sseEvents {
                     guard let event = try decoder.decode(sseEvent) else { continue }
                     count += 1
-                    Console.line(EventJSON.line(for: event).compactString())
+                    Console.exactLine(EventJSON.line(for: event).compactString())
                     switch event.kind {
                     case .outputTextDelta(_, _, _, let delta): textCharacters += delta.count
                     case .created(let info): responseID = info.id ?? responseID
@@ -90,7 +90,7 @@ enum ResponsesDecodeCommand: CLICommand {
             "terminal": terminal.map(JSONValue.string) ?? .null, "response_id": responseID.map(JSONValue.string) ?? .null,
             "output_text_characters": .number(JSONNumber(textCharacters)), "bytes": .number(JSONNumber(totalBytes)),
         ]
-        Console.line(JSONValue.object(summary).compactString())
+        Console.exactLine(JSONValue.object(summary).compactString())
         if terminal == "response.completed" { return Console.Status.success }
         Console.error("Error: the stream ended without response.completed\n")
         return Console.Status.unreadableInput

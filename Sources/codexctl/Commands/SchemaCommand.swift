@@ -97,7 +97,7 @@ enum SchemaCheckCommand: CLICommand {
         do {
             let validator = try JSONSchemaValidator(schema: schema)
             if parsed.has("--json") {
-                Console.line(JSONValue.object(["ok": true, "nodes": .number(JSONNumber(validator.nodeCount))]).canonicalString())
+                Console.exactLine(JSONValue.object(["ok": true, "nodes": .number(JSONNumber(validator.nodeCount))]).canonicalString())
             } else {
                 Console.line("ok: schema compiles (\(validator.nodeCount) subschemas)")
             }
@@ -106,7 +106,7 @@ enum SchemaCheckCommand: CLICommand {
             if parsed.has("--json") {
                 var object = SchemaCommand.errorJSON(error).objectValue ?? [:]
                 object["ok"] = false
-                Console.line(JSONValue.object(object).canonicalString())
+                Console.exactLine(JSONValue.object(object).canonicalString())
             } else {
                 Console.line("error: \(error.code): \(error.message)")
                 let locations = error.unsupportedLocations.isEmpty ? [error.schemaPointer].compactMap { $0 } : error.unsupportedLocations

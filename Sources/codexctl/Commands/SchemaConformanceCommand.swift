@@ -71,7 +71,7 @@ enum SchemaConformanceCommand: CLICommand {
                     "failures": .array(outcome.failures.map(JSONValue.string)), "error": outcome.error.map(JSONValue.string) ?? .null,
                 ]
             }
-            Console.line(JSONValue.object(["passed": .number(JSONNumber(passed)), "failed": .number(JSONNumber(failed)), "files": .array(perFile)]).compactString())
+            Console.exactLine(JSONValue.object(["passed": .number(JSONNumber(passed)), "failed": .number(JSONNumber(failed)), "files": .array(perFile)]).compactString())
         } else {
             for outcome in outcomes {
                 if let error = outcome.error {

@@ -39,7 +39,7 @@ enum SchemaValidateCommand: CLICommand {
             validator = try JSONSchemaValidator(schema: schema, limits: limits)
         } catch {
             if json {
-                Console.line(JSONValue.object(["valid": false, "schema_error": SchemaCommand.errorJSON(error)]).canonicalString())
+                Console.exactLine(JSONValue.object(["valid": false, "schema_error": SchemaCommand.errorJSON(error)]).canonicalString())
             }
             Console.error("Error: Schema '\(schemaPath)' does not compile: \(error)\n")
             return Console.Status.unreadableInput
@@ -75,7 +75,7 @@ enum SchemaValidateCommand: CLICommand {
                     "message": .string(error.message),
                 ]
             }
-            Console.line(JSONValue.object(["valid": .bool(result.isValid), "errors": .array(errors)]).canonicalString())
+            Console.exactLine(JSONValue.object(["valid": .bool(result.isValid), "errors": .array(errors)]).canonicalString())
         } else if result.isValid {
             Console.line("valid")
         } else {

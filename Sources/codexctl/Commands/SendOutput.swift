@@ -50,7 +50,7 @@ final class SendOutput: @unchecked Sendable {
             guard structured, let value = message.structuredOutput?.payload else { return }
             if json { return emit(["type": "structured_output", "value": value]) }
             closeSummary()
-            Console.line(value.canonicalString())
+            Console.jsonLine(value.canonicalString())
         case .turnCompleted(let completed):
             summary = completed
         default:
@@ -156,6 +156,6 @@ final class SendOutput: @unchecked Sendable {
     }
 
     private func emit(_ object: JSONValue) {
-        Console.line(object.canonicalString())
+        Console.exactLine(object.canonicalString())
     }
 }

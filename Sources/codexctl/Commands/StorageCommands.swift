@@ -84,7 +84,7 @@ enum ThreadsCommand: CLICommand {
             return await StorageCommandSupport.execute(Self.self, arguments, positionals: 0) { parsed in
                 let threads = try await StorageCommandSupport.readOnlyStore(parsed).threads()
                 if parsed.has("--json") {
-                    Console.line(JSONValue.array(threads.map(ThreadExport.thread)).compactString())
+                    Console.exactLine(JSONValue.array(threads.map(ThreadExport.thread)).compactString())
                     return
                 }
                 // The store checks every row's body against its key, so the ID shown is the row's key.
@@ -130,7 +130,7 @@ enum ThreadsCommand: CLICommand {
                         object["position"] = .number(JSONNumber(point.position))
                         return .object(object)
                     }
-                    Console.line(JSONValue.object([
+                    Console.exactLine(JSONValue.object([
                         "thread": ThreadExport.thread(thread), "latest_turn": turn.map(ThreadExport.turn) ?? .null,
                         "history_items": .number(JSONNumber(position)), "compactions": .array(points),
                     ]).compactString())
@@ -183,7 +183,7 @@ enum ThreadsCommand: CLICommand {
                     let page = try await store.history(of: thread.id, query: AgentHistoryQuery(limit: 1024, cursor: cursor))
                     for item in page.items {
                         switch format {
-                        case .jsonl: Console.line(ThreadExport.jsonLine(item).compactString())
+                        case .jsonl: Console.exactLine(ThreadExport.jsonLine(item).compactString())
                         case .markdown: if let text = ThreadExport.markdown(item) { Console.out(text) }
                         }
                     }
@@ -204,7 +204,7 @@ enum ThreadsCommand: CLICommand {
             return await StorageCommandSupport.execute(Self.self, arguments, positionals: 1) { parsed in
                 let (store, thread) = try await StorageCommandSupport.existingThread(parsed, readOnly: false)
                 try await store.deleteThread(thread.id)
-                Console.line(parsed.has("--json") ? JSONValue.object(["deleted": .string(thread.id.rawValue)]).compactString() : "deleted")
+                Console.exactLine(parsed.has("--json") ? JSONValue.object(["deleted": .string(thread.id.rawValue)]).compactString() : "deleted")
             }
         }
     }
@@ -247,7 +247,7 @@ enum DatabaseCommand: CLICommand {
                         let problemCount: Int
                         let problems: [SQLiteStoreCheckReport.Problem]
                     }
-                    Console.line(try StorageCommandSupport.json(Checked(
+                    Console.exactLine(try StorageCommandSupport.json(Checked(
                         healthy: report.isHealthy, integrity: report.integrity, schemaVersion: report.schemaVersion,
                         sqliteVersion: SQLiteRuntimeStateStore.sqliteVersion, deep: report.isDeep, rowsChecked: report.rowsChecked,
                         problemCount: report.problemCount, problems: report.problems
@@ -283,7 +283,7 @@ enum DatabaseCommand: CLICommand {
         static func run(_ arguments: [String]) async -> Int32 {
             return await StorageCommandSupport.execute(Self.self, arguments, positionals: 0) { parsed in
                 let version = try StorageCommandSupport.store(parsed, creating: true).schemaVersion
-                Console.line(parsed.has("--json") ? JSONValue.object(["schema_version": .number(JSONNumber(version))]).compactString() : "schema \(version)")
+                Console.exactLine(parsed.has("--json") ? JSONValue.object(["schema_version": .number(JSONNumber(version))]).compactString() : "schema \(version)")
             }
         }
     }

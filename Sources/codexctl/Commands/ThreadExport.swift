@@ -106,7 +106,7 @@ enum ThreadExport {
         switch item {
         case .message(let message):
             let images = message.images.isEmpty ? "" : "\n\n_\(message.images.count) image\(message.images.count == 1 ? "" : "s") attached_"
-            return "\n**\(message.role.rawValue)**\n\n\(safe(message.text))\(images)\n"
+            return "\n**\(message.role.rawValue)**\n\n\(Console.displayText(message.text))\(images)\n"
         case .toolCall(let call):
             return "\n> tool call `\(escape(call.toolName))` `\(escape(call.arguments.replacingOccurrences(of: "`", with: "'")))`\n"
         case .toolResult(let result):
@@ -116,7 +116,8 @@ enum ThreadExport {
         case .systemEvent(let event):
             return event.type == .turnInterrupted || event.type == .turnFailed ? "\n> _\(event.type.rawValue)_\n" : nil
         case .contextCompaction(let compaction):
-            return "\n> _context compacted (\(compaction.strategy.rawValue)): \(compaction.replacedItemCount) earlier items replaced in later requests_\n"
+            let summary = compaction.summary.map { "\n>\n> \(escape($0))" } ?? ""
+            return "\n> _context compacted (\(compaction.strategy.rawValue)): \(compaction.replacedItemCount) earlier items replaced in later requests_\(summary)\n"
         }
     }
 
@@ -124,13 +125,5 @@ enum ThreadExport {
     /// characters made visible.
     private static func escape(_ text: String) -> String {
         Console.display(text.replacingOccurrences(of: "\n", with: " "))
-    }
-
-    /// Stored text shown as it is, but for control characters (other than newlines and tabs), which
-    /// become visible escapes: a transcript printed to a terminal cannot drive it.
-    private static func safe(_ text: String) -> String {
-        text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.split(separator: "\t", omittingEmptySubsequences: false).map { Console.display(String($0)) }.joined(separator: "\t")
-        }.joined(separator: "\n")
     }
 }

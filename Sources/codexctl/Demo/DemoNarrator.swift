@@ -68,6 +68,6 @@ final class DemoNarrator: Sendable {
     }
 
     private func emit(_ object: JSONObject) {
-        Console.line(JSONValue.object(object).compactString())
+        Console.exactLine(JSONValue.object(object).compactString())
     }
 }
