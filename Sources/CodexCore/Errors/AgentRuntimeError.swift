@@ -263,24 +263,26 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         AgentRuntimeError(code: .executionLimitExceeded, message: "the turn exhausted its \(limit.rawValue) budget", executionLimit: limit)
     }
 
-    /// The error with every occurrence of `secrets` (tokens, API keys: values of at least 8 characters)
-    /// replaced by `<redacted>` in its message, provider code and type, request ID and response ID, and
-    /// in the errors it wraps — whatever a server echoed back. The transport applies it with the
-    /// credentials in use before an error leaves it.
+    /// The error with whatever it holds of `secrets` (tokens, API keys) replaced by `<redacted>` in its
+    /// message, provider code and type, request ID, and interruption details, and in the errors it
+    /// wraps: whatever a server echoed back, in any form ``SecretRedactor`` finds (a run of 12 or more
+    /// characters, any case, base64, base64url, URL-encoded, spaced out). The transport applies it with
+    /// the credentials in use before an error leaves it.
     public func redacting(_ secrets: [String]) -> AgentRuntimeError {
-        let secrets = secrets.filter { $0.utf8.count >= 8 }
-        guard !secrets.isEmpty else { return self }
-        func clean(_ text: String?) -> String? { text.map { clean($0) } }
-        func clean(_ text: String) -> String {
-            secrets.reduce(text) { $0.contains($1) ? $0.replacingOccurrences(of: $1, with: "<redacted>") : $0 }
-        }
+        redacting(SecretRedactor(secrets: secrets))
+    }
+
+    /// The error with whatever `redactor` finds replaced by `<redacted>` (see ``redacting(_:)-([String])``).
+    public func redacting(_ redactor: SecretRedactor) -> AgentRuntimeError {
+        guard !redactor.isEmpty else { return self }
         var copy = self
-        copy.message = clean(message)
-        copy.http?.providerCode = clean(http?.providerCode)
-        copy.http?.providerType = clean(http?.providerType)
-        copy.http?.requestID = clean(http?.requestID)
-        copy.interruption?.responseID = clean(interruption?.responseID)
-        if let wrapped = underlying as? AgentRuntimeError { copy.underlying = wrapped.redacting(secrets) }
+        copy.message = redactor.redact(message)
+        copy.http?.providerCode = redactor.redact(ifPresent: http?.providerCode)
+        copy.http?.providerType = redactor.redact(ifPresent: http?.providerType)
+        copy.http?.requestID = redactor.redact(ifPresent: http?.requestID)
+        copy.interruption?.responseID = redactor.redact(ifPresent: interruption?.responseID)
+        copy.interruption?.transportDomain = redactor.redact(ifPresent: interruption?.transportDomain)
+        if let wrapped = underlying as? AgentRuntimeError { copy.underlying = wrapped.redacting(redactor) }
         return copy
     }
 

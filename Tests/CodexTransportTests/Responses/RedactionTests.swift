@@ -87,4 +87,54 @@ import Testing
         }
         #expect(refreshError?.http?.providerCode == "refresh token <redacted> reused")
     }
+
+    /// A longer key with the characters that encode differently in base64, base64url and URLs.
+    static let key = "sk-proj-Q7f3a91c2e5b8d4XyZ0wVu/+Kd=="
+
+    /// Each form of the key, echoed in an HTTP error's message, code, type and `x-request-id`, in a
+    /// success's `x-request-id` (the log event) and in a response ID a dropped stream reports in its
+    /// interruption details: none of it comes back.
+    @Test(arguments: SecretForms.all(of: RedactionTests.key).map(\.name))
+    func everyFormOfTheKeyIsScrubbedOnEveryPath(name: String) async throws {
+        let form = try #require(SecretForms.all(of: Self.key).first { $0.name == name })
+        let json = String(decoding: try JSONEncoder().encode(form.text), as: UTF8.self)
+        // A header value cannot hold a line break: the server folds it to a space.
+        let header = form.text.replacingOccurrences(of: "\n", with: " ")
+        let log = InMemoryAgentLogSink()
+        let server = try LoopbackHTTPServer(replies: [
+            .json(#"{"error":{"message":"bad key \#(json.dropFirst().dropLast())","code":\#(json),"type":\#(json)}}"#, status: 401,
+                  headers: [.init(name: "x-request-id", value: "req \(header)")]),
+            .sse([SSE.stream([#"{"type":"response.created","sequence_number":0,"response":{"id":\#(json)}}"#])],
+                 headers: [.init(name: "x-request-id", value: header)]),
+        ])
+        defer { server.shutdown() }
+        let client = ResponsesClient(
+            configuration: .init(endpoint: try ResponsesEndpoint(baseURL: server.baseURL, profile: .publicAPI), retryPolicy: .disabled),
+            httpClient: DefaultHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: Self.key), logSink: log
+        )
+        let httpError = await #expect(throws: AgentRuntimeError.self) {
+            for try await _ in client.stream(ResponsesRequest(model: "m")) {}
+        }
+        #expect(httpError?.code == .unauthorized)
+        #expect(httpError?.http?.statusCode == 401)
+        let dropped = await #expect(throws: AgentRuntimeError.self) {
+            for try await _ in client.stream(ResponsesRequest(model: "m")) {}
+        }
+        #expect(dropped?.code == .responsesStreamDisconnected)
+        #expect(dropped?.interruption?.responseID?.contains(SecretRedactor.replacement) == true)
+        #expect(log.events.map(\.name).contains("network.response.received"))
+        #expect(log.events.last { $0.name == "network.response.received" }?.metadata["request_id"]?.contains(SecretRedactor.replacement) == true)
+        for error in [httpError, dropped] {
+            let error = try #require(error)
+            let encoded = String(decoding: try JSONEncoder().encode(error), as: UTF8.self)
+            for text in [error.message, error.description, encoded, error.http?.providerCode ?? "", error.http?.providerType ?? "",
+                         error.http?.requestID ?? "", error.interruption?.responseID ?? ""] {
+                #expect(!SecretForms.leaks(Self.key, form: form, in: text), "\(name): \(text)")
+            }
+        }
+        for event in log.events {
+            #expect(!SecretForms.leaks(Self.key, form: form, in: "\(event.message) \(event.metadata)"), "\(name): \(event.metadata)")
+        }
+        #expect(server.requests.first?.header("Authorization") == "Bearer \(Self.key)", "the key was really sent")
+    }
 }

@@ -1,7 +1,7 @@
 public import CodexCore
 
 /// Logs each HTTP exchange, log-safe: `network.response.received` (debug) with the method, path,
-/// status, duration and the server's `x-request-id`, or `network.request.failed` (notice) with the
+/// status, duration and the server's `x-request-id` (scrubbed of the request's credentials), or `network.request.failed` (notice) with the
 /// error code. Never headers, query strings or bodies.
 public struct HTTPLoggingMiddleware: HTTPMiddleware {
     private let logSink: any AgentLogSink
@@ -25,7 +25,8 @@ public struct HTTPLoggingMiddleware: HTTPMiddleware {
             let response = try await next(request)
             metadata["duration_ms"] = String(Int(elapsed().inSeconds * 1000))
             metadata["status"] = String(response.statusCode)
-            if let requestID = response.headers["x-request-id"] { metadata["request_id"] = requestID }
+            // A server can put anything in it, the credential it was sent included.
+            if let requestID = response.headers["x-request-id"] { metadata["request_id"] = SecretRedactor(secrets: context.secrets).redact(requestID) }
             logSink.record(AgentLogEvent(level: .debug, category: .network, name: "network.response.received", metadata: metadata))
             return response
         } catch {
