@@ -127,6 +127,22 @@ import Testing
         #expect(help.stdout.contains("USAGE: codexctl send (<prompt> | -)"))
     }
 
+    /// A name that only looks like loopback is refused by its spelling, from the flag and from
+    /// `OPENAI_BASE_URL`, before anything is stored or looked up.
+    @Test func anHTTPEndpointThatIsNotLoopbackIsRefusedNamingTheRule() async throws {
+        let directory = try temporaryDirectory("send")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let flag = try await CommandRunner.codexctl(["send", "Hi", "--endpoint", "http://127.attacker.invalid/v1"], environment: Self.environment(directory))
+        #expect(flag.status == 64)
+        #expect(flag.stderr.hasPrefix("Error: --endpoint: the endpoint must use https; plain http is allowed only to a loopback address (an IPv4 literal in 127.0.0.0/8, [::1]) or the name localhost\nUsage: codexctl send"))
+        var environment = Self.environment(directory)
+        environment["OPENAI_BASE_URL"] = "http://127.attacker.invalid/v1"
+        let variable = try await CommandRunner.codexctl(["send", "Hi", "--ephemeral"], environment: environment)
+        #expect(variable.status == 1, "\(variable.stderr)")
+        #expect(variable.stderr.contains("plain http is allowed only to a loopback address"), "\(variable.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
     @Test func ctrlCInterruptsTheTurnRecordsItAndExits130() async throws {
         let directory = try temporaryDirectory("send")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -52,7 +52,9 @@ public struct ResponsesEndpoint: Sendable, Hashable {
         return components?.url ?? baseURL.appendingPathComponent(path)
     }
 
-    /// Checks the rules: `https`, or `http` to `localhost`/`127.0.0.1`/`::1`; a host; no userinfo, query or fragment.
+    /// Checks the rules: `https`, or `http` only to a loopback host (an IPv4 literal in 127.0.0.0/8, the
+    /// IPv6 literal `::1`, or the name `localhost`); a host; no userinfo, query or fragment. Nothing is
+    /// looked up: `http://127.example.com` is a name, not a loopback address, and is refused.
     ///
     /// - Throws: ``AgentRuntimeError`` with code `invalid_endpoint`.
     public static func validate(_ url: URL) throws {
@@ -72,12 +74,28 @@ public struct ResponsesEndpoint: Sendable, Hashable {
         case "http" where isLoopback(host):
             return
         default:
-            throw AgentRuntimeError(code: .invalidEndpoint, message: "the endpoint must use https (http only to a loopback host)")
+            throw AgentRuntimeError(
+                code: .invalidEndpoint,
+                message: "the endpoint must use https; plain http is allowed only to a loopback address (an IPv4 literal in 127.0.0.0/8, [::1]) or the name localhost"
+            )
         }
     }
 
+    /// Whether `host` is loopback by its spelling alone: a dotted-quad IPv4 literal whose first byte is
+    /// 127, the IPv6 literal `::1` in any spelling (brackets optional), or `localhost`. Never resolved.
     static func isLoopback(_ host: String) -> Bool {
-        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
-        return bare == "localhost" || bare == "::1" || bare == "127.0.0.1" || bare.hasPrefix("127.")
+        var bare = host.lowercased()
+        if bare.hasPrefix("["), bare.hasSuffix("]") { bare = String(bare.dropFirst().dropLast()) }
+        if bare == "localhost" { return true }
+        var ipv4 = in_addr()
+        if inet_pton(AF_INET, bare, &ipv4) == 1 {
+            // s_addr is in network order: its first byte in memory is the first octet.
+            return withUnsafeBytes(of: &ipv4.s_addr) { $0.first } == 127
+        }
+        var ipv6 = in6_addr()
+        if inet_pton(AF_INET6, bare, &ipv6) == 1 {
+            return withUnsafeBytes(of: &ipv6) { Array($0) } == Array(repeating: 0, count: 15) + [1]
+        }
+        return false
     }
 }

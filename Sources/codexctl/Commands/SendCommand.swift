@@ -140,8 +140,13 @@ struct SendOptions {
     /// `--endpoint`: an https URL, or http to a loopback address.
     static func endpoint(_ value: String?) throws(UsageError) -> URL? {
         guard let value else { return nil }
-        guard let url = URL(string: value), url.scheme != nil, (try? ResponsesEndpoint.validate(url)) != nil else {
+        guard let url = URL(string: value), url.scheme != nil else {
             throw UsageError("--endpoint must be an https URL (or http to a loopback address)")
+        }
+        do {
+            try ResponsesEndpoint.validate(url)
+        } catch {
+            throw UsageError("--endpoint: \((error as? AgentRuntimeError)?.message ?? "not a valid endpoint")")
         }
         return url
     }

@@ -118,6 +118,27 @@ import Testing
         #expect(error?.code == .invalidEndpoint)
     }
 
+    @Test(arguments: ["http://127.5.6.7:1", "http://[0:0:0:0:0:0:0:1]:1", "http://LOCALHOST:1", "http://127.255.255.255"])
+    func everyLoopbackSpellingIsAccepted(base: String) throws {
+        _ = try ResponsesEndpoint(baseURL: try #require(URL(string: base)), profile: .publicAPI)
+    }
+
+    /// Names that only look like loopback, and numeric spellings a resolver would turn into one, are
+    /// refused by their spelling alone: nothing is looked up, so a key never leaves in clear text.
+    @Test(arguments: [
+        "http://127.attacker.invalid", "http://127.0.0.1.nip.io", "http://localhost.attacker.invalid", "http://127.1",
+        "http://0177.0.0.1", "http://2130706433", "http://0x7f.0.0.1", "http://127.0.0.01", "http://[::2]",
+        "http://[::ffff:127.0.0.1]", "http://128.0.0.1", "http://10.0.0.1",
+    ])
+    func namesThatLookLoopbackAreRefusedNamingTheRule(base: String) throws {
+        let error = #expect(throws: AgentRuntimeError.self) { try ResponsesEndpoint(baseURL: try #require(URL(string: base)), profile: .publicAPI) }
+        #expect(error?.code == .invalidEndpoint)
+        #expect(error?.message == "the endpoint must use https; plain http is allowed only to a loopback address (an IPv4 literal in 127.0.0.0/8, [::1]) or the name localhost")
+        // The same host over https is a valid endpoint: the rule is about clear text only.
+        let https = try #require(URL(string: base.replacingOccurrences(of: "http://", with: "https://")))
+        _ = try ResponsesEndpoint(baseURL: https, profile: .publicAPI)
+    }
+
     @Test func builtInProfilesAndQueries() {
         #expect(ResponsesEndpoint.chatGPT.baseURL.absoluteString == "https://chatgpt.com/backend-api/codex")
         #expect(ResponsesEndpoint.publicAPI.url("models", query: [("client_version", "0.153.0")]).absoluteString == "https://api.openai.com/v1/models?client_version=0.153.0")
