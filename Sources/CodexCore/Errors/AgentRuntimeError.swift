@@ -102,6 +102,10 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         /// A thread's context could not be compacted (nothing to compact, no way to compact, or an
         /// unusable summary); nothing was stored.
         public static let compactionUnavailable: Code = "compaction_unavailable"
+        /// A remote compaction's reply would have replaced the history with something unusable: no items,
+        /// an item type the Responses API does not document, or a `system`/`developer` message it was
+        /// not sent. It was refused; the thread keeps its uncompacted history.
+        public static let compactionInvalid: Code = "compaction_invalid"
         /// A memory capture could not run: nothing to capture from, or a reply that was not a capture.
         public static let memoryCaptureFailed: Code = "memory_capture_failed"
         /// The provider is overloaded and asked the client to slow down.

@@ -66,7 +66,8 @@ enum ResponsesRequestBuilder {
             if let summary = compaction.summary {
                 return [.message(role: .developer, content: [.inputText(AgentContextCompaction.summaryMessage(summary))])]
             }
-            return compaction.providerItems.map(ResponsesInputItem.raw)
+            // Only documented item types: a replacement stored before replies were checked may hold others.
+            return compaction.providerItems.filter(ResponsesCompactionReply.isReplayable).map(ResponsesInputItem.raw)
         }
         return item(for: entry).map { [$0] } ?? []
     }

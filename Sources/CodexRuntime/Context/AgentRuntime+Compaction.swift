@@ -123,8 +123,9 @@ extension AgentRuntime {
                     estimatedTokensBefore: before.estimatedTokens, estimatedTokensAfter: 0
                 )
             } catch {
+                // An invalid replacement is the server misbehaving: no summary is asked of it in its place.
                 guard strategy == .remoteThenLocal, !Self.isAuthenticationFailure(error), !(error is CancellationError),
-                      !Self.isCertainToFailLocally(error) else { throw error }
+                      !Self.isCertainToFailLocally(error), (error as? AgentRuntimeError)?.code != .compactionInvalid else { throw error }
                 log("runtime.compaction.remote_failed", thread.id, ["error_code": (error as? AgentRuntimeError)?.code.rawValue ?? "failed"])
                 record = try await localCompaction(request, history: history, window: context.window, before: before.estimatedTokens, at: now)
             }

@@ -44,7 +44,9 @@ public struct ResponsesCompactionClient: Sendable {
     ///
     /// - Throws: ``CodexCore/AgentRuntimeError`` as for a Responses request (HTTP status, auth,
     ///   transport), `response_too_large` past ``maximumReplyBytes``, `responses_event_malformed` when
-    ///   the reply has no `output` array of objects. A 401 is retried once with recovered credentials.
+    ///   the reply has no `output` array of objects, `compaction_invalid` when its items break a rule of
+    ///   ``ResponsesCompactionReply`` (none, an undocumented type, instructions it was not sent). A 401
+    ///   is retried once with recovered credentials.
     public func compact(model: String, instructions: String?, input: [ResponsesInputItem]) async throws -> [JSONValue] {
         let body = Array(Self.body(model: model, instructions: instructions, input: input).compactString().utf8)
         var credentials = try await authProvider.credentials()
@@ -66,7 +68,9 @@ public struct ResponsesCompactionClient: Sendable {
                     .redacting(credentials.secrets)
             }
             let reply = try await response.body.collect(upTo: Self.maximumReplyBytes)
-            return try Self.output(of: reply)
+            let output = try Self.output(of: reply)
+            try ResponsesCompactionReply.validate(output, input: input, instructions: instructions)
+            return output
         }
     }
 
