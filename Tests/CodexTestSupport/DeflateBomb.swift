@@ -1,6 +1,9 @@
+import Foundation
+
 /// Compressed bodies that inflate to far more than they weigh (every byte zero), for tests of clients
-/// that must not inflate without bound. Built with DEFLATE's fixed Huffman codes: one literal zero, then
-/// copies of 258 bytes at distance 1 (13 bits each, about 1 : 1,270).
+/// that must not inflate without bound. DEFLATE ones are built with its fixed Huffman codes: one
+/// literal zero, then copies of 258 bytes at distance 1 (13 bits each, about 1 : 1,270); zstd ones
+/// from RLE blocks; the brotli one is a constant.
 public enum DeflateBomb {
     /// A raw DEFLATE stream of `inflatedSize` zero bytes (rounded to 1 + 258 × n).
     public static func deflate(inflatedSize: Int) -> [UInt8] {
@@ -27,6 +30,58 @@ public enum DeflateBomb {
     /// The same in the zlib wrapper HTTP's `deflate` coding uses (its Adler-32 is not computed).
     public static func zlib(inflatedSize: Int) -> [UInt8] {
         [0x78, 0x9C] + deflate(inflatedSize: inflatedSize) + [0, 0, 0, 0]
+    }
+
+    /// A zstd frame (RFC 8878) of `inflatedSize` zero bytes (rounded up to 128 KiB × n): RLE blocks of
+    /// 128 KiB, four bytes each (about 1 : 32,768), no checksum.
+    public static func zstd(inflatedSize: Int) -> [UInt8] {
+        let blockSize = 128 * 1024
+        let blocks = max(1, (inflatedSize + blockSize - 1) / blockSize)
+        // Magic number; frame header: no single segment, no checksum, no dictionary, no content size;
+        // window descriptor 0x38 (a 128 KiB window).
+        var frame: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x38]
+        frame.reserveCapacity(frame.count + blocks * 4)
+        for index in 0..<blocks {
+            // Block header, little-endian 24 bits: last-block flag, type 1 (RLE), size; then the byte.
+            let header = UInt32(blockSize) << 3 | 1 << 1 | (index == blocks - 1 ? 1 : 0)
+            frame += [UInt8(header & 0xFF), UInt8(header >> 8 & 0xFF), UInt8(header >> 16 & 0xFF), 0x00]
+        }
+        return frame
+    }
+
+    /// `bytes` as a zstd frame of raw (stored) blocks: what a server sends for a small body in zstd.
+    public static func zstdFrame(storing bytes: [UInt8]) -> [UInt8] {
+        let blockSize = 128 * 1024
+        var frame: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x38]
+        var start = 0
+        repeat {
+            let end = min(bytes.count, start + blockSize)
+            let header = UInt32(end - start) << 3 | (end == bytes.count ? 1 : 0)
+            frame += [UInt8(header & 0xFF), UInt8(header >> 8 & 0xFF), UInt8(header >> 16 & 0xFF)] + bytes[start..<end]
+            start = end
+        } while start < bytes.count
+        return frame
+    }
+
+    /// A brotli stream (RFC 7932) of 256 MiB of zero bytes in 211 bytes (about 1 : 1,270,000), made
+    /// here with `head -c 268435456 /dev/zero | brotli -q 11` (brotli 1.0.9).
+    public static let brotli256MiB: [UInt8] = Array(Data(base64Encoded: brotli256MiBBase64) ?? Data())
+
+    /// The inflated size of ``brotli256MiB``.
+    public static let brotliInflatedSize = 268_435_456
+
+    private static let brotli256MiBBase64 =
+        "z///f/gnAOKxQCD3/p/////wTwDEYQGA7v0/////4Z8AiMMiAN37f/7//8M/ARCHBQC69//8//+HfwIgDgsAdO//+f//D/8EQBwWAOje//P//x/+CYA4LADQvf/n//8//BMAcVgAoHv/z///f/gnAOKwAED3/p/////wTwDEYQGA7v0/////4Z8AiMMCAN37f/7//8M/ARCHBQC69//8//+HfwIgDgsAdO//+f//D/8EQBwWAOje//P//x/+CYA4LADQvf/n//8//BMAcVgAoHv/Pw=="
+
+    /// `coding`'s bomb of about `inflatedSize` zero bytes: `gzip`, `deflate` (zlib), `zstd` or `br`
+    /// (always 256 MiB).
+    public static func body(coding: String, inflatedSize: Int) -> [UInt8] {
+        switch coding {
+        case "gzip": gzip(inflatedSize: inflatedSize)
+        case "deflate": zlib(inflatedSize: inflatedSize)
+        case "zstd": zstd(inflatedSize: inflatedSize)
+        default: brotli256MiB
+        }
     }
 
     /// DEFLATE's bit order: fields least significant bit first, Huffman codes most significant first.

@@ -6,6 +6,8 @@
 //   cancelled-fast --client curl|urlsession --turns N  N endless fast streams, each cancelled after one chunk
 //   get --client curl|urlsession --url URL      one GET (the proxy test sets the proxy variables for it)
 //   many --client curl|urlsession --requests N   N small POSTs on one client: descriptors, connections
+//   bomb --coding gzip|deflate|br|zstd --reader sse|collect   a 256 MiB compression bomb read through
+//                                                the default client with a 4 MiB limit: peak memory, error
 // Prints one JSON object of figures; exits 1 with the error on any failure.
 import CodexCore
 import CodexTestSupport
@@ -132,6 +134,44 @@ func many() async throws -> [String: Int] {
     ]
 }
 
+/// A compression bomb read through the default client, as a Responses stream (a 4 MiB event limit)
+/// or as a collected body (a 4 MiB limit): which error stopped it, and how far memory peaked.
+func bomb() async throws -> [String: Int] {
+    let coding = option("--coding") ?? "gzip"
+    let limit = 4 * 1024 * 1024
+    let bomb = DeflateBomb.body(coding: coding, inflatedSize: 256 * 1024 * 1024)
+    let server = try LoopbackHTTPServer(replies: [
+        .text("warm-up"),
+        ScriptedReply(headers: [.init(name: "Content-Type", value: "text/event-stream"), .init(name: "Content-Encoding", value: coding)], parts: [.bytes(bomb)]),
+    ])
+    defer { server.shutdown() }
+    let http = CurlHTTPClient()
+    _ = try await http.send(HTTPRequest(method: "GET", url: server.baseURL)).body.collect(upTo: 1024)
+    let baseline = ProcessResources.residentBytes ?? 0
+    var error: AgentRuntimeError?
+    do {
+        if option("--reader") == "collect" {
+            _ = try await http.send(HTTPRequest(method: "GET", url: server.baseURL)).body.collect(upTo: limit)
+        } else {
+            let client = ResponsesClient(
+                configuration: .init(endpoint: try ResponsesEndpoint(baseURL: server.baseURL, profile: .publicAPI), retryPolicy: .disabled, maximumEventBytes: limit),
+                httpClient: http, authProvider: APIKeyAuthProvider(apiKey: "sk-test")
+            )
+            for try await _ in client.stream(ResponsesRequest(model: "m")) {}
+        }
+    } catch let failure as AgentRuntimeError {
+        error = failure
+        if ProcessInfo.processInfo.environment["BOMB_DEBUG"] != nil { FileHandle.standardError.write(Data("\(failure)\n".utf8)) }
+    }
+    let accepted = server.requests.last?.header("Accept-Encoding") ?? ""
+    return [
+        "baseline": baseline, "peak": ProcessResources.peakResidentBytes ?? .max, "compressed": bomb.count,
+        "eventTooLarge": error?.code == .sseEventTooLarge ? 1 : 0, "responseTooLarge": error?.code == .responseTooLarge ? 1 : 0,
+        "otherError": error.map { [.sseEventTooLarge, .responseTooLarge].contains($0.code) ? 0 : 1 } ?? 0, "noError": error == nil ? 1 : 0,
+        "offersAll": ["gzip", "deflate", "br", "zstd"].allSatisfy(accepted.contains) ? 1 : 0,
+    ]
+}
+
 func get() async throws -> [String: Int] {
     guard let url = option("--url").flatMap(URL.init(string:)) else {
         throw AgentRuntimeError(code: .invalidRequest, message: "get needs --url")
@@ -149,6 +189,7 @@ do {
     case "cancelled-fast": figures = try await cancelledFast()
     case "get": figures = try await get()
     case "many": figures = try await many()
+    case "bomb": figures = try await bomb()
     default: throw AgentRuntimeError(code: .invalidRequest, message: "usage: paused-endless|alternating|cancelled-fast|get|many --client curl|urlsession")
     }
     let data = try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys])

@@ -261,9 +261,13 @@ struct ResponsesAttempt {
     /// A failure while reading the body: a lost connection is `responses_stream_disconnected` (the code
     /// for a stream that ends without `response.completed`), carrying the transport error in
     /// `underlying` and its domain and code in the interruption details; timeouts and limits keep their
-    /// own codes.
+    /// own codes, and so does a body its `Content-Encoding` cannot decode (the connection was fine).
     private static func bodyFailure(_ error: any Error, progress: Progress) -> AgentRuntimeError {
         if let failure = error as? AgentRuntimeError, failure.code != .transportFailure { return interrupted(failure, progress: progress) }
+        if let failure = error as? AgentRuntimeError, failure.interruption?.transportDomain == "curl",
+           failure.interruption?.transportCode == CurlTransfer.contentDecodingFailureCode {
+            return interrupted(failure, progress: progress)
+        }
         let transport = (error as? AgentRuntimeError)?.interruption
         return AgentRuntimeError(
             code: .responsesStreamDisconnected, message: "the connection was lost before response.completed",

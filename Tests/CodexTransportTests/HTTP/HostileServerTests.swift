@@ -141,9 +141,10 @@ import Testing
         let response = try await get(server, kind)
         switch kind {
         case .curl:
-            // No Accept-Encoding is sent and nothing is decoded: the client passes the bytes it received.
-            #expect(try await response.body.collect(upTo: 8 * 1024 * 1024) == bomb)
-            #expect(server.requests.first?.header("Accept-Encoding") == nil)
+            // Offered and decoded: the reader's limit counts decoded bytes and stops the bomb.
+            let error = await #expect(throws: AgentRuntimeError.self) { _ = try await response.body.collect(upTo: 8 * 1024 * 1024) }
+            #expect(error?.code == .responseTooLarge)
+            #expect(server.requests.first?.header("Accept-Encoding") == "deflate, gzip, br, zstd")
         case .urlSession:
             // FoundationNetworking inflates; a bounded reader stops it at its limit.
             let error = await #expect(throws: AgentRuntimeError.self) { _ = try await response.body.collect(upTo: 8 * 1024 * 1024) }

@@ -83,6 +83,9 @@ final class CurlTransfer: @unchecked Sendable {
         set(CURLOPT_SSL_VERIFYHOST, 2)
         set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         set(CURLOPT_TCP_KEEPALIVE, 1)
+        // Offer every coding this libcurl decodes (gzip, deflate, br, zstd here) and decode it: the
+        // body's readers, and so every limit, see decoded bytes.
+        set(CURLOPT_ACCEPT_ENCODING, "")
         failed = failed || ccurl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, context) != CURLE_OK
         failed = failed || ccurl_easy_setopt_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback) != CURLE_OK
         failed = failed || ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context) != CURLE_OK
@@ -201,11 +204,40 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
+    /// The interruption code of a body that could not be decoded (`CURLE_BAD_CONTENT_ENCODING`): not a
+    /// lost connection, so a stream reports it as it is.
+    static let contentDecodingFailureCode = Int(CURLE_BAD_CONTENT_ENCODING.rawValue)
+
+    /// The codings the client offers in `Accept-Encoding`, the ones libcurl decodes.
+    static let offeredCodings: Set<String> = ["gzip", "x-gzip", "deflate", "br", "zstd", "identity"]
+
     /// The typed error of a failed transfer: `transport_failure` with curl's code and its generic text
     /// (never the URL, a header or a credential), or the head limit that stopped it.
     func failure(curlCode: UInt32) -> AgentRuntimeError {
         let result = CURLcode(rawValue: curlCode)
         if let headFailure, result == CURLE_WRITE_ERROR { return headFailure }
+        if let coding = contentEncoding() {
+            let interruption = AgentRuntimeError.InterruptionDetails(transportDomain: "curl", transportCode: Int(curlCode))
+            if result == CURLE_BAD_CONTENT_ENCODING {
+                let codings = coding.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                guard codings.allSatisfy(Self.offeredCodings.contains) else {
+                    return AgentRuntimeError(
+                        code: .transportFailure,
+                        message: "the response's Content-Encoding \(coding) is not one the client offered (gzip, deflate, br, zstd)",
+                        interruption: interruption
+                    )
+                }
+                return AgentRuntimeError(code: .transportFailure, message: "the response body is not valid \(coding) (curl error \(curlCode))", interruption: interruption)
+            }
+            // While the reader is paused libcurl keeps what one read decodes to, up to 64 MiB.
+            if result == CURLE_OUT_OF_MEMORY, handOff.withLock({ if case .delivered = $0 { true } else { false } }) {
+                return AgentRuntimeError(
+                    code: .responseTooLarge,
+                    message: "the \(coding) response body expanded past the 64 MiB the client holds for a paused reader (a compression bomb)",
+                    interruption: interruption
+                )
+            }
+        }
         // libcurl refuses a header line over its own limit (100 KiB) as "out of memory".
         if result == CURLE_OUT_OF_MEMORY, !handOff.withLock({ if case .delivered = $0 { true } else { false } }) {
             return AgentRuntimeError(
@@ -218,6 +250,13 @@ final class CurlTransfer: @unchecked Sendable {
             code: .transportFailure, message: "the connection failed (curl error \(curlCode): \(text))",
             interruption: .init(transportDomain: "curl", transportCode: Int(curlCode))
         )
+    }
+
+    /// The final head's `Content-Encoding`, printable and at most 64 characters, or `nil` for none.
+    private func contentEncoding() -> String? {
+        guard let value = fields.last(where: { $0.name.lowercased() == "content-encoding" })?.value, !value.isEmpty else { return nil }
+        let printable = String(String.UnicodeScalarView(value.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F }.prefix(64)))
+        return printable.isEmpty ? "(unprintable)" : printable
     }
 
     /// Before the engine resumes a paused transfer: the idle clock restarts.
