@@ -27,7 +27,7 @@ public enum ResponsesCompactionReply {
     /// - Throws: ``CodexCore/AgentRuntimeError`` `compaction_invalid`, naming the rule (never the text).
     public static func validate(_ output: [JSONValue], input: [ResponsesInputItem], instructions: String?) throws {
         guard !output.isEmpty else { throw invalid("the compaction reply has no items: it would erase the thread's history") }
-        var sentInstructions: Set<String>?
+        let sentInstructions = Set(input.compactMap(instructionText) + (instructions.map { [$0] } ?? []))
         for (index, item) in output.enumerated() {
             guard let type = itemType(item) else {
                 throw invalid("compaction item \(index) has no type")
@@ -40,9 +40,7 @@ public enum ResponsesCompactionReply {
             case "user", "assistant":
                 continue
             case "system", "developer":
-                let sent = sentInstructions ?? Set(input.compactMap(instructionText) + (instructions.map { [$0] } ?? []))
-                sentInstructions = sent
-                guard sent.contains(text(of: item)) else {
+                guard sentInstructions.contains(text(of: item)) else {
                     throw invalid("compaction item \(index) is a system or developer message the compaction was not sent")
                 }
             default:

@@ -263,9 +263,7 @@ struct ResponsesAttempt {
     /// `underlying` and its domain and code in the interruption details; timeouts and limits keep their
     /// own codes, and so does a body its `Content-Encoding` cannot decode (the connection was fine).
     private static func bodyFailure(_ error: any Error, progress: Progress) -> AgentRuntimeError {
-        if let failure = error as? AgentRuntimeError, failure.code != .transportFailure { return interrupted(failure, progress: progress) }
-        if let failure = error as? AgentRuntimeError, failure.interruption?.transportDomain == "curl",
-           failure.interruption?.transportCode == CurlTransfer.contentDecodingFailureCode {
+        if let failure = error as? AgentRuntimeError, failure.code != .transportFailure || CurlTransfer.isContentDecodingFailure(failure) {
             return interrupted(failure, progress: progress)
         }
         let transport = (error as? AgentRuntimeError)?.interruption

@@ -204,9 +204,11 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    /// The interruption code of a body that could not be decoded (`CURLE_BAD_CONTENT_ENCODING`): not a
-    /// lost connection, so a stream reports it as it is.
-    static let contentDecodingFailureCode = Int(CURLE_BAD_CONTENT_ENCODING.rawValue)
+    /// Whether `error` is a body its `Content-Encoding` could not decode (`CURLE_BAD_CONTENT_ENCODING`):
+    /// not a lost connection, so a stream reports it as it is.
+    static func isContentDecodingFailure(_ error: AgentRuntimeError) -> Bool {
+        error.interruption?.transportDomain == "curl" && error.interruption?.transportCode == Int(CURLE_BAD_CONTENT_ENCODING.rawValue)
+    }
 
     /// The codings the client offers in `Accept-Encoding`, the ones libcurl decodes.
     static let offeredCodings: Set<String> = ["gzip", "x-gzip", "deflate", "br", "zstd", "identity"]
@@ -216,21 +218,25 @@ final class CurlTransfer: @unchecked Sendable {
     func failure(curlCode: UInt32) -> AgentRuntimeError {
         let result = CURLcode(rawValue: curlCode)
         if let headFailure, result == CURLE_WRITE_ERROR { return headFailure }
-        if let coding = contentEncoding() {
-            let interruption = AgentRuntimeError.InterruptionDetails(transportDomain: "curl", transportCode: Int(curlCode))
-            if result == CURLE_BAD_CONTENT_ENCODING {
-                let codings = coding.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-                guard codings.allSatisfy(Self.offeredCodings.contains) else {
-                    return AgentRuntimeError(
-                        code: .transportFailure,
-                        message: "the response's Content-Encoding \(coding) is not one the client offered (gzip, deflate, br, zstd)",
-                        interruption: interruption
-                    )
-                }
-                return AgentRuntimeError(code: .transportFailure, message: "the response body is not valid \(coding) (curl error \(curlCode))", interruption: interruption)
+        let interruption = AgentRuntimeError.InterruptionDetails(transportDomain: "curl", transportCode: Int(curlCode))
+        if result == CURLE_BAD_CONTENT_ENCODING, let coding = contentEncoding() {
+            let codings = coding.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let message = codings.allSatisfy(Self.offeredCodings.contains)
+                ? "the response body is not valid \(coding) (curl error \(curlCode))"
+                : "the response's Content-Encoding \(coding) is not one the client offered (gzip, deflate, br, zstd)"
+            return AgentRuntimeError(code: .transportFailure, message: message, interruption: interruption)
+        }
+        if result == CURLE_OUT_OF_MEMORY {
+            let delivered = handOff.withLock { if case .delivered = $0 { true } else { false } }
+            // Before the head: libcurl refuses a header line over its own limit (100 KiB) as "out of memory".
+            if !delivered {
+                return AgentRuntimeError(
+                    code: .transportFailure, message: "the response head has a line longer than libcurl accepts (curl error \(curlCode))",
+                    interruption: interruption
+                )
             }
-            // While the reader is paused libcurl keeps what one read decodes to, up to 64 MiB.
-            if result == CURLE_OUT_OF_MEMORY, handOff.withLock({ if case .delivered = $0 { true } else { false } }) {
+            // In an encoded body: while the reader is paused libcurl keeps what one read decodes to, up to 64 MiB.
+            if let coding = contentEncoding() {
                 return AgentRuntimeError(
                     code: .responseTooLarge,
                     message: "the \(coding) response body expanded past the 64 MiB the client holds for a paused reader (a compression bomb)",
@@ -238,17 +244,9 @@ final class CurlTransfer: @unchecked Sendable {
                 )
             }
         }
-        // libcurl refuses a header line over its own limit (100 KiB) as "out of memory".
-        if result == CURLE_OUT_OF_MEMORY, !handOff.withLock({ if case .delivered = $0 { true } else { false } }) {
-            return AgentRuntimeError(
-                code: .transportFailure, message: "the response head has a line longer than libcurl accepts (curl error \(curlCode))",
-                interruption: .init(transportDomain: "curl", transportCode: Int(curlCode))
-            )
-        }
         let text = curl_easy_strerror(result).map { String(cString: $0) } ?? "unknown error"
         return AgentRuntimeError(
-            code: .transportFailure, message: "the connection failed (curl error \(curlCode): \(text))",
-            interruption: .init(transportDomain: "curl", transportCode: Int(curlCode))
+            code: .transportFailure, message: "the connection failed (curl error \(curlCode): \(text))", interruption: interruption
         )
     }
 

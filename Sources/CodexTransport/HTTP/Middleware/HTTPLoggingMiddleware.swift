@@ -1,8 +1,8 @@
 public import CodexCore
 
 /// Logs each HTTP exchange, log-safe: `network.response.received` (debug) with the method, path,
-/// status, duration and the server's `x-request-id` (scrubbed of the request's credentials), or `network.request.failed` (notice) with the
-/// error code. Never headers, query strings or bodies.
+/// status, duration and the server's `x-request-id` (scrubbed of the request's credentials), or
+/// `network.request.failed` (notice) with the error code. Never headers, query strings or bodies.
 public struct HTTPLoggingMiddleware: HTTPMiddleware {
     private let logSink: any AgentLogSink
     private let clock: any Clock<Duration>
