@@ -60,11 +60,13 @@ extension AgentRuntime {
     private func withDurationBudget(_ body: @escaping @Sendable () async throws -> TurnSuccess) async throws -> TurnSuccess {
         guard let seconds = configuration.turnLimits.maximumDuration else { return try await body() }
         let clock = configuration.clock
+        let total = Duration.milliseconds(Int64((seconds * 1000).rounded(.up)))
+        let budget = TurnTimeBudget(total: total, clock: clock)
         return try await withThrowingTaskGroup(of: TurnSuccess?.self) { group in
-            group.addTask { try await body() }
+            group.addTask { try await TurnTimeBudget.$current.withValue(budget) { try await body() } }
             group.addTask {
                 // In slices: the budget is nearly always cancelled when the turn ends first.
-                try await clock.sleepInSlices(for: .milliseconds(Int64((seconds * 1000).rounded(.up))))
+                try await clock.sleepInSlices(for: total)
                 throw AgentRuntimeError.executionLimitExceeded(.duration)
             }
             defer { group.cancelAll() }

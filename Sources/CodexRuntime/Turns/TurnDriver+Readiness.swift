@@ -28,6 +28,11 @@ extension TurnDriver {
         }
         var random = SystemRandomNumberGenerator()
         let delay = policy.delay(afterAttempt: attempt, retryAfter: failure.http?.retryAfter, using: &random)
+        if let budget = TurnTimeBudget.current, budget.cannotAfford(delay) {
+            // The wait would outlast the turn's duration budget: fail now, with the server's wait.
+            failure.retry = .init(attempt: attempt, maximumAttempts: policy.maximumAttempts, isRetryable: true, safety: .beforeOutput)
+            throw failure
+        }
         runtime.configuration.logSink.record(AgentLogEvent(
             level: .notice, category: .retry, name: "retry.scheduled", message: "retrying a turn whose first request was not accepted",
             metadata: [

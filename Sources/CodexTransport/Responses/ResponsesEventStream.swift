@@ -113,6 +113,11 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
                 throw failure
             }
             let delay = policy.delay(afterAttempt: attemptNumber, retryAfter: failure.http?.retryAfter, using: &random)
+            if let budget = TurnTimeBudget.current, budget.cannotAfford(delay) {
+                // The wait would outlast the turn: fail now, with the server's wait in the error.
+                finished = true
+                throw failure
+            }
             stream.client.logSink.record(AgentLogEvent(
                 level: .notice, category: .retry, name: "retry.scheduled", message: "retrying after a transient failure",
                 metadata: ["attempt": String(attemptNumber), "maximum_attempts": String(policy.maximumAttempts), "error_code": failure.code.rawValue,

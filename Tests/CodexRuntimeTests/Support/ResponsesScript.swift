@@ -90,12 +90,12 @@ enum BackendHarness {
     /// A backend talking to `server` through the real URLSession transport with an API key.
     static func backend(
         _ server: LoopbackHTTPServer, configuration: CodexResponsesBackendConfiguration = .init(),
-        logSink: any AgentLogSink = NoOpAgentLogSink()
+        clock: any Clock<Duration> = ContinuousClock(), logSink: any AgentLogSink = NoOpAgentLogSink()
     ) throws -> CodexResponsesBackend {
         var configuration = configuration
         configuration.endpoint = try ResponsesEndpoint(baseURL: server.baseURL.appendingPathComponent("api/codex"), profile: .chatGPT)
         if configuration.retryPolicy == .default { configuration.retryPolicy = fastRetry }
-        return CodexResponsesBackend(configuration: configuration, authProvider: APIKeyAuthProvider(apiKey: "sk-test"), logSink: logSink)
+        return CodexResponsesBackend(configuration: configuration, authProvider: APIKeyAuthProvider(apiKey: "sk-test"), clock: clock, logSink: logSink)
     }
 
     static func turn(
