@@ -30,6 +30,16 @@ public enum ProcessResources {
     /// Resident memory not backed by files (`RssAnon`), in bytes, or nil where `/proc` is unavailable.
     public static var anonymousBytes: Int? { statusField("RssAnon:") }
 
+    /// The bytes this process has read through `read(2)` and its kin (`rchar` in `/proc/self/io`), or
+    /// nil where `/proc` is unavailable.
+    public static var bytesRead: Int? {
+        guard let io = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) else { return nil }
+        for line in io.split(separator: "\n") where line.hasPrefix("rchar:") {
+            return Int(line.dropFirst("rchar:".count).trimmingCharacters(in: .whitespaces))
+        }
+        return nil
+    }
+
     private static func statusField(_ name: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
         for line in status.split(separator: "\n") where line.hasPrefix(name) {

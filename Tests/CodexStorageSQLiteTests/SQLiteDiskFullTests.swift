@@ -41,6 +41,10 @@ import Testing
         }
         let typed = failure as? SQLiteStoreError
         #expect(typed?.code == .diskFull, "\(String(describing: failure))")
+        #expect(typed?.message.hasSuffix(" on \(path): No space left on device") == true, "the message names the file and the cause: \(typed?.message ?? "")")
+        let runtimeError = AgentRuntimeError.stateStore(try #require(failure))
+        #expect(runtimeError.message.hasPrefix("the state store failed: sqlite_disk_full: "), "\(runtimeError.message)")
+        #expect(runtimeError.message.contains(path))
         #expect(committed > 20)
         // Nothing committed is lost, and reads still work on the full disk.
         #expect(try await store.history(of: thread.id, query: .init(limit: 100_000)).items.count == committed)

@@ -181,6 +181,25 @@ func get() async throws -> [String: Int] {
     return ["status": response.statusCode, "bytes": body.count]
 }
 
+/// Reads the Codex CLI auth file at `--path`; reports the memory and the bytes the read took.
+func readAuth() -> [String: Int] {
+    let url = URL(fileURLWithPath: option("--path") ?? "auth.json")
+    let baseline = ProcessResources.residentBytes ?? 0
+    let readBefore = ProcessResources.bytesRead ?? 0
+    var code = "none"
+    do {
+        _ = try CodexCLIAuthFile(url: url).read()
+    } catch let failure as AgentRuntimeError {
+        code = failure.code.rawValue
+    } catch {
+        code = "other"
+    }
+    return [
+        "baseline": baseline, "peak": ProcessResources.peakResidentBytes ?? .max, "read": (ProcessResources.bytesRead ?? .max) - readBefore,
+        "secureStoreFailure": code == "secure_store_failure" ? 1 : 0,
+    ]
+}
+
 do {
     let figures: [String: Int]
     switch CommandLine.arguments.dropFirst().first {
@@ -190,6 +209,7 @@ do {
     case "get": figures = try await get()
     case "many": figures = try await many()
     case "bomb": figures = try await bomb()
+    case "read-auth": figures = readAuth()
     default: throw AgentRuntimeError(code: .invalidRequest, message: "usage: paused-endless|alternating|cancelled-fast|get|many --client curl|urlsession")
     }
     let data = try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys])

@@ -83,7 +83,7 @@ import Testing
         let schemaPath = try CommandRunner.temporaryFile(Self.schema)
         let missing = try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "/nonexistent/instance.json"])
         #expect(missing.status == 2)
-        #expect(missing.stderr == "Error: Cannot read instance '/nonexistent/instance.json'\n")
+        #expect(missing.stderr == "Error: Cannot read instance '/nonexistent/instance.json': No such file or directory\n")
         let malformed = try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "-"], stdin: "[1,]")
         #expect(malformed.status == 2)
         #expect(malformed.stderr == "Error: Instance '-' is not valid JSON: json_trailing_comma: trailing comma (at byte 2)\n")

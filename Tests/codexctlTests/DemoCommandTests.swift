@@ -108,7 +108,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: temporary) }
         #expect(run.status == 0, "\(run.stderr)")
         let files = try FileManager.default.contentsOfDirectory(atPath: kept.path).filter { !$0.hasPrefix("state.sqlite-") }.sorted()
-        #expect(files == ["host-jobs.json", "recovery", "state.sqlite", "state.sqlite.owners"])
+        #expect(files == [".codexctl-demo.lock", "host-jobs.json", "recovery", "state.sqlite", "state.sqlite.owners"])
         let check = try await CommandRunner.codexctl(["db", "check", "--db", kept.appendingPathComponent("state.sqlite").path])
         #expect(check.status == 0, "\(check.stderr)")
         let list = try await CommandRunner.codexctl(["recovery", "list", "--store", kept.appendingPathComponent("recovery").path, "--binding", "acct-demo", "--json"])
@@ -123,6 +123,46 @@ import Testing
         let error = try JSONValue(parsing: Array(again.stdout.utf8))
         #expect(error["error"]?["code"]?.stringValue == "directory_not_empty")
         #expect(try Data(contentsOf: kept.appendingPathComponent("host-jobs.json")) == before)
+    }
+
+    /// The directory is claimed by a lock before it is checked: while another process holds it, a demo is
+    /// refused and writes nothing; two demos started together never mix their files.
+    @Test func aDirectoryAnotherDemoHoldsIsRefused() async throws {
+        let directory = try temporaryDirectory("demo-lock")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let lock = open(directory.appendingPathComponent(".codexctl-demo.lock").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(lock >= 0)
+        #expect(flock(lock, LOCK_EX | LOCK_NB) == 0)
+        let held = try await CommandRunner.codexctl(["demo", "--keep", directory.path, "--json"])
+        close(lock)
+        #expect(held.status == 1)
+        #expect(try JSONValue(parsing: Array(held.stdout.utf8))["error"]?["code"]?.stringValue == "directory_in_use")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [".codexctl-demo.lock"])
+
+        let shared = directory.appendingPathComponent("shared")
+        async let first = CommandRunner.codexctl(["demo", "--keep", shared.path, "--json"])
+        async let second = CommandRunner.codexctl(["demo", "--keep", shared.path, "--json"])
+        let runs = try await [first, second]
+        #expect(runs.map(\.status).sorted() == [0, 1], "\(runs.map(\.stderr))")
+        let refused = try #require(runs.first { $0.status == 1 })
+        let code = try JSONValue(parsing: Array(refused.stdout.utf8))["error"]?["code"]?.stringValue
+        #expect(code == "directory_in_use" || code == "directory_not_empty", "\(refused.stdout)")
+        let check = try await CommandRunner.codexctl(["db", "check", "--db", shared.appendingPathComponent("state.sqlite").path])
+        #expect(check.status == 0, "\(check.stderr)")
+    }
+
+    @Test func aKeepPathThatCannotBeADirectoryNamesThePathAndTheCause() async throws {
+        let directory = try temporaryDirectory("demo-file")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("file")
+        try Data("x".utf8).write(to: file)
+        let onFile = try await CommandRunner.codexctl(["demo", "--keep", file.path])
+        #expect(onFile.status == 1)
+        #expect(onFile.stderr == "Error: not_a_directory: \(file.path) is not a directory; --keep needs a new or empty directory\n")
+        let under = try await CommandRunner.codexctl(["demo", "--keep", file.appendingPathComponent("sub").path])
+        #expect(under.status == 1)
+        #expect(under.stderr == "Error: file_system_error: cannot write \(file.path)/sub: Not a directory\n")
+        #expect(try Data(contentsOf: file) == Data("x".utf8))
     }
 
     @Test func anUnknownOptionIsAUsageError() async throws {

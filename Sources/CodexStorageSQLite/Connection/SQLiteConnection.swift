@@ -6,6 +6,8 @@ import Foundation
 /// (`@unchecked Sendable` so those closures can name it; the queue is the synchronization.)
 final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
+    /// The file, for failure messages that name it.
+    private let path: String
     private var statements: [String: OpaquePointer] = [:]
 
     /// How a connection opens its file.
@@ -32,10 +34,12 @@ final class SQLiteConnection: @unchecked Sendable {
             flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
             name = "file:" + Self.uriEscaped(path) + (immutable ? "?mode=ro&immutable=1" : "?mode=ro")
         }
+        self.path = path
         let result = sqlite3_open_v2(name, &pointer, flags, nil)
         guard result == SQLITE_OK, let pointer else {
+            let cause = pointer.map { Self.systemCause(sqlite3_system_errno($0)) } ?? ""
             if let pointer { sqlite3_close_v2(pointer) }
-            throw SQLiteStoreError(code: Self.code(for: result, opening: true), resultCode: result, message: "cannot open the database at \(path)")
+            throw SQLiteStoreError(code: Self.code(for: result, opening: true), resultCode: result, message: "cannot open the database at \(path)\(cause)")
         }
         handle = pointer
         sqlite3_busy_timeout(handle, 5_000)
@@ -120,8 +124,35 @@ final class SQLiteConnection: @unchecked Sendable {
         return statement
     }
 
+    /// The store's error for `result`; a failure of the file itself (full, I/O, read-only, cannot
+    /// open) also names the file and the system's cause.
     private func failure(_ result: Int32, _ message: String) -> SQLiteStoreError {
-        SQLiteStoreError(code: Self.code(for: result, opening: false), resultCode: result, message: message)
+        let code = Self.code(for: result, opening: false)
+        guard [.diskFull, .ioFailure, .readOnly, .openFailed].contains(code) else {
+            return SQLiteStoreError(code: code, resultCode: result, message: message)
+        }
+        let cause = Self.systemCause(sqlite3_system_errno(handle))
+        return SQLiteStoreError(code: code, resultCode: result, message: "\(message) on \(path)\(cause.isEmpty ? fallbackCause(code) : cause)")
+    }
+
+    /// `: <strerror>` for a system error number, or nothing for none.
+    private static func systemCause(_ number: Int32) -> String {
+        number == 0 ? "" : ": " + String(cString: strerror(number))
+    }
+
+    /// What a file failure means when SQLite kept no error number: for a full database, whether the
+    /// file system has space left (`statvfs`) tells a full disk from the database's own page limit.
+    private func fallbackCause(_ code: SQLiteStoreError.Code) -> String {
+        switch code {
+        case .diskFull:
+            let directory = (path as NSString).deletingLastPathComponent
+            var info = statvfs()
+            guard statvfs(directory.isEmpty ? "." : directory, &info) == 0 else { return ": the database or disk is full" }
+            let available = UInt64(info.f_bavail) * UInt64(info.f_frsize)
+            return available < 1 << 20 ? ": " + String(cString: strerror(ENOSPC)) : ": the database reached its size limit"
+        case .readOnly: return ": the database is read-only"
+        default: return ""
+        }
     }
 
     /// Maps a result code (primary part) to the store's code.

@@ -47,6 +47,7 @@ final class SQLiteDatabase: @unchecked Sendable {
         case .empty, .file:
             file.tightenPermissions()
         }
+        try file.checkWritable()
         try file.checkCompanionDirectories()
         let writer = try SQLiteConnection(path: path, mode: .readWrite)
         try Self.configure(writer)

@@ -94,6 +94,22 @@ struct SQLiteDatabaseFile {
         guard code == EEXIST else { throw failure("cannot create", code) }
     }
 
+    /// Refuses, for writing, a file this process may not write, or a directory it may not create the
+    /// `-wal` and `-shm` companions in (a 0400 database, a read-only file system): SQLite would open it
+    /// read-only without a word and fail at the first write.
+    func checkWritable() throws(SQLiteStoreError) {
+        var descriptor: Int32
+        repeat { descriptor = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK) } while descriptor < 0 && errno == EINTR
+        guard descriptor >= 0 else { throw failure("open for writing", errno) }
+        close(descriptor)
+        let parent = (path as NSString).deletingLastPathComponent
+        var walInfo = stat()
+        let hasCompanions = stat(path + "-wal", &walInfo) == 0 && stat(path + "-shm", &walInfo) == 0
+        guard !hasCompanions, faccessat(AT_FDCWD, parent.isEmpty ? "." : parent, W_OK, AT_EACCESS) != 0 else { return }
+        let code = errno
+        throw SQLiteStoreError(code: .readOnly, message: "cannot write in \(parent.isEmpty ? "." : parent), the directory of \(path): \(Self.reason(code))")
+    }
+
     /// Refuses, for writing, a store directory next to the database (`<path>.attachments`,
     /// `<path>.owners`) that is a symbolic link, not a directory, or owned by another user; a missing one
     /// is fine (it is created when first needed).
@@ -122,15 +138,7 @@ struct SQLiteDatabaseFile {
 
     /// A typed error naming the path: `cannot <action> <path>: <reason>`.
     func failure(_ action: String, _ code: Int32) -> SQLiteStoreError {
-        let reason: String
-        switch code {
-        case ENOENT: reason = "no such file or directory"
-        case ENOTDIR: reason = "a parent is not a directory"
-        case EACCES, EPERM: reason = "permission denied"
-        case EROFS: reason = "read-only file system"
-        case ENOSPC, EDQUOT: reason = "no space left"
-        default: reason = "errno \(code)"
-        }
+        let reason = Self.reason(code)
         let storeCode: SQLiteStoreError.Code = switch code {
         case EACCES, EPERM, EROFS: .readOnly
         case ENOSPC, EDQUOT: .diskFull
@@ -138,5 +146,17 @@ struct SQLiteDatabaseFile {
         default: .ioFailure
         }
         return SQLiteStoreError(code: storeCode, message: "cannot \(action) \(path): \(reason)")
+    }
+
+    /// The system's cause, in the words the store's messages use.
+    static func reason(_ code: Int32) -> String {
+        switch code {
+        case ENOENT: "no such file or directory"
+        case ENOTDIR: "a parent is not a directory"
+        case EACCES, EPERM: "permission denied"
+        case EROFS: "read-only file system"
+        case ENOSPC, EDQUOT: "no space left"
+        default: "errno \(code)"
+        }
     }
 }

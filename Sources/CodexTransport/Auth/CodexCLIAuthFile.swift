@@ -18,6 +18,9 @@ public struct CodexCLIAuthFile: Sendable {
     /// The file's location.
     public let url: URL
 
+    /// The largest file read (1 MiB): a larger one is refused before it is read.
+    public static let maximumBytes = 1 << 20
+
     /// The file at `url`.
     public init(url: URL) {
         self.url = url
@@ -38,14 +41,15 @@ public struct CodexCLIAuthFile: Sendable {
     /// - Throws: ``CodexCore/AgentRuntimeError`` `secure_store_failure` when it is unreadable, too large
     ///   or malformed, or `not_signed_in` when it holds neither tokens nor a key.
     public func read() throws -> Contents? {
-        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-        let data: Data
+        let data: [UInt8]
         do {
-            data = try Data(contentsOf: url)
+            // Size-checked before it is read, and read only up to the limit.
+            data = try BoundedInputFile.readAll(url.path, limit: Self.maximumBytes)
         } catch {
-            throw AgentRuntimeError(code: .secureStoreFailure, message: "the Codex CLI auth file is not readable")
+            if error.kind == .open, error.systemError == ENOENT || error.systemError == ENOTDIR { return nil }
+            throw AgentRuntimeError(code: .secureStoreFailure, message: "the Codex CLI auth file is unusable: \(error)", underlying: error)
         }
-        guard data.count <= 1024 * 1024, let json = try? JSONValue(parsing: data, options: .init(maximumDepth: 16)) else {
+        guard let json = try? JSONValue(parsing: data, options: .init(maximumDepth: 16)) else {
             throw AgentRuntimeError(code: .secureStoreFailure, message: "the Codex CLI auth file is not valid JSON")
         }
         if case .object(let tokens)? = json["tokens"], let idToken = tokens["id_token"]?.stringValue,

@@ -26,8 +26,26 @@ struct CLIFailure {
         case let error as CodexSchemaError: self.init(code: error.code.rawValue, message: error.message)
         case let error as UsageError: self.init(code: "usage", message: error.message)
         case let error as CLIFailure.Thrown: self.init(code: error.code, message: error.message)
+        case let error as CocoaError: self.init(code: "file_system_error", message: Self.fileSystemMessage(error))
+        case let error as BoundedInputFile.Failure: self.init(code: "file_system_error", message: error.description)
         default: self.init(code: "failed", message: "an unexpected \(String(describing: type(of: error))) error")
         }
+    }
+
+    /// `cannot write /path: Read-only file system`: what Foundation's file error was doing, its path,
+    /// and the system's cause when it carries one.
+    static func fileSystemMessage(_ error: CocoaError) -> String {
+        let verb = switch error.code.rawValue {
+        case 256..<512: "read"
+        case 512..<1024: "write"
+        default: "use"
+        }
+        let path = error.filePath ?? error.url?.path ?? "a file"
+        var cause = ""
+        if let underlying = error.underlying as NSError?, underlying.domain == NSPOSIXErrorDomain {
+            cause = ": " + String(cString: strerror(Int32(truncatingIfNeeded: underlying.code)))
+        }
+        return "cannot \(verb) \(path)\(cause)"
     }
 
     /// A failure the command has already reported in its own output (a check that found problems): the

@@ -1,4 +1,5 @@
 import Foundation
+import CodexCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -123,65 +124,8 @@ enum Console {
     /// Reads a file, or standard input for `-`, refusing more than `limit` bytes: a regular file larger
     /// than the limit is refused before it is read, and a pipe is read only up to the limit, so memory
     /// follows the limit, not the input.
-    /// - Throws: ``InputTooLarge`` past the limit, or the read error.
-    static func readInput(_ path: String, limit: Int) throws -> [UInt8] {
-        let handle = try InputFile(path)
-        defer { handle.close() }
-        if let size = handle.regularFileSize, size > limit { throw InputTooLarge(limit: limit) }
-        var bytes: [UInt8] = []
-        // Reserved, not touched: only the bytes read take memory, and growth never copies.
-        bytes.reserveCapacity(handle.regularFileSize ?? (limit + 1))
-        while true {
-            let chunk = try handle.read(maximum: min(1 << 20, limit + 1 - bytes.count))
-            if chunk.isEmpty { return bytes }
-            bytes += chunk
-            if bytes.count > limit { throw InputTooLarge(limit: limit) }
-        }
-    }
-
-    /// More input than a command accepts.
-    struct InputTooLarge: Error {
-        let limit: Int
+    /// - Throws: ``CodexCore/BoundedInputFile/Failure`` (`.tooLarge` past the limit, or the system's cause).
+    static func readInput(_ path: String, limit: Int) throws(BoundedInputFile.Failure) -> [UInt8] {
+        try BoundedInputFile.readAll(path, limit: limit)
     }
 }
-
-/// A file or standard input read in chunks with `read(2)` (Foundation's `FileHandle` reads a pipe to
-/// its end on some calls).
-final class InputFile {
-    private let descriptor: Int32
-    private let owned: Bool
-    /// The size, when the input is a regular file.
-    let regularFileSize: Int?
-
-    /// Opens `path`, or standard input for `-`.
-    init(_ path: String) throws {
-        if path == "-" {
-            descriptor = 0
-            owned = false
-        } else {
-            descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw CocoaError(.fileReadNoSuchFile) }
-            owned = true
-        }
-        var info = stat()
-        regularFileSize = fstat(descriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : nil
-    }
-
-    /// The next bytes, at most `maximum`; empty at the end.
-    func read(maximum: Int) throws -> [UInt8] {
-        guard maximum > 0 else { return [] }
-        var buffer = [UInt8](repeating: 0, count: maximum)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, maximum) }
-            if count >= 0 { return Array(buffer[0..<count]) }
-            if errno != EINTR { throw CocoaError(.fileReadUnknown) }
-        }
-    }
-
-    func close() {
-        if owned { systemClose(descriptor) }
-    }
-}
-
-private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(descriptor, buffer, count) }
-private func systemClose(_ descriptor: Int32) { _ = close(descriptor) }

@@ -235,7 +235,7 @@ enum LineReader {
     static func start(_ feed: AsyncStream<ChatSession.Input>.Continuation) {
         let thread = Thread {
             var splitter = LineSplitter(limit: ChatSession.maximumLineBytes)
-            let input = try? InputFile("-")
+            let input = try? BoundedInputFile("-")
             while let input, let chunk = try? input.read(maximum: 64 * 1024), !chunk.isEmpty {
                 for line in splitter.feed(chunk) { feed.yield(line) }
             }

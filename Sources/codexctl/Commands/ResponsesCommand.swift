@@ -38,9 +38,9 @@ enum ResponsesDecodeCommand: CLICommand {
         }
         // The input streams through the framer in 64 KiB reads: memory follows the event limit, not the
         // input (a huge line fails at the limit, having held at most the limit).
-        let input: InputFile
+        let input: BoundedInputFile
         do {
-            input = try InputFile(parsed.positionals[0])
+            input = try BoundedInputFile(parsed.positionals[0])
         } catch {
             Console.error("Error: Cannot read '\(parsed.positionals[0])'\n")
             return Console.Status.unreadableInput

@@ -1,3 +1,4 @@
+import CodexCore
 import CodexSchema
 import Foundation
 
@@ -27,13 +28,14 @@ enum SchemaCommand: CLICommand {
     static func loadBytes(_ path: String, what: String, limit: Int = maximumInputBytes) -> Result<[UInt8], LoadFailure> {
         do {
             return .success(try Console.readInput(path, limit: limit))
-        } catch let error as Console.InputTooLarge {
-            return .failure(LoadFailure(
-                code: "json_size_limit_exceeded",
-                message: "\(what.capitalized) '\(path)' is not valid JSON: json_size_limit_exceeded: input is larger than the limit of \(error.limit) bytes"
-            ))
         } catch {
-            return .failure(LoadFailure(code: "unreadable_input", message: "Cannot read \(what) '\(path)'"))
+            if case .tooLarge(limit: let limit) = error.kind {
+                return .failure(LoadFailure(
+                    code: "json_size_limit_exceeded",
+                    message: "\(what.capitalized) '\(path)' is not valid JSON: json_size_limit_exceeded: input is larger than the limit of \(limit) bytes"
+                ))
+            }
+            return .failure(LoadFailure(code: "unreadable_input", message: "Cannot read \(what) '\(path)': \(BoundedInputFile.Failure.reason(error.systemError))"))
         }
     }
 

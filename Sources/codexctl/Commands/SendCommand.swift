@@ -97,16 +97,25 @@ struct SendOptions {
         }
         images = []
         for path in parsed.lists["--image"] ?? [] {
-            guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read the image \(path)") }
+            let data: Data
+            do {
+                data = Data(try BoundedInputFile.readAll(path, limit: AgentImageAttachment.maximumByteCount))
+            } catch {
+                throw Self.fileError(error, what: "the image", limit: "50 MiB, the most an image may be")
+            }
             guard let mimeType = AgentImageAttachment.completeImageMimeType(data) else {
                 throw UsageError("\(path) is not a complete PNG, JPEG, GIF, WebP or HEIC image")
             }
             images.append(AgentImageAttachment(data: data, mimeType: mimeType))
         }
         if let path = parsed.options["--schema"] {
-            guard let bytes = try? Console.readInput(path, limit: Self.maximumPromptBytes), let schema = try? JSONValue(parsing: bytes) else {
-                throw UsageError("cannot read a JSON schema from \(path)")
+            let bytes: [UInt8]
+            do {
+                bytes = try Console.readInput(path, limit: Self.maximumPromptBytes)
+            } catch {
+                throw Self.fileError(error, what: "the schema", limit: "1 MiB, the most a schema may be")
             }
+            guard let schema = try? JSONValue(parsing: bytes) else { throw UsageError("\(path) is not valid JSON") }
             let format = AgentStructuredOutputFormat(name: "codexctl_reply", rawSchema: schema)
             do {
                 _ = try format.validator()
@@ -137,6 +146,16 @@ struct SendOptions {
         codexHome = parsed.options["--codex-home"]
     }
 
+    /// A usage error naming the file and the system's cause, or the limit a file passed.
+    static func fileError(_ failure: BoundedInputFile.Failure, what: String, limit: String) -> UsageError {
+        let reason = BoundedInputFile.Failure.reason(failure.systemError)
+        switch failure.kind {
+        case .tooLarge: return UsageError("\(what) \(failure.path) is larger than \(limit)")
+        case .open: return UsageError("cannot open \(what) \(failure.path): \(reason)")
+        case .read: return UsageError("cannot read \(what) \(failure.path): \(reason)")
+        }
+    }
+
     /// `--endpoint`: an https URL, or http to a loopback address.
     static func endpoint(_ value: String?) throws(UsageError) -> URL? {
         guard let value else { return nil }
@@ -158,10 +177,11 @@ struct SendOptions {
         return source
     }
 
-    /// `$XDG_STATE_HOME/codexkit/state.sqlite`, else `~/.local/state/codexkit/state.sqlite`.
-    static func defaultDatabase() -> String {
-        let environment = ProcessInfo.processInfo.environment
-        let state = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+    /// `$XDG_STATE_HOME/codexkit/state.sqlite`, else `~/.local/state/codexkit/state.sqlite`. A relative
+    /// `XDG_STATE_HOME` is ignored, as the XDG Base Directory specification says (a store must not
+    /// depend on the directory a command happens to run in).
+    static func defaultDatabase(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        let state = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
         return state + "/codexkit/state.sqlite"
     }

@@ -30,13 +30,9 @@ enum DemoCommand: CLICommand {
         let directory = kept ?? FileManager.default.temporaryDirectory.appendingPathComponent("codexkit-demo-\(UUID().uuidString.lowercased())")
         defer { if kept == nil { removeTree(directory) } }
         do {
-            if let kept {
-                let contents = (try? FileManager.default.contentsOfDirectory(atPath: kept.path)) ?? []
-                guard contents.isEmpty else {
-                    throw CLIFailure.Thrown(code: "directory_not_empty", message: "\(kept.path) is not empty; --keep needs a new or empty directory")
-                }
-            }
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let claim = try kept.map(DemoDirectoryClaim.init)
+            defer { claim?.release() }
+            if kept == nil { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) }
             try await DemoRun(directory: directory, narrator: DemoNarrator(json: json)).run()
             return Console.Status.success
         } catch {

@@ -147,6 +147,36 @@ import Testing
         #expect(CodexCLIAuthFile(environment: ["HOME": "/home/x"]).url.path == "/home/x/.codex/auth.json")
     }
 
+    /// In a process of its own (this one's memory and reads also carry the suites beside it): a 600 MB
+    /// auth file is refused from its size, before a byte of it is read.
+    @Test func anOversizedAuthFileIsRefusedBeforeItIsRead() async throws {
+        let home = try temporaryDirectory("codex-home-huge")
+        let path = home.appendingPathComponent("auth.json").path
+        let descriptor = open(path, O_WRONLY | O_CREAT, 0o600)
+        #expect(descriptor >= 0)
+        #expect(ftruncate(descriptor, 600_000_000) == 0, "a sparse file: no disk is used")
+        close(descriptor)
+        let failure = #expect(throws: AgentRuntimeError.self) { try CodexCLIAuthFile(url: URL(fileURLWithPath: path)).read() }
+        #expect(failure?.code == .secureStoreFailure)
+        #expect(failure?.message == "the Codex CLI auth file is unusable: \(path) is larger than 1048576 bytes")
+        let outcome = try await ChildProcess.run(ChildProcess.product("TransportFixture"), ["read-auth", "--path", path])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let figures = try JSONDecoder().decode([String: Int].self, from: Data(outcome.stdout.utf8))
+        #expect(figures["secureStoreFailure"] == 1)
+        #expect((figures["read"] ?? .max) < 64 * 1024, "the refusal read \(figures["read"] ?? -1) bytes")
+        #expect((figures["peak"] ?? .max) - (figures["baseline"] ?? 0) < 16 * 1024 * 1024 * Sanitizer.slowdown, "\(figures)")
+    }
+
+    @Test func anUnreadableAuthFileNamesThePathAndTheSystemCause() async throws {
+        let home = try temporaryDirectory("codex-home-dir")
+        let url = home.appendingPathComponent("auth.json")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+        let failure = #expect(throws: AgentRuntimeError.self) { try CodexCLIAuthFile(url: url).read() }
+        #expect(failure?.code == .secureStoreFailure)
+        #expect(failure?.message == "the Codex CLI auth file is unusable: cannot read \(url.path): Is a directory")
+        #expect(try CodexCLIAuthFile(url: home.appendingPathComponent("missing/auth.json")).read() == nil)
+    }
+
     @Test func apiKeysComeFromTheEnvironmentAndBindToADigest() async throws {
         #expect(APIKeyAuthProvider(environment: [:]) == nil)
         let provider = try #require(APIKeyAuthProvider(environment: ["OPENAI_API_KEY": "sk-abc"]))

@@ -1,0 +1,54 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// `demo --keep DIR`: the directory, created if missing, held by an exclusive `flock` on
+/// `DIR/.codexctl-demo.lock` for the whole run, so two demos never write one directory. The lock is
+/// taken before the directory is checked for being empty (the lock file aside): a second demo started
+/// meanwhile is refused by the lock, one started later by the first demo's files.
+final class DemoDirectoryClaim {
+    /// The lock file's name inside the directory.
+    static let lockName = ".codexctl-demo.lock"
+    private let descriptor: Int32
+
+    /// Claims `directory`.
+    /// - Throws: ``CLIFailure/Thrown`` `not_a_directory`, `directory_in_use` or `directory_not_empty`, or
+    ///   Foundation's error (with the path and the system's cause) when the directory cannot be made.
+    init(_ directory: URL) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw CLIFailure.Thrown(code: "not_a_directory", message: "\(directory.path) is not a directory; --keep needs a new or empty directory")
+        }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let lockPath = directory.appendingPathComponent(Self.lockName).path
+        var opened: Int32
+        repeat { opened = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) } while opened < 0 && errno == EINTR
+        guard opened >= 0 else {
+            throw CLIFailure.Thrown(code: "file_system_error", message: "cannot write \(lockPath): \(String(cString: strerror(errno)))")
+        }
+        descriptor = opened
+        var locked: Int32
+        repeat { locked = flock(opened, LOCK_EX | LOCK_NB) } while locked != 0 && errno == EINTR
+        guard locked == 0 else {
+            _ = close(opened)
+            throw CLIFailure.Thrown(code: "directory_in_use", message: "another demo is using \(directory.path); wait for it to end or choose another directory")
+        }
+        let contents: [String]
+        do {
+            contents = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        } catch {
+            _ = close(opened)
+            throw error
+        }
+        guard contents.allSatisfy({ $0 == Self.lockName }) else {
+            _ = close(opened)
+            throw CLIFailure.Thrown(code: "directory_not_empty", message: "\(directory.path) is not empty; --keep needs a new or empty directory")
+        }
+    }
+
+    /// Releases the lock (the file stays, so a later demo sees the directory is taken).
+    func release() { _ = close(descriptor) }
+}
