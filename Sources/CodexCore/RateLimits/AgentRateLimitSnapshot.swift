@@ -16,8 +16,8 @@ public struct AgentRateLimitWindow: Sendable, Hashable, Codable {
         self.resetsAt = resetsAt
     }
 
-    /// The share left, 0…100.
-    public var remainingPercent: Double { Swift.max(0, Swift.min(100, 100 - usedPercent)) }
+    /// The share left, 0…100 (0 when the used share is not a number).
+    public var remainingPercent: Double { usedPercent.isNaN ? 0 : Swift.max(0, Swift.min(100, 100 - usedPercent)) }
 }
 
 /// Credit information of an account.
@@ -64,6 +64,15 @@ public struct AgentRateLimitSnapshot: Sendable, Hashable, Codable {
         self.primary = primary
         self.secondary = secondary
         self.credits = credits
+    }
+
+    /// `current` updated by `updates`: a family `updates` names replaces the one in `current`, every
+    /// other family is kept; the result is sorted by family ID. A `codex.rate_limits` event or a
+    /// response usually names one family, and must not erase the others.
+    public static func merging(_ current: [AgentRateLimitSnapshot], with updates: [AgentRateLimitSnapshot]) -> [AgentRateLimitSnapshot] {
+        var byID: [String: AgentRateLimitSnapshot] = [:]
+        for snapshot in current + updates { byID[snapshot.limitID] = snapshot }
+        return byID.values.sorted { $0.limitID < $1.limitID }
     }
 
     /// `Codex-Other` → `codex_other`.

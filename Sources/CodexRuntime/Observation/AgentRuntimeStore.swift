@@ -37,7 +37,9 @@ public final class AgentRuntimeStore {
     /// The latest progress of the running turn (message start and completion, reasoning-summary deltas,
     /// web search), kept after the turn ends until the next one starts.
     public private(set) var latestProgress: AgentTurnProgress?
-    /// The account limits the latest turn reported (empty until one did).
+    /// Every limit family the account reported in this store's turns, sorted by family ID (empty until
+    /// one did): an update that names one family replaces that family and keeps the others, as
+    /// ``AgentRuntime/rateLimits()`` does.
     public private(set) var rateLimits: [AgentRateLimitSnapshot] = []
     /// The turn this store is running on the selected thread, if any.
     public private(set) var activeTurnID: AgentTurnID?
@@ -216,7 +218,7 @@ public final class AgentRuntimeStore {
         case .progress(let progress):
             latestProgress = progress
         case .rateLimitsUpdated(let limits):
-            rateLimits = limits
+            rateLimits = AgentRateLimitSnapshot.merging(rateLimits, with: limits)
         case .assistantMessageDelta(_, _, let delta):
             streamingText += delta
         case .messageCommitted(let message):

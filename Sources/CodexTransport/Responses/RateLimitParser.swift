@@ -5,7 +5,8 @@ public import Foundation
 /// Reads account limits from response headers (`x-<family>-primary-used-percent`, …,
 /// `x-codex-credits-*`) and from `codex.rate_limits` events into typed snapshots, one per family.
 ///
-/// Every response is read, errors included. Optional fields that do not parse are dropped without
+/// Every response is read, errors included. Optional fields that do not parse, or hold a value no server
+/// could mean (NaN, negative, a share above 100 %, a reset more than a year ahead), are dropped without
 /// losing the rest of their window; a window is kept when it has a used percentage, a window length or
 /// a reset time.
 public enum RateLimitParser {
@@ -46,12 +47,11 @@ public enum RateLimitParser {
     }
 
     private static func window(_ headers: HTTPHeaders, _ prefix: String, now: Date) -> AgentRateLimitWindow? {
-        let used = headers[prefix + "-used-percent"].flatMap(Double.init).flatMap { $0.isFinite ? $0 : nil }
-        let minutes = headers[prefix + "-window-minutes"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-        var resetsAt = headers[prefix + "-reset-at"].flatMap { Double($0) }.map { Date(timeIntervalSince1970: $0) }
-        if resetsAt == nil, let after = headers[prefix + "-reset-after-seconds"].flatMap(Double.init), after.isFinite {
-            resetsAt = now.addingTimeInterval(after)
-        }
+        let used = percent(headers[prefix + "-used-percent"].flatMap(Double.init))
+        let minutes = self.minutes(headers[prefix + "-window-minutes"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) })
+        let resetsAt = resetDate(
+            at: headers[prefix + "-reset-at"].flatMap { Double($0) }, after: headers[prefix + "-reset-after-seconds"].flatMap(Double.init), now: now
+        )
         let hasWindow = (used ?? 0) != 0 || (minutes ?? 0) != 0 || resetsAt != nil
         guard hasWindow else { return nil }
         return AgentRateLimitWindow(usedPercent: used ?? 0, windowDurationMinutes: minutes, resetsAt: resetsAt)
@@ -96,13 +96,46 @@ public enum RateLimitParser {
 
     private static func window(_ node: JSONReader.Node?, now: Date) -> AgentRateLimitWindow? {
         guard let node, node.kind == .object else { return nil }
-        let used = node["used_percent"]?.number?.doubleValue
-        let minutes = node["window_minutes"]?.int
-        var resetsAt = node["reset_at"]?.number.map { Date(timeIntervalSince1970: $0.doubleValue) }
-        if resetsAt == nil, let after = (node["reset_after_seconds"] ?? node["resets_in_seconds"])?.number?.doubleValue {
-            resetsAt = now.addingTimeInterval(after)
-        }
+        let used = percent(node["used_percent"]?.number?.doubleValue)
+        let minutes = self.minutes(node["window_minutes"]?.int)
+        let resetsAt = resetDate(
+            at: node["reset_at"]?.number?.doubleValue, after: (node["reset_after_seconds"] ?? node["resets_in_seconds"])?.number?.doubleValue, now: now
+        )
         guard (used ?? 0) != 0 || (minutes ?? 0) != 0 || resetsAt != nil else { return nil }
         return AgentRateLimitWindow(usedPercent: used ?? 0, windowDurationMinutes: minutes, resetsAt: resetsAt)
+    }
+
+    // MARK: - Plausible values
+    //
+    // A value a server could not mean is not reported: NaN, infinities, negatives, a share above 100 %,
+    // a window longer than a year, a reset more than a year from now either way (`reset_at: 1e300`
+    // would be the year 5,838,270).
+
+    /// The longest plausible window or reset wait: 366 days.
+    static let longestPlausibleSeconds: Double = 366 * 86_400
+
+    /// A used share in 0…100, else `nil`.
+    static func percent(_ value: Double?) -> Double? {
+        guard let value, value.isFinite, (0...100).contains(value) else { return nil }
+        return value
+    }
+
+    /// A window length of 1 minute to 366 days, else `nil`.
+    static func minutes(_ value: Int?) -> Int? {
+        guard let value, value > 0, Double(value) * 60 <= longestPlausibleSeconds else { return nil }
+        return value
+    }
+
+    /// The reset time from an epoch (`at`, seconds), else from a wait (`after`, seconds from `now`),
+    /// when it falls within 366 days of now (either way); else `nil`.
+    static func resetDate(at epoch: Double?, after wait: Double?, now: Date) -> Date? {
+        let current = now.timeIntervalSince1970
+        if let epoch, epoch.isFinite, abs(epoch - current) <= longestPlausibleSeconds {
+            return Date(timeIntervalSince1970: epoch)
+        }
+        if let wait, wait.isFinite, wait >= 0, wait <= longestPlausibleSeconds {
+            return now.addingTimeInterval(wait)
+        }
+        return nil
     }
 }

@@ -43,6 +43,24 @@ import Testing
         #expect(store.selectedThread?.status == .idle)
     }
 
+    /// A `codex.rate_limits` event names one family: it updates that family and keeps the others (a
+    /// screen never loses the main `codex` window when another family reports).
+    @Test func anUpdateForOneLimitFamilyKeepsTheOthers() async throws {
+        let main = AgentRateLimitSnapshot(limitID: "codex", primary: AgentRateLimitWindow(usedPercent: 25, windowDurationMinutes: 300))
+        let other = AgentRateLimitSnapshot(limitID: "codex_other", primary: AgentRateLimitWindow(usedPercent: 60))
+        let newer = AgentRateLimitSnapshot(limitID: "codex", primary: AgentRateLimitWindow(usedPercent: 40, windowDurationMinutes: 300))
+        let (store, _) = try store([
+            FixtureAgentBackend.Turn([.event(.rateLimitsUpdated([main])), .event(.rateLimitsUpdated([other])), .complete()]),
+            FixtureAgentBackend.Turn([.event(.rateLimitsUpdated([newer])), .complete()]),
+        ])
+        try await store.createThread()
+        _ = try await store.send("One")
+        #expect(store.rateLimits == [main, other])
+        _ = try await store.send("Two")
+        #expect(store.rateLimits == [newer, other])
+        #expect(AgentRateLimitSnapshot.merging([other, main], with: []) == [main, other], "sorted by family ID")
+    }
+
     @Test func streamingTextAndTheActiveTurnAreLiveWhileTheTurnRuns() async throws {
         let clock = ManualClock()
         let state = InMemoryRuntimeStateStore()

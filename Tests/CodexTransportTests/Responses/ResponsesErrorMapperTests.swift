@@ -72,7 +72,7 @@ import Testing
 }
 
 @Suite struct RateLimitParserTests {
-    let now = Date(timeIntervalSince1970: 1_000)
+    let now = Date(timeIntervalSince1970: 1_699_990_000)
 
     @Test func parsesEveryFamilyWithCreditsAndNames() {
         let headers: HTTPHeaders = [
@@ -87,7 +87,7 @@ import Testing
             AgentRateLimitSnapshot(
                 limitID: "codex", limitName: "codex",
                 primary: .init(usedPercent: 42.5, windowDurationMinutes: 300, resetsAt: Date(timeIntervalSince1970: 1_700_000_000)),
-                secondary: .init(usedPercent: 7, windowDurationMinutes: 10_080, resetsAt: Date(timeIntervalSince1970: 1_060)),
+                secondary: .init(usedPercent: 7, windowDurationMinutes: 10_080, resetsAt: Date(timeIntervalSince1970: 1_699_990_060)),
                 credits: .init(hasCredits: true, unlimited: false, balance: "0E-10")
             ),
             AgentRateLimitSnapshot(limitID: "codex_bengalfox", limitName: "gpt-5.2-codex-sonic", primary: .init(usedPercent: 3)),
@@ -101,6 +101,32 @@ import Testing
         ]
         #expect(RateLimitParser.snapshots(fromHeaders: headers, now: now) == [AgentRateLimitSnapshot(limitID: "codex", primary: .init(usedPercent: 55))])
         #expect(RateLimitParser.snapshots(fromHeaders: ["content-type": "text/plain"], now: now).isEmpty)
+    }
+
+    /// Values no server could mean are not reported: the window keeps what is plausible, and a window
+    /// left with nothing is absent.
+    @Test func implausibleValuesAreAbsentNeverZeroOrAFarFuture() {
+        let headers: HTTPHeaders = [
+            "x-codex-primary-used-percent": "nan", "x-codex-primary-window-minutes": "-300", "x-codex-primary-reset-at": "1e300",
+            "x-codex-secondary-used-percent": "-5", "x-codex-secondary-window-minutes": "99999999", "x-codex-secondary-reset-after-seconds": "inf",
+            "x-other-primary-used-percent": "250", "x-other-primary-window-minutes": "60", "x-other-primary-reset-after-seconds": "-60",
+            "x-late-primary-used-percent": "12", "x-late-primary-reset-at": "99999999999",
+        ]
+        #expect(RateLimitParser.snapshots(fromHeaders: headers, now: now) == [
+            AgentRateLimitSnapshot(limitID: "late", primary: .init(usedPercent: 12)),
+            AgentRateLimitSnapshot(limitID: "other", primary: .init(usedPercent: 0, windowDurationMinutes: 60)),
+        ])
+    }
+
+    @Test func implausibleEventValuesAreAbsentToo() throws {
+        let json = #"{"type":"codex.rate_limits","rate_limits":{"primary":{"used_percent":1e300,"window_minutes":-1,"reset_at":1e300},"secondary":{"used_percent":50,"reset_after_seconds":-3}}}"#
+        var decoder = ResponsesEventDecoder(wallClock: ManualWallClock(now))
+        let event = try #require(try decoder.decode(SSEEvent(type: "codex.rate_limits", data: json)))
+        guard case .rateLimits(let snapshots) = event.kind else {
+            Issue.record("not rate limits")
+            return
+        }
+        #expect(snapshots == [AgentRateLimitSnapshot(limitID: "codex", secondary: .init(usedPercent: 50))])
     }
 }
 

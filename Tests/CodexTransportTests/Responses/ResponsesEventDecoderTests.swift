@@ -96,7 +96,7 @@ import Testing
 
     @Test func rateLimitEventsBecomeSnapshots() throws {
         let json = #"{"type":"codex.rate_limits","plan_type":"plus","rate_limits":{"allowed":true,"limit_reached":false,"primary":{"used_percent":42,"window_minutes":60,"reset_at":1700000000},"secondary":{"used_percent":"bad","window_minutes":10080,"reset_after_seconds":120}},"credits":{"has_credits":true,"unlimited":false,"balance":"123"},"metered_limit_name":"Codex-Other","additional_rate_limits":{"bengalfox":{"primary":{"used_percent":5}}}}"#
-        var decoder = ResponsesEventDecoder(wallClock: ManualWallClock(Date(timeIntervalSince1970: 1_000)))
+        var decoder = ResponsesEventDecoder(wallClock: ManualWallClock(Date(timeIntervalSince1970: 1_699_990_000)))
         let event = try #require(try decoder.decode(SSEEvent(type: "codex.rate_limits", data: json)))
         guard case .rateLimits(let snapshots) = event.kind else {
             Issue.record("not rate limits")
@@ -106,7 +106,7 @@ import Testing
             AgentRateLimitSnapshot(
                 limitID: "codex_other",
                 primary: .init(usedPercent: 42, windowDurationMinutes: 60, resetsAt: Date(timeIntervalSince1970: 1_700_000_000)),
-                secondary: .init(usedPercent: 0, windowDurationMinutes: 10_080, resetsAt: Date(timeIntervalSince1970: 1_120)),
+                secondary: .init(usedPercent: 0, windowDurationMinutes: 10_080, resetsAt: Date(timeIntervalSince1970: 1_699_990_120)),
                 credits: .init(hasCredits: true, unlimited: false, balance: "123")
             ),
             AgentRateLimitSnapshot(limitID: "bengalfox", primary: .init(usedPercent: 5)),
