@@ -32,7 +32,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["memory.sqlite"])
 
         let store = try SQLiteMemoryStore(path: path)
-        #expect(try store.schemaVersion == 2)
+        #expect(try store.schemaVersion == 3)
         #expect(try await store.integrityCheck() == ["ok"])
         // Every record is still there, unchanged, and each full-text row carries its importance.
         let all = try await store.list(MemoryListQuery(namespace: "shop", includeArchived: true))
@@ -60,7 +60,41 @@ import Testing
         try await store.upsert(MemoryRecord(id: "m-new", namespace: "shop", summary: "Delivery before noon, please.", importance: 0, createdAt: asOf))
         #expect(Self.ids(try await store.search(MemoryQuery(namespace: "shop", text: "delivery", asOf: asOf))).last == "m-new")
         // Reading it now works.
-        #expect(try SQLiteMemoryStore(readingAt: path).schemaVersion == 2)
+        #expect(try SQLiteMemoryStore(readingAt: path).schemaVersion == 3)
+    }
+
+    /// A store written at schema version 2 indexed raw text, which FTS5 folds differently from the
+    /// queries (it keeps `İ`): `İstanbul` was found by no spelling. Opening it for writing rebuilds the
+    /// index from the records, in the form queries use.
+    @Test func aVersionTwoStoreIsReindexedInTheFormQueriesUse() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("memory-v2-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("memory.sqlite").path
+        let at = Date(timeIntervalSince1970: 1_800_000_000)
+        do {
+            let store = try SQLiteMemoryStore(path: path)
+            try await store.upsert(MemoryRecord(id: "office", namespace: "n", summary: "The office is in İstanbul.", importance: 7, createdAt: at))
+            try await store.upsert(MemoryRecord(id: "plain", namespace: "n", summary: "Nothing here.", importance: 2, createdAt: at))
+            // Back to what version 2 wrote: the raw summary and evidence, and no migration 3.
+            try store.database.withConnection { connection in
+                try connection.execute("""
+                    DELETE FROM memory_fts;
+                    INSERT INTO memory_fts(rowid, summary, evidence, level)
+                        SELECT key, json_extract(CAST(body AS TEXT), '$.summary'), '', 'importance' || importance FROM memory_records;
+                    DELETE FROM memory_migrations WHERE position = 3;
+                    """)
+            }
+            #expect(try await store.search(MemoryQuery(namespace: "n", text: "istanbul", asOf: at)).hits.isEmpty, "the version 2 index misses it")
+        }
+        #expect(throws: MemoryStoreError.self) { try SQLiteMemoryStore(readingAt: path) }
+        let upgraded = try SQLiteMemoryStore(path: path)
+        #expect(try upgraded.schemaVersion == 3)
+        for spelling in ["İstanbul", "istanbul", "ISTANBUL", "İSTANBUL"] {
+            #expect(Self.ids(try await upgraded.search(MemoryQuery(namespace: "n", text: spelling, asOf: at))) == ["office"], "\(spelling)")
+        }
+        #expect(Self.ids(try await upgraded.search(MemoryQuery(namespace: "n", text: "nothing", asOf: at))) == ["plain"])
+        #expect(try await upgraded.integrityCheck() == ["ok"])
     }
 
     @Test func theLevelColumnIsNeverMatchedByText() async throws {

@@ -56,7 +56,7 @@ import Testing
             #expect(try Self.mode(path + "-shm") == 0o600)
         }
         let reopened = try SQLiteMemoryStore(path: path)
-        #expect(try reopened.schemaVersion == 2)
+        #expect(try reopened.schemaVersion == 3)
         #expect(try await reopened.record("kept") == record)
         #expect(try await reopened.search(MemoryQuery(namespace: "test", text: "across", asOf: Self.t0)).records == [record])
         #expect(try await reopened.integrityCheck() == ["ok"])

@@ -31,6 +31,7 @@ public enum MemoryStoreConformance {
         ("queryLimitsAreTypedErrors", queryLimitsAreTypedErrors),
         ("hostileTextIsOnlyData", hostileTextIsOnlyData),
         ("namespacesAreIsolated", namespacesAreIsolated),
+        ("caseIsFoldedOneWayForRecordsAndQueries", caseIsFoldedOneWayForRecordsAndQueries),
     ]
 
     static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
@@ -381,6 +382,28 @@ public enum MemoryStoreConformance {
         if hits.map(\.record.id) != ["syntax"] || hits.first?.explanation.matchedTokens != ["summary", "near"] {
             problems.append("column-filter text was not matched as two words")
         }
+        return problems
+    }
+
+    /// One normalization for records and queries: every casing of a name finds the record, whatever
+    /// casing it was stored in (`İ`, whose lowercase is `i` + U+0307, included), and nothing else.
+    static func caseIsFoldedOneWayForRecordsAndQueries(_ store: any MemoryStoring) async throws -> [String] {
+        var problems: [String] = []
+        try await store.upsert(record("turkish", "The office is in İstanbul.", evidence: ["ŞİŞLİ district"]))
+        try await store.upsert(record("greek", "ΟΔΟΣ Αθηνάς", importance: 4))
+        try await store.upsert(record("german", "Die STRAßE ist gesperrt.", importance: 3))
+        let expectations: [(String, [String])] = [
+            ("İstanbul", ["turkish"]), ("istanbul", ["turkish"]), ("ISTANBUL", ["turkish"]), ("İSTANBUL", ["turkish"]),
+            ("şişli", ["turkish"]), ("ŞİŞLİ", ["turkish"]), ("Şişli", ["turkish"]),
+            ("οδος", ["greek"]), ("ΟΔΟΣ", ["greek"]), ("αθηνάς", ["greek"]),
+            ("straße", ["german"]), ("STRAßE", ["german"]), ("Ankara", []),
+        ]
+        for (text, expected) in expectations {
+            let found = try await ids(store.search(query(text)))
+            if found != expected { problems.append("\(text) found \(found), not \(expected)") }
+        }
+        let hit = try await store.search(query("ISTANBUL")).hits.first
+        if hit?.explanation.matchedTokens != ["istanbul"] { problems.append("ISTANBUL matched \(hit?.explanation.matchedTokens ?? [])") }
         return problems
     }
 

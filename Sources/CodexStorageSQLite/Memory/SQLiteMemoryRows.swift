@@ -87,13 +87,32 @@ enum SQLiteMemoryRows {
     }
 
     private static func index(_ connection: SQLiteConnection, _ record: MemoryRecord, key: Int64) throws {
-        try connection.run(
-            "INSERT INTO memory_fts(rowid, summary, evidence, level) VALUES (?, ?, ?, ?)",
-            [.integer(key), .text(record.summary), .text(MemorySearchAssembly.evidenceText(of: record)), .text(SQLiteMemorySchema.levelToken(record.importance))]
-        )
+        try indexText(connection, record, key: key)
         for tag in record.tags {
             try connection.run("INSERT INTO memory_tags(tag, record) VALUES (?, ?)", [.text(tag), .integer(key)])
         }
+    }
+
+    /// Rebuilds the full-text index from the records (after the index's text form changed).
+    static func reindexAll(_ connection: SQLiteConnection) throws {
+        try connection.execute("DELETE FROM memory_fts")
+        var rows: [(Int64, String, [UInt8])] = []
+        try connection.run("SELECT key, id, body FROM memory_records ORDER BY key") { row throws(SQLiteStoreError) in
+            rows.append((row.integer(0), row.text(1) ?? "", row.blob(2)))
+        }
+        for (key, id, body) in rows { try indexText(connection, try record(body, id: id), key: key) }
+    }
+
+    /// The record's full-text row: its summary and evidence in the index's text form
+    /// (``CodexCore/MemoryText/indexText(_:)``, the form queries are made in), and its importance token.
+    private static func indexText(_ connection: SQLiteConnection, _ record: MemoryRecord, key: Int64) throws {
+        try connection.run(
+            "INSERT INTO memory_fts(rowid, summary, evidence, level) VALUES (?, ?, ?, ?)",
+            [
+                .integer(key), .text(MemoryText.indexText(record.summary)), .text(MemoryText.indexText(MemorySearchAssembly.evidenceText(of: record))),
+                .text(SQLiteMemorySchema.levelToken(record.importance)),
+            ]
+        )
     }
 
     private static func unindex(_ connection: SQLiteConnection, key: Int64) throws {

@@ -4,11 +4,13 @@ import Foundation
 /// The memory store's own schema: named, ordered, forward-only migrations recorded in
 /// `memory_migrations` (a file of its own, never the runtime state store's).
 enum SQLiteMemorySchema {
-    /// One migration: its position (1-based), a stable name, and its SQL.
+    /// One migration: its position (1-based), a stable name, its SQL, and whether the full-text index is
+    /// rebuilt from the records after it (when the index's text form changed).
     struct Migration {
         let position: Int
         let name: String
         let sql: String
+        var rebuildsIndex = false
     }
 
     static let all: [Migration] = [
@@ -50,6 +52,11 @@ enum SQLiteMemorySchema {
                 FROM memory_fts_without_importance f JOIN memory_records r ON r.key = f.rowid;
             DROP TABLE memory_fts_without_importance;
             """),
+        // The index holds each record's normalized tokens (MemoryText.indexText), the form queries are
+        // made of, instead of the raw text: FTS5's unicode61 folding and Swift's differ (`İ` is kept by
+        // one and lowercased to `i` + U+0307 by the other), so a record stored as `İstanbul` was found by
+        // no spelling of its name.
+        Migration(position: 3, name: "index_normalized_tokens", sql: "", rebuildsIndex: true),
     ]
 
     /// The token of the full-text `level` column for a record of `importance`.
@@ -147,7 +154,12 @@ enum SQLiteMemorySchema {
             }
             for migration in all where applied[migration.position] == nil {
                 do throws(SQLiteStoreError) {
-                    try connection.execute(migration.sql)
+                    if !migration.sql.isEmpty { try connection.execute(migration.sql) }
+                } catch { throw MemoryStoreError(error) }
+                if migration.rebuildsIndex {
+                    do { try SQLiteMemoryRows.reindexAll(connection) } catch { throw MemoryStoreError.from(error) }
+                }
+                do throws(SQLiteStoreError) {
                     try connection.run(
                         "INSERT INTO memory_migrations(position, name, applied_at) VALUES (?, ?, ?)",
                         [.integer(Int64(migration.position)), .text(migration.name), .real(now.timeIntervalSince1970)]

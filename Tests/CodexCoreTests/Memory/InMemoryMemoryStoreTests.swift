@@ -7,7 +7,7 @@ import Testing
     @Test func theMemorySuitePasses() async throws {
         let problems = try await MemoryStoreConformance.run { InMemoryMemoryStore() }
         #expect(problems.isEmpty, "\(problems)")
-        #expect(MemoryStoreConformance.checkNames.count == 13)
+        #expect(MemoryStoreConformance.checkNames.count == 14)
     }
 
     @Test func tokensAreRunsOfLettersAndDigitsLowercasedAndDistinct() {
