@@ -17,30 +17,42 @@ enum RecoveryLockTable {
     /// is looked for once more in a fresh read before the answer is "not held".
     static func isFlockHeld(directory: RecoveryDirectory, name: String) -> Bool? {
         guard let info = try? directory.fileSystem.status(in: directory.descriptor, name: name) else { return false }
-        let device = UInt64(info.st_dev)
-        let major = ((device >> 8) & 0xFFF) | ((device >> 32) & ~UInt64(0xFFF))
-        let minor = (device & 0xFF) | ((device >> 12) & ~UInt64(0xFF))
-        let inode = UInt64(info.st_ino)
         for _ in 0..<2 {
             guard let table = readTable() else { return nil }
-            if contains(table, major: major, minor: minor, inode: inode) { return true }
+            if count(in: table, of: info, waiting: false) > 0 { return true }
         }
         return false
     }
 
-    private static func contains(_ table: String, major: UInt64, minor: UInt64, inode: UInt64) -> Bool {
+    /// How many `flock` requests the kernel lists as blocked on the file `info` describes (requests
+    /// waiting for another holder), or `nil` when `/proc/locks` is unavailable.
+    static func blockedFlocks(on info: stat) -> Int? {
+        readTable().map { count(in: $0, of: info, waiting: true) }
+    }
+
+    /// The `FLOCK` lines of `table` for the file `info` describes: the held locks, or the blocked
+    /// requests with `waiting`.
+    private static func count(in table: String, of info: stat, waiting: Bool) -> Int {
+        let device = UInt64(info.st_dev)
+        let major = ((device >> 8) & 0xFFF) | ((device >> 32) & ~UInt64(0xFFF))
+        let minor = (device & 0xFF) | ((device >> 12) & ~UInt64(0xFF))
+        let inode = UInt64(info.st_ino)
+        var found = 0
         for line in table.split(separator: "\n") {
-            // "1: FLOCK  ADVISORY  WRITE 1234 08:01:56789 0 EOF" (blocked waiters have "->" and are skipped).
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 6, fields[1] == "FLOCK", !fields.contains("->") else { continue }
+            // "1: FLOCK  ADVISORY  WRITE 1234 08:01:56789 0 EOF"; a blocked request has "->" after the
+            // number: "1: -> FLOCK  ADVISORY  WRITE 1235 08:01:56789 0 EOF".
+            var fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            let blocked = fields.count > 1 && fields[1] == "->"
+            if blocked { fields.remove(at: 1) }
+            guard blocked == waiting, fields.count >= 6, fields[1] == "FLOCK" else { continue }
             let identity = fields[5].split(separator: ":")
             guard identity.count == 3,
                   let lineMajor = UInt64(identity[0], radix: 16), let lineMinor = UInt64(identity[1], radix: 16),
                   let lineInode = UInt64(identity[2])
             else { continue }
-            if lineInode == inode, lineMajor == major, lineMinor == minor { return true }
+            if lineInode == inode, lineMajor == major, lineMinor == minor { found += 1 }
         }
-        return false
+        return found
     }
 
     /// The whole of `/proc/locks`, read with 1 MiB reads, or `nil` when it cannot be opened.
