@@ -76,8 +76,8 @@ extension AgentStructuredRecovery {
     }
 
     private func markLastAttempt(_ record: inout RecoveryOperationRecord, failureCode: String) {
-        guard let last = record.attempts.indices.last, record.attempts[last].state != .completed else { return }
-        record.attempts[last].state = .failed
+        // A completed attempt stays completed (the table refuses `fail` from it).
+        guard let last = record.attempts.indices.last, (try? record.attempts[last].apply(.fail, operationID: record.operationID)) != nil else { return }
         record.attempts[last].failureCode = failureCode
         record.attempts[last].responseID = record.responseID
         record.attempts[last].lastSequenceNumber = record.lastSequenceNumber

@@ -226,9 +226,11 @@ extension AgentStructuredRecovery {
         // stop command is either seen here (nothing spent) or comes after (and the monitor sees it).
         var consumed = record
         consumed.attemptsUsed += 1
-        consumed.attempts.append(.init(
-            id: attemptID, number: consumed.attemptsUsed, reason: reason.rawValue, reservedAt: wallClock.now(), state: .transmissionAuthorized
-        ))
+        var reserved = RecoveryOperationRecord.Attempt(
+            id: attemptID, number: consumed.attemptsUsed, reason: reason.rawValue, reservedAt: wallClock.now(), state: .reserved
+        )
+        try reserved.apply(.authorize, operationID: id)
+        consumed.attempts.append(reserved)
         consumed.pendingAttemptID = nil
         consumed.nextAttemptReason = nil
         consumed.nextAttemptAt = nil

@@ -144,7 +144,7 @@ extension AgentStructuredRecovery {
         guard binding == record.binding else {
             record.blocker = binding == nil ? .authenticationRequired : .accountMismatch
             try record.apply(.interrupt)
-            record.attempts[record.attempts.count - 1].state = .failed
+            try record.attempts[record.attempts.count - 1].apply(.fail, operationID: id)
             record.attempts[record.attempts.count - 1].failureCode = AgentRecoveryError.Code.accountMismatch.rawValue
             try await persist(&record, execution.partition, execution.lease)
             throw AgentRecoveryError(
@@ -157,7 +157,7 @@ extension AgentStructuredRecovery {
         completed.completedAt = wallClock.now()
         completed.lastFailure = nil
         completed.blocker = nil
-        completed.attempts[completed.attempts.count - 1].state = .completed
+        try completed.attempts[completed.attempts.count - 1].apply(.complete, operationID: id)
         completed.attempts[completed.attempts.count - 1].responseID = completed.responseID
         completed.attempts[completed.attempts.count - 1].lastSequenceNumber = completed.lastSequenceNumber
         // Under the control lock: a permanent cancel is either seen here (nothing delivered) or comes after

@@ -1,4 +1,5 @@
 @testable import CodexRecovery
+import Foundation
 import Testing
 
 /// The operation lifecycle as one table: every state against every transition, allowed or refused,
@@ -59,5 +60,46 @@ import Testing
                 }
             }
         }
+    }
+}
+
+/// An attempt's lifecycle as one table, like the operation's: every state against every transition.
+@Suite struct RecoveryAttemptTransitionTests {
+    typealias State = RecoveryOperationRecord.Attempt.State
+    typealias Transition = RecoveryOperationRecord.Attempt.Transition
+
+    static let expected: [Transition: [State: State?]] = [
+        .authorize: [.reserved: .transmissionAuthorized, .transmissionAuthorized: nil, .failed: nil, .completed: nil],
+        .fail: [.reserved: .failed, .transmissionAuthorized: .failed, .failed: .failed, .completed: nil],
+        .complete: [.reserved: nil, .transmissionAuthorized: .completed, .failed: nil, .completed: nil],
+    ]
+
+    static let allStates: [State] = [.reserved, .transmissionAuthorized, .failed, .completed]
+
+    @Test func everyStateAndTransitionFollowsTheTable() throws {
+        #expect(Set(Self.expected.keys) == Set(Transition.allCases))
+        let operationID = UUID()
+        var checked = 0
+        for transition in Transition.allCases {
+            for state in Self.allStates {
+                let row = Self.expected[transition] ?? [:]
+                #expect(row.keys.contains(state), "the table lists \(state) for \(transition)")
+                let want = row[state] ?? nil
+                #expect(RecoveryOperationRecord.Attempt.state(after: transition, from: state) == want, "\(transition) from \(state)")
+                var attempt = RecoveryOperationRecord.Attempt(id: UUID(), number: 1, reason: "initial", reservedAt: Date(timeIntervalSince1970: 0), state: state)
+                let before = attempt
+                if let want {
+                    try attempt.apply(transition, operationID: operationID)
+                    #expect(attempt.state == want)
+                } else {
+                    let error = #expect(throws: AgentRecoveryError.self) { try attempt.apply(transition, operationID: operationID) }
+                    #expect(error?.code == .stateInvalid)
+                    #expect(error?.message == "an attempt that is \(state.rawValue) cannot \(transition.rawValue)")
+                    #expect(attempt == before)
+                }
+                checked += 1
+            }
+        }
+        #expect(checked == 12)
     }
 }

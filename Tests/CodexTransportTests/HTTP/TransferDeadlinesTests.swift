@@ -1,0 +1,92 @@
+import CodexCore
+@testable import CodexTransport
+import Testing
+
+/// The four timeouts of one exchange as a table: for each script of events (at elapsed seconds), the
+/// deadline that is nearest afterwards and what fires at each probe time. Written out independently
+/// of the code; every row is one exchange.
+@Suite struct TransferDeadlinesTests {
+    /// One change to the exchange at an elapsed time, in seconds.
+    enum Step {
+        case bodySent(Int)
+        case headers(Int)
+        case activity(Int)
+        case pause
+        case resume(Int)
+        case finish
+    }
+
+    struct Row: CustomTestStringConvertible, Sendable {
+        let name: String
+        let hasBody: Bool
+        let total: Int?
+        let steps: [Step]
+        /// The nearest deadline after the steps: (seconds, kind), or nil.
+        let nearest: (Int, TransferDeadlines.Kind)?
+        /// Probes after the steps: at each time, what fires (nil: nothing yet).
+        let probes: [(Int, TransferDeadlines.Kind?)]
+        var testDescription: String { name }
+    }
+
+    // Timeouts of every row: connect 10 s, first byte 60 s, idle 30 s, total as the row says.
+    static let rows: [Row] = [
+        Row(name: "sending: connect is nearest", hasBody: true, total: nil, steps: [], nearest: (10, .connect),
+            probes: [(9, nil), (10, .connect), (11, nil)]),
+        Row(name: "no body: first byte from the start", hasBody: false, total: nil, steps: [], nearest: (60, .firstByte),
+            probes: [(59, nil), (60, .firstByte)]),
+        Row(name: "body sent: first byte, counted from the start", hasBody: true, total: nil, steps: [.bodySent(5)], nearest: (60, .firstByte),
+            probes: [(30, nil), (60, .firstByte)]),
+        Row(name: "streaming: idle from the last activity", hasBody: true, total: nil, steps: [.bodySent(1), .headers(2), .activity(20)],
+            nearest: (50, .idle), probes: [(49, nil), (50, .idle)]),
+        Row(name: "headers make idle nearer than first byte", hasBody: false, total: nil, steps: [.headers(1)], nearest: (31, .idle),
+            probes: [(30, nil), (31, .idle)]),
+        Row(name: "paused: the idle clock stops", hasBody: false, total: nil, steps: [.headers(1), .pause], nearest: nil,
+            probes: [(500, nil)]),
+        Row(name: "paused with a total: only the total", hasBody: false, total: 120, steps: [.headers(1), .pause], nearest: (120, .total),
+            probes: [(119, nil), (120, .total)]),
+        Row(name: "resumed: idle restarts at the resume", hasBody: false, total: nil, steps: [.headers(1), .pause, .resume(100)],
+            nearest: (130, .idle), probes: [(129, nil), (130, .idle)]),
+        Row(name: "total nearer than idle", hasBody: false, total: 40, steps: [.headers(1), .activity(30)], nearest: (40, .total),
+            probes: [(39, nil), (40, .total)]),
+        Row(name: "total nearer than connect", hasBody: true, total: 5, steps: [], nearest: (5, .total), probes: [(5, .total)]),
+        Row(name: "finished: nothing fires", hasBody: false, total: 10, steps: [.headers(1), .finish], nearest: nil, probes: [(1_000, nil)]),
+        Row(name: "headers after finish change nothing", hasBody: false, total: nil, steps: [.finish, .headers(1)], nearest: nil, probes: [(1_000, nil)]),
+    ]
+
+    @Test(arguments: rows)
+    func theNearestDeadlineAndWhatFiresFollowTheTable(_ row: Row) {
+        var deadlines = TransferDeadlines(
+            timeouts: HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(60), idle: .seconds(30), total: row.total.map { .seconds($0) }),
+            hasBody: row.hasBody
+        )
+        for step in row.steps {
+            switch step {
+            case .bodySent(let at): deadlines.bodySent(at: .seconds(at))
+            case .headers(let at): deadlines.headersReceived(at: .seconds(at))
+            case .activity(let at): deadlines.activity(at: .seconds(at))
+            case .pause: deadlines.pause()
+            case .resume(let at): deadlines.resume(at: .seconds(at))
+            case .finish: deadlines.finish()
+            }
+        }
+        let nearest = deadlines.nearest()
+        #expect(nearest?.at == row.nearest.map { .seconds($0.0) })
+        #expect(nearest?.kind == row.nearest?.1)
+        // Probes in order on one copy: a timeout fires once, and nothing after it.
+        var probed = deadlines
+        for (at, kind) in row.probes {
+            #expect(probed.expire(at: .seconds(at)) == kind, "at \(at) s")
+        }
+    }
+
+    @Test func eachKindNamesItsLimitInTheError() {
+        let deadlines = TransferDeadlines(
+            timeouts: HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(60), idle: .seconds(30), total: .seconds(90)), hasBody: true
+        )
+        #expect(deadlines.error(for: .connect).message == "the connect timeout of 10.0 seconds passed")
+        #expect(deadlines.error(for: .firstByte).message == "the first byte timeout of 60.0 seconds passed")
+        #expect(deadlines.error(for: .idle).message == "the idle timeout of 30.0 seconds passed")
+        #expect(deadlines.error(for: .total).message == "the total timeout of 90.0 seconds passed")
+        #expect(deadlines.error(for: .idle).code == .timedOut)
+    }
+}
