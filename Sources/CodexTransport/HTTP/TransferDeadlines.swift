@@ -68,12 +68,16 @@ struct TransferDeadlines: Sendable {
     /// The nearest deadline and what fires there; `nil` when none applies (finished).
     func nearest() -> (at: Duration, kind: Kind)? {
         guard phase != .finished, fired == nil else { return nil }
-        var deadlines: [(Duration, Kind)] = []
-        if phase == .sending { deadlines.append((timeouts.connect, .connect)) }
-        if phase == .sending || phase == .awaitingHeaders { deadlines.append((timeouts.firstByte, .firstByte)) }
-        if phase == .streaming, !paused { deadlines.append((lastActivity + timeouts.idle, .idle)) }
-        if let total = timeouts.total { deadlines.append((total, .total)) }
-        return deadlines.min { $0.0 < $1.0 }.map { (at: $0.0, kind: $0.1) }
+        // Without an array: this runs on every chunk, through the watchdog's update.
+        var best: (at: Duration, kind: Kind)?
+        func consider(_ at: Duration, _ kind: Kind) {
+            if best.map({ at < $0.at }) ?? true { best = (at, kind) }
+        }
+        if phase == .sending { consider(timeouts.connect, .connect) }
+        if phase == .sending || phase == .awaitingHeaders { consider(timeouts.firstByte, .firstByte) }
+        if phase == .streaming, !paused { consider(lastActivity + timeouts.idle, .idle) }
+        if let total = timeouts.total { consider(total, .total) }
+        return best
     }
 
     /// Fires the timeout that has passed at `now`, once.
@@ -95,49 +99,123 @@ struct TransferDeadlines: Sendable {
     }
 }
 
-/// Enforces a ``TransferDeadlines`` on an injected clock: sleeps until the nearest deadline (waking at
-/// least every quarter of the shortest timeout, at most every second, so phase changes are seen) and
-/// calls `onExpire` once with the timeout that passed and its error.
+/// Enforces a ``TransferDeadlines`` on an injected clock: sleeps until the nearest deadline, and calls
+/// `onExpire` once with the timeout that passed and its error.
+///
+/// It never polls. Progress only moves a deadline later (an idle deadline after a chunk), so the sleep
+/// armed for the old deadline wakes early, finds nothing due, and arms again. A change that moves the
+/// nearest deadline *earlier* than the armed one (headers that start an idle deadline shorter than the
+/// first-byte one, a resume after a pause) wakes the sleep at once through ``update(_:)``. Finishing
+/// the exchange wakes it too, and the watchdog ends.
 final class TransferWatchdog: Sendable {
-    let deadlines: Mutex<TransferDeadlines>
+    private struct State {
+        var deadlines: TransferDeadlines
+        /// The deadline the current sleep ends at (`nil`: none armed, or sleeping with no deadline).
+        var armedAt: Duration?
+        /// Whether a sleep is armed or in progress.
+        var sleeping = false
+        /// A wake arrived before the sleep parked: the sleep ends at once.
+        var wakeRequested = false
+        /// Ends the parked sleep early (a deadline moved earlier, the deadline passed, the exchange
+        /// finished, or the task was cancelled).
+        var wake: CheckedContinuation<Void, Never>?
+
+        /// Ends the sleep: resumes it when parked, else marks it to end as it parks.
+        mutating func takeWake() -> CheckedContinuation<Void, Never>? {
+            guard sleeping else { return nil }
+            guard let wake else {
+                wakeRequested = true
+                return nil
+            }
+            self.wake = nil
+            return wake
+        }
+    }
+
+    private let state: Mutex<State>
     private let timer: ElapsedTimer
 
     init(timeouts: HTTPTimeouts, hasBody: Bool, timer: ElapsedTimer) {
-        deadlines = Mutex(TransferDeadlines(timeouts: timeouts, hasBody: hasBody))
+        state = Mutex(State(deadlines: TransferDeadlines(timeouts: timeouts, hasBody: hasBody)))
         self.timer = timer
     }
 
     /// Elapsed time on the client's clock since the exchange started.
     var now: Duration { timer.elapsed() }
 
-    /// Applies `change` at the current elapsed time.
+    /// Applies `change` at the current elapsed time, and wakes the watchdog when the nearest deadline
+    /// is now earlier than the one it sleeps until (or the exchange finished).
     func update(_ change: (inout TransferDeadlines, Duration) -> Void) {
         let now = timer.elapsed()
-        deadlines.withLock { change(&$0, now) }
+        let wake = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            change(&state.deadlines, now)
+            guard state.sleeping else { return nil }
+            let earlier = switch (state.deadlines.nearest()?.at, state.armedAt) {
+            case (let next?, let armed?): next < armed
+            case (.some, nil): true
+            case (nil, _): state.deadlines.phase == .finished
+            }
+            return earlier ? state.takeWake() : nil
+        }
+        wake?.resume()
     }
 
-    /// Runs until the exchange finishes or a timeout fires (then `onExpire` gets its error).
+    /// Runs until the exchange finishes or a timeout fires (then `onExpire` gets its error), or the
+    /// task is cancelled.
     func run(onExpire: (TransferDeadlines.Kind, AgentRuntimeError) -> Void) async {
-        let timeouts = deadlines.withLock { $0.timeouts }
-        let shortest = [timeouts.connect, timeouts.firstByte, timeouts.idle, timeouts.total ?? timeouts.idle].min() ?? timeouts.idle
-        let quantum = min(max(shortest / 4, .milliseconds(10)), .seconds(1))
         while !Task.isCancelled {
             let now = timer.elapsed()
-            let (next, expired, error) = deadlines.withLock { state -> ((at: Duration, kind: TransferDeadlines.Kind)?, TransferDeadlines.Kind?, AgentRuntimeError?) in
-                let kind = state.expire(at: now)
-                return (state.nearest(), kind, kind.map(state.error(for:)))
+            let (next, expired, error, finished) = state.withLock { state -> (Duration?, TransferDeadlines.Kind?, AgentRuntimeError?, Bool) in
+                let kind = state.deadlines.expire(at: now)
+                let next = state.deadlines.nearest()?.at
+                let finished = state.deadlines.phase == .finished
+                state.armedAt = next
+                state.sleeping = kind == nil && !finished
+                state.wakeRequested = false
+                return (next, kind, kind.map(state.deadlines.error(for:)), finished)
             }
             if let expired, let error {
                 onExpire(expired, error)
                 return
             }
-            guard let next else {
-                // Finished, or paused with no other deadline: look again a quantum later.
-                if deadlines.withLock({ $0.phase == .finished }) { return }
-                do { try await timer.sleepUntil(now + quantum) } catch { return }
-                continue
-            }
-            do { try await timer.sleepUntil(min(next.at, now + quantum)) } catch { return }
+            if finished { return }
+            await sleep(until: next)
         }
+    }
+
+    /// Sleeps until `deadline` on the client's clock (with no deadline, until woken), or until
+    /// ``update(_:)`` or the task's cancellation wakes it. One child task per sleep: the clock's wait.
+    private func sleep(until deadline: Duration?) async {
+        let timer = self.timer
+        await withTaskGroup(of: Void.self) { group in
+            if let deadline {
+                group.addTask {
+                    try? await timer.sleepUntil(deadline)
+                    self.wakeUp()
+                }
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let resumeNow = state.withLock { state -> Bool in
+                        guard state.sleeping, !state.wakeRequested else { return true }
+                        state.wake = continuation
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
+                }
+            } onCancel: {
+                self.wakeUp()
+            }
+            group.cancelAll()
+        }
+        state.withLock { state in
+            state.sleeping = false
+            state.wakeRequested = false
+            state.wake = nil
+        }
+    }
+
+    private func wakeUp() {
+        state.withLock { $0.takeWake() }?.resume()
     }
 }

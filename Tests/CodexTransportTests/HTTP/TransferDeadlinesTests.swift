@@ -1,5 +1,6 @@
 import CodexCore
 @testable import CodexTransport
+import Synchronization
 import Testing
 
 /// The four timeouts of one exchange as a table: for each script of events (at elapsed seconds), the
@@ -88,5 +89,88 @@ import Testing
         #expect(deadlines.error(for: .idle).message == "the idle timeout of 30.0 seconds passed")
         #expect(deadlines.error(for: .total).message == "the total timeout of 90.0 seconds passed")
         #expect(deadlines.error(for: .idle).code == .timedOut)
+    }
+}
+
+/// The watchdog on a manual clock: one sleep per deadline (no polling), woken early only when a
+/// deadline moves earlier or the exchange finishes.
+@Suite(.timeLimit(.minutes(1))) struct TransferWatchdogTests {
+    /// A timer on `clock` that counts the sleeps it is asked for.
+    private static func timer(_ clock: ManualClock, sleeps: Counter) -> ElapsedTimer {
+        let start = clock.now
+        return ElapsedTimer(
+            elapsed: { start.duration(to: clock.now) },
+            sleepUntil: { mark in
+                sleeps.increment()
+                try await clock.sleep(until: start.advanced(by: mark), tolerance: nil)
+            }
+        )
+    }
+
+    final class Counter: Sendable {
+        private let value = Mutex(0)
+        func increment() { value.withLock { $0 += 1 } }
+        var count: Int { value.withLock { $0 } }
+    }
+
+    final class Fired: Sendable {
+        let kind = Mutex<TransferDeadlines.Kind?>(nil)
+    }
+
+    @Test func itSleepsOnceUntilTheNearestDeadlineAndFiresThere() async {
+        let clock = ManualClock()
+        let sleeps = Counter()
+        let fired = Fired()
+        let watchdog = TransferWatchdog(
+            timeouts: HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(60), idle: .seconds(30)), hasBody: false, timer: Self.timer(clock, sleeps: sleeps)
+        )
+        let run = Task { await watchdog.run { kind, _ in fired.kind.withLock { $0 = kind } } }
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .seconds(59))
+        await Task.yield()
+        #expect(fired.kind.withLock { $0 } == nil)
+        #expect(sleeps.count == 1, "one sleep for the first-byte deadline, not one per quantum")
+        clock.advance(by: .seconds(1))
+        await run.value
+        #expect(fired.kind.withLock { $0 } == .firstByte)
+        #expect(sleeps.count == 1)
+    }
+
+    @Test func headersThatBringAnEarlierIdleDeadlineWakeTheSleep() async {
+        let clock = ManualClock()
+        let sleeps = Counter()
+        let fired = Fired()
+        let watchdog = TransferWatchdog(
+            timeouts: HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(60), idle: .seconds(5)), hasBody: false, timer: Self.timer(clock, sleeps: sleeps)
+        )
+        let run = Task { await watchdog.run { kind, _ in fired.kind.withLock { $0 = kind } } }
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .seconds(1))
+        watchdog.update { deadlines, now in deadlines.headersReceived(at: now) }
+        // The first-byte sleep is woken and a sleep until 6 s is armed.
+        await clock.waitForSleepers(count: 1)
+        while sleeps.count < 2 { await Task.yield() }
+        // Chunks only move the idle deadline later: no new sleep.
+        clock.advance(by: .seconds(2))
+        watchdog.update { deadlines, now in deadlines.activity(at: now) }
+        #expect(sleeps.count == 2)
+        clock.advance(by: .seconds(3))  // 6 s: the armed sleep ends, finds idle due at 8 s, sleeps again
+        while sleeps.count < 3 { await Task.yield() }
+        #expect(fired.kind.withLock { $0 } == nil)
+        clock.advance(by: .seconds(2))
+        await run.value
+        #expect(fired.kind.withLock { $0 } == .idle)
+        #expect(sleeps.count == 3)
+    }
+
+    @Test func finishingEndsTheWatchdogWithoutTimeMoving() async {
+        let clock = ManualClock()
+        let sleeps = Counter()
+        let watchdog = TransferWatchdog(timeouts: HTTPTimeouts(), hasBody: true, timer: Self.timer(clock, sleeps: sleeps))
+        let run = Task { await watchdog.run { _, _ in Issue.record("nothing fires after the finish") } }
+        await clock.waitForSleepers(count: 1)
+        watchdog.update { deadlines, _ in deadlines.finish() }
+        await run.value
+        #expect(clock.sleeperCount == 0, "the clock's sleep was cancelled with the watchdog's wait")
     }
 }
