@@ -85,7 +85,7 @@ let package = Package(
         ),
         // The recovery engine's suite.
         .testTarget(
-            name: "StructuredRecoveryTests",
+            name: "CodexRecoveryTests",
             dependencies: ["CodexRecovery", "CodexTransport", "CodexCore", "CodexSchema", "CodexTestSupport", "RecoveryIntegrationFixture"],
             swiftSettings: swiftSettings
         ),

@@ -7,7 +7,7 @@ import Testing
 /// Every Swift example of Docs/Memory.md, compiled and run as written: each sits between `// example N`
 /// and `// end` below, and a test checks that the page shows exactly these texts (in any order).
 @Suite struct MemoryDocumentationTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     @Test func theExamplesOfTheMemoryPageRunAsWritten() async throws {
         let directory = try temporaryDirectory("memory-docs")

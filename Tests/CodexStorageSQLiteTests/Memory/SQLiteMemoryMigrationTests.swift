@@ -7,7 +7,7 @@ import Testing
 /// store at schema version 1: five records in two namespaces, one archived) upgrades in place to the
 /// current schema, and reads the same before and after.
 @Suite struct SQLiteMemoryMigrationTests {
-    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures").appendingPathComponent("memory-v1.sqlite")
 
     private static func copy() throws -> (directory: URL, path: String) {
