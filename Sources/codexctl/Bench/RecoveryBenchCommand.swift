@@ -13,6 +13,7 @@ import Glibc
 /// and status time at 10,000 operations.
 enum RecoveryBenchCommand: CLICommand {
     static let name = "recovery"
+    static let summary = "Structured-recovery lifecycles, fsyncs per lifecycle, inventory at 10,000 operations."
     static let help = CommandHelp(
         command: "bench recovery",
         overview: """

@@ -8,6 +8,7 @@ import Foundation
 /// a bare `AsyncStream`, and streamed structured output next to one parse of the same payload.
 enum RuntimeBenchCommand: CLICommand {
     static let name = "runtime"
+    static let summary = "Runtime events per second and streamed structured output next to bare baselines."
     static let help = CommandHelp(
         command: "bench runtime",
         overview: """

@@ -6,6 +6,7 @@ import Foundation
 /// `codexctl bench sse`: SSE framing and Responses decoding throughput on `Benchmarks/sse/text-stream.sse`.
 enum SSEBenchCommand: CLICommand {
     static let name = "sse"
+    static let summary = "SSE framing, event decoding and streaming throughput."
     static let help = CommandHelp(
         command: "bench sse",
         overview: """
@@ -202,6 +203,7 @@ enum SSEClientProcess {
 /// `codexctl bench sse-client`: the client half of `bench sse`, run by it in a separate process.
 enum SSEClientBenchCommand: CLICommand {
     static let name = "sse-client"
+    static let summary = "The client half of 'bench sse' (run by it)."
     static let help = CommandHelp(
         command: "bench sse-client",
         overview: "The client half of 'bench sse' (run by it): stream a URL through the real transport and print the median seconds, the peak resident bytes, the resident bytes before the first request, the peak anonymous resident bytes and the anonymous resident bytes before the first request.",

@@ -4,6 +4,7 @@ import Foundation
 /// `codexctl bench schema`: the workloads of `Benchmarks/schema/` with the method of its README.
 enum SchemaBenchCommand: CLICommand {
     static let name = "schema"
+    static let summary = "JSON parsing and schema validation throughput."
     static let help = CommandHelp(
         command: "bench schema",
         overview: """

@@ -6,6 +6,7 @@ import Foundation
 /// state store, each next to a raw prepared-statement loop over the same rows.
 enum StorageBenchCommand: CLICommand {
     static let name = "storage"
+    static let summary = "SQLite state store: appends, restore and paging next to raw SQLite loops."
     static let help = CommandHelp(
         command: "bench storage",
         overview: """

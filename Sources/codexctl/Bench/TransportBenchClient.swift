@@ -7,6 +7,7 @@ import Foundation
 /// its own per client, so resident memory and descriptors are one client's alone.
 enum TransportBenchClientCommand: CLICommand {
     static let name = "transport-client"
+    static let summary = "The measuring half of 'bench transport' (run by it)."
     static let help = CommandHelp(
         command: "bench transport-client",
         overview: """

@@ -3,6 +3,7 @@ import Foundation
 /// `codexctl bench transport`: the libcurl and URLSession clients side by side, each next to a bare socket.
 enum TransportBenchCommand: CLICommand {
     static let name = "transport"
+    static let summary = "The libcurl and URLSession clients side by side: streaming, small requests, a paused consumer."
     static let help = CommandHelp(
         command: "bench transport",
         overview: """

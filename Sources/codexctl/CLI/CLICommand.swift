@@ -2,6 +2,8 @@
 protocol CLICommand {
     /// The word that selects it, e.g. `schema`.
     static var name: String { get }
+    /// One line for its group's help page (the group lists its subcommands' summaries, in order).
+    static var summary: String { get }
     /// Its help page.
     static var help: CommandHelp { get }
     /// Subcommands, for a group.
@@ -12,6 +14,10 @@ protocol CLICommand {
 
 extension CLICommand {
     static var subcommands: [any CLICommand.Type] { [] }
+
+    /// The subcommand rows of a group's help page: each subcommand's name and summary, from the
+    /// subcommand types themselves, so a group lists its children once.
+    static var subcommandRows: [(String, String)] { subcommands.map { ($0.name, $0.summary) } }
 
     /// Dispatches to a subcommand, or prints help. For command groups.
     static func dispatch(_ arguments: [String]) async -> Int32 {

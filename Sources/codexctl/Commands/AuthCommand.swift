@@ -6,14 +6,11 @@ import Foundation
 /// `codexctl auth`: sign-in state and device-code sign-in.
 enum AuthCommand: CLICommand {
     static let name = "auth"
+    static let summary = "Show the sign-in state; sign in with a device code or an API key; sign out."
     static let help = CommandHelp(
         command: "auth",
         overview: "Show the sign-in state, or sign in to a ChatGPT account with a device code.",
-        subcommands: [
-            ("status", "Show which credentials CodexKit would use (never the tokens)."),
-            ("login", "Sign in with a device code, or save an API key read from standard input."),
-            ("logout", "Remove the session and the API key CodexKit saved."),
-        ]
+        subcommands: subcommandRows
     )
     static var subcommands: [any CLICommand.Type] { [AuthStatusCommand.self, AuthLoginCommand.self, AuthLogoutCommand.self] }
 
@@ -23,6 +20,7 @@ enum AuthCommand: CLICommand {
 /// `codexctl auth status`.
 enum AuthStatusCommand: CLICommand {
     static let name = "status"
+    static let summary = "Show which credentials CodexKit would use (never the tokens)."
     static let help = CommandHelp(
         command: "auth status",
         overview: """
@@ -108,6 +106,7 @@ enum AuthStatusCommand: CLICommand {
 /// `codexctl auth login --device-code`.
 enum AuthLoginCommand: CLICommand {
     static let name = "login"
+    static let summary = "Sign in with a device code, or save an API key read from standard input."
     static let help = CommandHelp(
         command: "auth login",
         overview: """
@@ -174,6 +173,7 @@ extension AuthLoginCommand {
 /// `codexctl auth logout`.
 enum AuthLogoutCommand: CLICommand {
     static let name = "logout"
+    static let summary = "Remove the session and the API key CodexKit saved."
     static let help = CommandHelp(
         command: "auth logout",
         overview: "Remove the ChatGPT session and the API key CodexKit saved. The Codex CLI's auth.json and OPENAI_API_KEY are left alone.",

@@ -9,6 +9,7 @@ import Glibc
 /// `codexctl chat`: an interactive session on a persistent thread.
 enum ChatCommand: CLICommand {
     static let name = "chat"
+    static let summary = "Chat on a persistent thread, with steering and Ctrl-C."
     static let help = CommandHelp(
         command: "chat",
         overview: """

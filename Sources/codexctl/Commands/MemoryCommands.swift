@@ -6,14 +6,11 @@ import Foundation
 /// `codexctl memory`: inspect a SQLite memory store.
 enum MemoryCommand: CLICommand {
     static let name = "memory"
+    static let summary = "List, search and delete the records of a SQLite memory store."
     static let help = CommandHelp(
         command: "memory",
         overview: "List, search and delete the records of a SQLite memory store.",
-        subcommands: [
-            ("list", "List a namespace's records, most recently updated first."),
-            ("search", "Search a namespace's records and explain each match."),
-            ("delete", "Delete one record."),
-        ]
+        subcommands: subcommandRows
     )
     static var subcommands: [any CLICommand.Type] { [List.self, Search.self, Delete.self] }
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
@@ -58,6 +55,7 @@ enum MemoryCommand: CLICommand {
 
     enum List: CLICommand {
         static let name = "list"
+        static let summary = "List a namespace's records, most recently updated first."
         static let help = CommandHelp(
             command: "memory list",
             overview: "List a namespace's records, most recently updated first. The store is opened read-only.",
@@ -91,6 +89,7 @@ enum MemoryCommand: CLICommand {
 
     enum Search: CLICommand {
         static let name = "search"
+        static let summary = "Search a namespace's records and explain each match."
         static let help = CommandHelp(
             command: "memory search",
             overview: """
@@ -158,6 +157,7 @@ enum MemoryCommand: CLICommand {
 
     enum Delete: CLICommand {
         static let name = "delete"
+        static let summary = "Delete one record."
         static let help = CommandHelp(
             command: "memory delete",
             overview: "Delete one record (the store must exist; it is opened for writing).",

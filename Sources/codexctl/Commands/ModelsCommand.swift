@@ -6,10 +6,11 @@ import Foundation
 /// `codexctl models`.
 enum ModelsCommand: CLICommand {
     static let name = "models"
+    static let summary = "List the models available to the signed-in account."
     static let help = CommandHelp(
         command: "models",
         overview: "List the models available to the signed-in account.",
-        subcommands: [("list", "List models from the account's catalog (or the bundled one).")]
+        subcommands: subcommandRows
     )
     static var subcommands: [any CLICommand.Type] { [ModelsListCommand.self] }
 
@@ -19,6 +20,7 @@ enum ModelsCommand: CLICommand {
 /// `codexctl models list`.
 enum ModelsListCommand: CLICommand {
     static let name = "list"
+    static let summary = "List models from the account's catalog (or the bundled one)."
     static let help = CommandHelp(
         command: "models list",
         overview: """

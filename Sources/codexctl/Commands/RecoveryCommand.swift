@@ -7,20 +7,11 @@ import Foundation
 /// `codexctl recovery`: inspect and maintain a structured-recovery store. It never generates.
 enum RecoveryCommand: CLICommand {
     static let name = "recovery"
+    static let summary = "Inspect and maintain a structured-recovery store."
     static let help = CommandHelp(
         command: "recovery",
         overview: "Inspect and maintain a structured-recovery store (never sends a generation request).",
-        subcommands: [
-            ("list", "List the account's operations, unreadable records and disposed operations."),
-            ("status", "Show one operation's status."),
-            ("receipt", "Print one operation's saved, validated result."),
-            ("ack", "Acknowledge a saved result after the host committed it."),
-            ("abandon", "Abandon an operation (stops generation, removes content, keeps a marker)."),
-            ("cancel", "Cancel an operation permanently."),
-            ("suspend", "Suspend an operation (keeps its budget)."),
-            ("purge", "Remove the account's idle operations (optionally one scope)."),
-            ("cleanup", "Remove disposition markers older than a date."),
-        ]
+        subcommands: subcommandRows
     )
     static var subcommands: [any CLICommand.Type] {
         [RecoveryListCommand.self, RecoveryStatusCommand.self, RecoveryReceiptCommand.self, RecoveryAckCommand.self,
@@ -132,6 +123,7 @@ struct BindingOnlyAuthProvider: AuthProvider {
 /// `codexctl recovery list`.
 enum RecoveryListCommand: CLICommand {
     static let name = "list"
+    static let summary = "List the account's operations, unreadable records and disposed operations."
     static let help = CommandHelp(
         command: "recovery list",
         overview: "List the account's operations: readable, unreadable (left untouched for reconciliation) and disposed.",
@@ -164,6 +156,7 @@ enum RecoveryListCommand: CLICommand {
 /// `codexctl recovery status`.
 enum RecoveryStatusCommand: CLICommand {
     static let name = "status"
+    static let summary = "Show one operation's status."
     static let help = CommandHelp(
         command: "recovery status",
         overview: "Show one operation's state, availability, blockers, attempts and suggested actions.",
@@ -200,6 +193,7 @@ enum RecoveryStatusCommand: CLICommand {
 /// `codexctl recovery receipt`.
 enum RecoveryReceiptCommand: CLICommand {
     static let name = "receipt"
+    static let summary = "Print one operation's saved, validated result."
     static let help = CommandHelp(
         command: "recovery receipt",
         overview: "Print one operation's saved, validated result: its exact JSON bytes, except that characters that could act on a terminal are written as \\u escapes (the same JSON value); with --json the receipt's metadata too.",
@@ -253,6 +247,7 @@ extension RecoveryOperationCommand {
 /// `codexctl recovery ack`.
 enum RecoveryAckCommand: RecoveryOperationCommand {
     static let name = "ack"
+    static let summary = "Acknowledge a saved result after the host committed it."
     static let help = page("Acknowledge a saved result. Only after the host committed it: the saved request and result are removed.")
     static let done = "acknowledged"
     static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
@@ -263,6 +258,7 @@ enum RecoveryAckCommand: RecoveryOperationCommand {
 /// `codexctl recovery abandon`.
 enum RecoveryAbandonCommand: RecoveryOperationCommand {
     static let name = "abandon"
+    static let summary = "Abandon an operation (stops generation, removes content, keeps a marker)."
     static let help = page("Abandon an idle operation: no further generation, content removed, a marker kept.")
     static let done = "abandoned"
     static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
@@ -273,6 +269,7 @@ enum RecoveryAbandonCommand: RecoveryOperationCommand {
 /// `codexctl recovery cancel`.
 enum RecoveryCancelCommand: RecoveryOperationCommand {
     static let name = "cancel"
+    static let summary = "Cancel an operation permanently."
     static let help = page("Cancel an operation permanently (also while another process runs it).")
     static let done = "cancelled"
     static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
@@ -283,6 +280,7 @@ enum RecoveryCancelCommand: RecoveryOperationCommand {
 /// `codexctl recovery suspend`.
 enum RecoverySuspendCommand: RecoveryOperationCommand {
     static let name = "suspend"
+    static let summary = "Suspend an operation (keeps its budget)."
     static let help = page("Suspend an operation, keeping its budget (also while another process runs it).")
     static let done = "suspend requested"
     static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
@@ -293,6 +291,7 @@ enum RecoverySuspendCommand: RecoveryOperationCommand {
 /// `codexctl recovery purge`.
 enum RecoveryPurgeCommand: CLICommand {
     static let name = "purge"
+    static let summary = "Remove the account's idle operations (optionally one scope)."
     static let help = CommandHelp(
         command: "recovery purge",
         overview: "Remove the account's idle operations (records, commands, markers; lock files stay). Busy and unreadable ones are reported.",
@@ -309,6 +308,7 @@ enum RecoveryPurgeCommand: CLICommand {
 /// `codexctl recovery cleanup`.
 enum RecoveryCleanupCommand: CLICommand {
     static let name = "cleanup"
+    static let summary = "Remove disposition markers older than a date."
     static let help = CommandHelp(
         command: "recovery cleanup",
         overview: "Remove disposition markers written before a date whose content is already gone.",

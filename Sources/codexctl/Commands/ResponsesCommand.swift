@@ -6,10 +6,11 @@ import Foundation
 /// `codexctl responses`: tools for captured Responses streams.
 enum ResponsesCommand: CLICommand {
     static let name = "responses"
+    static let summary = "Decode captured Responses API streams."
     static let help = CommandHelp(
         command: "responses",
         overview: "Work with captured Responses API streams.",
-        subcommands: [("decode", "Decode a captured SSE stream into one JSON line per typed event.")]
+        subcommands: subcommandRows
     )
     static var subcommands: [any CLICommand.Type] { [ResponsesDecodeCommand.self] }
 
@@ -19,6 +20,7 @@ enum ResponsesCommand: CLICommand {
 /// `codexctl responses decode FILE|-`.
 enum ResponsesDecodeCommand: CLICommand {
     static let name = "decode"
+    static let summary = "Decode a captured SSE stream into one JSON line per typed event."
     static let help = CommandHelp(
         command: "responses decode",
         overview: """

@@ -5,14 +5,11 @@ import Foundation
 /// `codexctl schema`: the JSON schema tools.
 enum SchemaCommand: CLICommand {
     static let name = "schema"
+    static let summary = "Compile JSON schemas, validate instances, run conformance suites."
     static let help = CommandHelp(
         command: "schema",
         overview: "Compile JSON schemas against CodexKit's supported subset, validate instances, run conformance suites.",
-        subcommands: [
-            ("check", "Compile a schema and report unsupported keywords."),
-            ("validate", "Validate a JSON instance against a schema."),
-            ("conformance", "Run a directory of JSON-Schema-Test-Suite files."),
-        ]
+        subcommands: subcommandRows
     )
     static var subcommands: [any CLICommand.Type] { [SchemaCheckCommand.self, SchemaValidateCommand.self, SchemaConformanceCommand.self] }
 
@@ -78,6 +75,7 @@ enum SchemaCommand: CLICommand {
 /// `codexctl schema check SCHEMA.json`.
 enum SchemaCheckCommand: CLICommand {
     static let name = "check"
+    static let summary = "Compile a schema and report unsupported keywords."
     static let help = CommandHelp(
         command: "schema check",
         overview: "Compile a schema against CodexKit's supported keyword subset and report every unsupported keyword.",

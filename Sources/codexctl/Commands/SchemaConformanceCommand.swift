@@ -4,6 +4,7 @@ import Foundation
 /// `codexctl schema conformance DIR`: runs every `*.json` suite file in a directory.
 enum SchemaConformanceCommand: CLICommand {
     static let name = "conformance"
+    static let summary = "Run a directory of JSON-Schema-Test-Suite files."
     static let help = CommandHelp(
         command: "schema conformance",
         overview: """

@@ -3,6 +3,7 @@ import CodexSchema
 /// `codexctl schema validate --schema SCHEMA.json [--partial] [--json] INSTANCE.json|-`.
 enum SchemaValidateCommand: CLICommand {
     static let name = "validate"
+    static let summary = "Validate a JSON instance against a schema."
     static let help = CommandHelp(
         command: "schema validate",
         overview: "Validate a JSON instance against a schema. Exit status: 0 valid, 1 invalid, 2 unreadable input, 3 the validator gave up (its work limit), 64 usage error.",

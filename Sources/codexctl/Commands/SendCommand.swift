@@ -11,6 +11,7 @@ import Glibc
 /// `codexctl send`: one live turn against the real service (or `--endpoint`), streamed to stdout.
 enum SendCommand: CLICommand {
     static let name = "send"
+    static let summary = "Send one prompt to the service and stream the reply."
     static let help = CommandHelp(
         command: "send",
         overview: """

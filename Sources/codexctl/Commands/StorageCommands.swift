@@ -60,21 +60,18 @@ enum StorageCommandSupport {
 /// `codexctl threads`.
 enum ThreadsCommand: CLICommand {
     static let name = "threads"
+    static let summary = "Inspect the threads of a SQLite state store."
     static let help = CommandHelp(
         command: "threads",
         overview: "Inspect the threads of a SQLite state store.",
-        subcommands: [
-            ("list", "List threads, most recently updated first."),
-            ("show", "Show one thread and its latest turn."),
-            ("export", "Print a thread's history as JSON lines."),
-            ("delete", "Delete a thread with its history and turns."),
-        ]
+        subcommands: subcommandRows
     )
     static var subcommands: [any CLICommand.Type] { [List.self, Show.self, Export.self, Delete.self] }
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
 
     enum List: CLICommand {
         static let name = "list"
+        static let summary = "List threads, most recently updated first."
         static let help = CommandHelp(
             command: "threads list",
             overview: "List threads, most recently updated first.",
@@ -101,6 +98,7 @@ enum ThreadsCommand: CLICommand {
 
     enum Show: CLICommand {
         static let name = "show"
+        static let summary = "Show one thread and its latest turn."
         static let help = CommandHelp(
             command: "threads show",
             overview: "Show one thread, its latest turn, its history size and its compaction points (where later requests stopped replaying the items before).",
@@ -155,6 +153,7 @@ enum ThreadsCommand: CLICommand {
 
     enum Export: CLICommand {
         static let name = "export"
+        static let summary = "Print a thread's history as JSON lines."
         static let help = CommandHelp(
             command: "threads export",
             overview: """
@@ -195,6 +194,7 @@ enum ThreadsCommand: CLICommand {
 
     enum Delete: CLICommand {
         static let name = "delete"
+        static let summary = "Delete a thread with its history and turns."
         static let help = CommandHelp(
             command: "threads delete",
             overview: "Delete a thread with its history and turns.", arguments: [StorageCommandSupport.threadArgument],
@@ -213,16 +213,18 @@ enum ThreadsCommand: CLICommand {
 /// `codexctl db`.
 enum DatabaseCommand: CLICommand {
     static let name = "db"
+    static let summary = "Check or migrate a SQLite state store."
     static let help = CommandHelp(
         command: "db",
         overview: "Check or migrate a SQLite state store.",
-        subcommands: [("check", "Run PRAGMA integrity_check and print the schema version."), ("migrate", "Apply pending migrations.")]
+        subcommands: subcommandRows
     )
     static var subcommands: [any CLICommand.Type] { [Check.self, Migrate.self] }
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
 
     enum Check: CLICommand {
         static let name = "check"
+        static let summary = "Run PRAGMA integrity_check and print the schema version."
         static let help = CommandHelp(
             command: "db check",
             overview: """
@@ -275,6 +277,7 @@ enum DatabaseCommand: CLICommand {
 
     enum Migrate: CLICommand {
         static let name = "migrate"
+        static let summary = "Apply pending migrations."
         static let help = CommandHelp(
             command: "db migrate",
             overview: "Apply pending migrations (opening the store does this too) and print the schema version.",

@@ -5,6 +5,7 @@ import Foundation
 /// the model service from a script.
 enum DemoCommand: CLICommand {
     static let name = "demo"
+    static let summary = "Show everything the SDK does, offline, against a loopback model server (the main job)."
     static let help = CommandHelp(
         command: "demo",
         overview: """
