@@ -39,10 +39,11 @@ public import CodexTransport
 /// ``CodexResponsesBackendConfiguration/maximumResponseItems``) fail the turn with
 /// `execution_limit_exceeded`.
 ///
-/// - Important: Consume a turn's events from one task. The backend's event queue is bounded
-///   (``CodexResponsesBackendConfiguration/maximumBufferedEvents``) and lossless: while the reader
-///   pauses, the backend stops reading the network. Cancelling the reading task, or releasing the
-///   stream and its iterator, cancels the turn and closes its connection.
+/// - Important: Consume a turn's events from one task. The turn is pull-based: the reading task itself
+///   drives it (no task or queue of the backend's own), so the backend holds at most the events of one
+///   stream event ahead of its reader, and while the reader pauses, nothing reads the network.
+///   Cancelling the reading task, calling the turn's `interrupt`, or releasing the stream and its
+///   iterator, ends the turn and closes its connection.
 public final class CodexResponsesBackend: AgentBackend, AgentBackendModelDiscovering, AgentBackendRateLimitReporting,
     AgentBackendAuthenticating, AgentBackendStructuredRecoverySupporting, Sendable {
     /// The options the backend was created with.
@@ -158,53 +159,16 @@ public final class CodexResponsesBackend: AgentBackend, AgentBackendModelDiscove
             throw AgentRuntimeError(code: .tooManyImages, message: "a message may carry at most \(AgentImageAttachment.maximumPerMessage) images")
         }
 
-        let channel = AgentEventChannel<AgentBackendEvent>(capacity: configuration.effectiveBufferedEvents)
-        let runner = ResponsesTurnRunner(client: client, turn: request, configuration: configuration, channel: channel, logSink: logSink)
-        let producer = Task { await runner.run() }
-        let lifetime = TurnLifetime(channel: channel, producer: producer)
-        let events = AsyncThrowingStream<AgentBackendEvent, any Error> {
-            try await withTaskCancellationHandler {
-                try await lifetime.channel.next()
-            } onCancel: {
-                lifetime.cancel()
-            }
-        }
+        // Pull-based: the reader's task drives the turn (no task or queue of the backend's own).
+        let runner = ResponsesTurnRunner(client: client, turn: request, configuration: configuration, logSink: logSink)
         let toolResults = runner.toolResults
-        let readiness = runner.readiness
         let steering = runner.steering
         return AgentTurnStream(
-            events: events,
+            events: AsyncThrowingStream { try await runner.next() },
             submitToolResult: { envelope in try toolResults.submit(envelope) },
             steer: { text, images in try steering.accept(text, images: images) },
-            interrupt: {
-                steering.close()
-                producer.cancel()
-                toolResults.close()
-            },
-            waitUntilReady: { try await readiness.wait() }
+            interrupt: { runner.interrupt() },
+            waitUntilReady: { try await runner.waitUntilReady() }
         )
-    }
-}
-
-/// Ties a turn's producer to its event stream: cancelling the reader, or releasing the stream and its
-/// iterator (which release this object), cancels the producer task — and with it the HTTP stream — and
-/// refuses its further events.
-final class TurnLifetime: Sendable {
-    let channel: AgentEventChannel<AgentBackendEvent>
-    let producer: Task<Void, Never>
-
-    init(channel: AgentEventChannel<AgentBackendEvent>, producer: Task<Void, Never>) {
-        self.channel = channel
-        self.producer = producer
-    }
-
-    /// Cancels the producer and marks the reader gone.
-    func cancel() {
-        channel.cancelConsumer()
-        producer.cancel()
-    }
-
-    deinit {
-        cancel()
     }
 }

@@ -43,8 +43,9 @@ public struct CodexResponsesBackendConfiguration: Sendable {
     public var maximumResponseBytes: Int
     /// The most output items one turn may receive over all passes. Default 2,048.
     public var maximumResponseItems: Int
-    /// The capacity of the backend's own bounded, lossless event queue: default 64, clamped to 1…4,096.
-    /// When the reader pauses, the backend stops reading the network.
+    /// The most events the backend may hold ahead of its reader: default 64, clamped to 1…4,096. The
+    /// built-in backend is pull-based and holds only the events of the one stream event it is mapping
+    /// (a handful), so any value in range is met; when the reader pauses, the backend reads nothing.
     public var maximumBufferedEvents: Int
     /// The longest gap between body chunks of a response before it times out, in seconds (the HTTP idle
     /// timeout, also set on the URL request). Default 300.
@@ -68,7 +69,7 @@ public struct CodexResponsesBackendConfiguration: Sendable {
     ///   - maximumModelPasses: Model requests per turn.
     ///   - maximumResponseBytes: Response bytes per turn.
     ///   - maximumResponseItems: Output items per turn.
-    ///   - maximumBufferedEvents: The event queue's capacity (clamped to 1…4,096).
+    ///   - maximumBufferedEvents: The most events held ahead of the reader (clamped to 1…4,096).
     ///   - streamIdleTimeout: The stream idle timeout in seconds.
     ///   - retryPolicy: The retry policy.
     ///   - instructions: Base instructions for turns that bring none.

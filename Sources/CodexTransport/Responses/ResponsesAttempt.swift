@@ -197,6 +197,8 @@ struct ResponsesAttempt {
             throw close(ResponsesErrorMapper.error(status: response.statusCode, headers: response.headers, body: bodyPrefix, now: client.wallClock.now()))
         }
         bodyIterator = response.body.makeAsyncIterator()
+        let body = response.body
+        stream.interruption?.reading { body.cancel() }
         if !limits.isEmpty {
             pending.append(ResponsesStreamEvent(sequenceNumber: nil, kind: .rateLimits(limits)))
         }

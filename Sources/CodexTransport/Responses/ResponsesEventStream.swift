@@ -16,6 +16,8 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
     let body: [UInt8]
     let sessionID: String?
     let clientRequestID: String?
+    /// Stops the stream from another task, when the reader gave one.
+    let interruption: StreamInterruption?
 
     /// Makes the iterator. Iterate from one task.
     public func makeAsyncIterator() -> Iterator {
@@ -60,6 +62,12 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
 
         private mutating func nextUnredacted() async throws -> ResponsesStreamEvent? {
             while !finished {
+                if stream.interruption?.isInterrupted == true {
+                    // Interrupted by another task: no further read, retry or connection.
+                    finished = true
+                    attempt = nil
+                    throw CancellationError()
+                }
                 if attempt == nil {
                     attemptNumber += 1
                     attempt = ResponsesAttempt(stream: stream)
@@ -100,6 +108,11 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
                 retiredBytes += attempt.receivedBytes
             }
             attempt = nil
+            if stream.interruption?.isInterrupted == true {
+                // The failure is the interruption's cancelled body: not a failure to retry.
+                finished = true
+                throw CancellationError()
+            }
             var failure = failure
             let policy = stream.client.configuration.retryPolicy
             let retryable = RetryPolicy.isRetryable(failure)

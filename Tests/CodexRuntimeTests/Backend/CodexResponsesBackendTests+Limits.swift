@@ -138,6 +138,32 @@ extension CodexResponsesBackendTests {
         #expect(late?.code == .invalidToolResult)
     }
 
+    /// One reader at a time: a second task's read while the first waits on the network is refused, and
+    /// an interruption from a third ends the first reader's wait at once.
+    @Test func aSecondConcurrentReaderIsRefusedAndAnInterruptionEndsTheFirstsRead() async throws {
+        let server = try holdingServer()
+        defer { server.shutdown() }
+        var configuration = CodexResponsesBackendConfiguration()
+        configuration.endpoint = try ResponsesEndpoint(baseURL: server.baseURL, profile: .publicAPI)
+        let client = ResponsesClient(
+            configuration: configuration.clientConfiguration, httpClient: DefaultHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "k")
+        )
+        let runner = ResponsesTurnRunner(client: client, turn: H.turn(), configuration: configuration, logSink: NoOpAgentLogSink())
+        let seen = Seen()
+        let reader = Task {
+            while let event = try await runner.next() { seen.append(H.describe(event)) }
+        }
+        // Two events arrive, then the server holds the stream: the reader waits inside its third read.
+        try await waitUntil { seen.all.count == 2 && runner.isBeingRead }
+        #expect(seen.all == ["turnStarted(turn-1)", "delta(first)"])
+        let refused = await #expect(throws: AgentRuntimeError.self) { try await runner.next() }
+        #expect(refused?.code == .invalidRequest)
+        runner.interrupt()
+        await #expect(throws: CancellationError.self) { try await reader.value }
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard))
+        #expect(try await runner.next() == nil, "the turn is over")
+    }
+
     @Test func releasingTheTurnStreamClosesTheConnection() async throws {
         let server = try holdingServer()
         defer { server.shutdown() }
@@ -171,7 +197,9 @@ extension CodexResponsesBackendTests {
 }
 
 extension CodexResponsesBackendTests {
-    @Test func aPausedReaderPausesTheProducerAtTheQueueCapacity() async throws {
+    /// Pull-based: the backend holds at most one stream event's backend events ahead of its reader, so
+    /// a paused reader pauses the network read with nothing piling up.
+    @Test func aPausedReaderHoldsAtMostOneStreamEventsEvents() async throws {
         var script = ResponsesScript()
         script.created("resp_1")
         for index in 0..<50 { script.delta("msg_1", "d\(index)") }
@@ -183,21 +211,19 @@ extension CodexResponsesBackendTests {
         let client = ResponsesClient(
             configuration: configuration.clientConfiguration, httpClient: DefaultHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "k")
         )
-        let channel = AgentEventChannel<AgentBackendEvent>(capacity: configuration.effectiveBufferedEvents)
-        let runner = ResponsesTurnRunner(client: client, turn: H.turn(), configuration: configuration, channel: channel, logSink: NoOpAgentLogSink())
-        let producer = Task { await runner.run() }
-        try await runner.readiness.wait()
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(channel.peakBufferedCount == 1)  // 52 events are ready; one is admitted, the producer waits
+        let runner = ResponsesTurnRunner(client: client, turn: H.turn(), configuration: configuration, logSink: NoOpAgentLogSink())
+        try await runner.waitUntilReady()
+        #expect(runner.heldEvents == 1, "the first stream event's turnStarted, nothing more")
         var deltas = 0
         var last: AgentBackendEvent?
-        while let event = try await channel.next() {
+        var mostHeld = runner.heldEvents
+        while let event = try await runner.next() {
             if case .assistantMessageDelta = event { deltas += 1 }
             last = event
+            mostHeld = max(mostHeld, runner.heldEvents)
         }
-        await producer.value
         #expect(deltas == 50)
         #expect(last.map(H.describe) == "turnCompleted(nil,10/5/15,resp_1)")
-        #expect(channel.peakBufferedCount <= 1 + AgentEventChannel<AgentBackendEvent>.reservedLifecycleSlots)
+        #expect(mostHeld <= 2, "at most one stream event's events wait for the reader: \(mostHeld)")
     }
 }
