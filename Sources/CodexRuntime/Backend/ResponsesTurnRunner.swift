@@ -246,23 +246,22 @@ final class ResponsesTurnRunner: @unchecked Sendable {
     /// The turn failed or was interrupted: releases everything, logs once, and returns the error to throw.
     private func end(after error: any Error) -> any Error {
         let failure: any Error = interruption.isInterrupted ? CancellationError() : error
-        guard case .finished = phase else {
-            phase = .finished
-            iterator = nil
-            pending = []
-            pendingIndex = 0
-            steering.close()
-            toolResults.close()
-            readiness.fail(failure)
-            undeliveredFailure = failure
-            logSink.record(AgentLogEvent(
-                level: failure is CancellationError ? .info : .warning, category: .runtime,
-                name: failure is CancellationError ? "backend.turn.cancelled" : "backend.turn.failed",
-                message: failure is CancellationError ? "the turn was cancelled" : "the turn failed",
-                metadata: ["turn_id": turn.turnID.rawValue, "error_code": (failure as? AgentRuntimeError)?.code.rawValue ?? "cancelled"]
-            ))
-            return failure
-        }
+        if case .finished = phase { return failure }
+        phase = .finished
+        iterator = nil
+        pending = []
+        pendingIndex = 0
+        steering.close()
+        toolResults.close()
+        readiness.fail(failure)
+        undeliveredFailure = failure
+        let cancelled = failure is CancellationError
+        logSink.record(AgentLogEvent(
+            level: cancelled ? .info : .warning, category: .runtime,
+            name: cancelled ? "backend.turn.cancelled" : "backend.turn.failed",
+            message: cancelled ? "the turn was cancelled" : "the turn failed",
+            metadata: ["turn_id": turn.turnID.rawValue, "error_code": (failure as? AgentRuntimeError)?.code.rawValue ?? "cancelled"]
+        ))
         return failure
     }
 

@@ -30,23 +30,19 @@ final class DemoDirectoryClaim {
             throw CLIFailure.Thrown(code: "file_system_error", message: "cannot write \(lockPath): \(String(cString: strerror(errno)))")
         }
         descriptor = opened
+        // Until the claim is complete, every refusal closes the lock file (and with it the lock).
+        var claimed = false
+        defer { if !claimed { _ = close(opened) } }
         var locked: Int32
         repeat { locked = flock(opened, LOCK_EX | LOCK_NB) } while locked != 0 && errno == EINTR
         guard locked == 0 else {
-            _ = close(opened)
             throw CLIFailure.Thrown(code: "directory_in_use", message: "another demo is using \(directory.path); wait for it to end or choose another directory")
         }
-        let contents: [String]
-        do {
-            contents = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-        } catch {
-            _ = close(opened)
-            throw error
-        }
+        let contents = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         guard contents.allSatisfy({ $0 == Self.lockName }) else {
-            _ = close(opened)
             throw CLIFailure.Thrown(code: "directory_not_empty", message: "\(directory.path) is not empty; --keep needs a new or empty directory")
         }
+        claimed = true
     }
 
     /// Releases the lock (the file stays, so a later demo sees the directory is taken).
