@@ -30,7 +30,7 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
     /// - Throws: ``SQLiteStoreError`` (`sqlite_not_found` for a missing directory,
     ///   `sqlite_foreign_database`, `sqlite_corrupt`, `sqlite_schema_too_new`, `sqlite_open_failed`, …).
     public init(path: String) throws(SQLiteStoreError) {
-        database = try SQLiteDatabase(path: path)
+        database = try SQLiteDatabase(path: path, schema: SQLiteStateSchema.schema)
         attachments = path == ":memory:" ? nil : SQLiteAttachmentFiles(directory: URL(fileURLWithPath: path + ".attachments"))
     }
 
@@ -49,7 +49,7 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
     ///   directory), `sqlite_foreign_database`, `sqlite_schema_too_new`, `sqlite_schema_outdated` (the
     ///   store needs a migration), `sqlite_corrupt`.
     public init(readingAt path: String) throws(SQLiteStoreError) {
-        database = try SQLiteDatabase(readingAt: path)
+        database = try SQLiteDatabase(readingAt: path, schema: SQLiteStateSchema.schema)
         attachments = SQLiteAttachmentFiles(directory: URL(fileURLWithPath: path + ".attachments"))
     }
 
@@ -59,7 +59,7 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
     /// The number of migrations applied (the schema version).
     public var schemaVersion: Int {
         get throws(SQLiteStoreError) {
-            try database.withConnection { connection throws(SQLiteStoreError) in try SQLiteMigrations.recorded(connection).count }
+            try database.withConnection { connection throws(SQLiteStoreError) in try SQLiteMigrator.recorded(connection, SQLiteStateSchema.schema).count }
         }
     }
 

@@ -59,7 +59,7 @@ import Testing
         try FileManager.default.copyItem(at: Self.fixture, to: copy)
         defer { try? FileManager.default.removeItem(at: copy) }
         let store = try SQLiteRuntimeStateStore(path: copy.path)
-        #expect(try store.schemaVersion == SQLiteMigrations.all.count)
+        #expect(try store.schemaVersion == SQLiteStateSchema.schema.migrations.count)
         #expect(try await store.integrityCheck() == ["ok"])
         let restored = try await store.history(of: Self.thread, query: AgentHistoryQuery(limit: 100)).items
         #expect(restored == Self.items)

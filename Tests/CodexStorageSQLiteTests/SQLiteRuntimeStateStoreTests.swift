@@ -31,10 +31,10 @@ import Testing
         let path = Self.temporaryPath()
         defer { Self.remove(path) }
         let store = try SQLiteRuntimeStateStore(path: path)
-        #expect(try store.schemaVersion == SQLiteMigrations.all.count)
+        #expect(try store.schemaVersion == SQLiteStateSchema.schema.migrations.count)
         #expect(try await store.integrityCheck() == ["ok"])
         // Reopening applies nothing twice.
-        #expect(try SQLiteRuntimeStateStore(path: path).schemaVersion == SQLiteMigrations.all.count)
+        #expect(try SQLiteRuntimeStateStore(path: path).schemaVersion == SQLiteStateSchema.schema.migrations.count)
         // A migration this build does not know, as a newer version would record it.
         try store.database.withConnection { connection throws(SQLiteStoreError) in
             try connection.run("INSERT INTO codex_migrations(position, name, applied_at) VALUES (99, 'from_the_future', 0)")

@@ -1,10 +1,16 @@
 import Foundation
 import Synchronization
 
-/// The store's database: one serialized writer connection and one reader connection (WAL lets it read
-/// while the writer writes), each used only on its own serial queue. Work runs on those queues, off
-/// Swift's cooperative pool, so a busy wait never blocks unrelated tasks. An in-memory database has a
-/// single connection for both; a read-only database has only a reader and refuses every write.
+/// The one SQLite engine every store runs on: one serialized writer connection and one reader
+/// connection (WAL lets it read while the writer writes), each used only on its own serial queue. Work
+/// runs on those queues, off Swift's cooperative pool, so a busy wait never blocks unrelated tasks. An
+/// in-memory database has a single connection for both; a read-only database has only a reader and
+/// refuses every write.
+///
+/// What differs between stores is their ``SQLiteSchema`` (migrations, required tables, companion
+/// directories, the words of their errors); opening, permissions, the foreign-database refusal, WAL,
+/// the three open modes (write, read-only, immutable) and the migration runner are written once, here
+/// and in ``SQLiteMigrator``.
 final class SQLiteDatabase: @unchecked Sendable {
     // @unchecked: each connection is touched only on its own serial queue (see `onWriter`/`onReader`);
     // the read-only reader's swap (`readOnlyReader`) is guarded by its Mutex and used on the reader queue.
@@ -15,6 +21,8 @@ final class SQLiteDatabase: @unchecked Sendable {
     private let readerQueue = DispatchQueue(label: "codexkit.sqlite.reader")
     /// The file's path, or `:memory:`.
     let path: String
+    /// What the database holds.
+    let schema: SQLiteSchema
 
     /// A read-only connection and whether it was opened immutable (see ``openReadOnly(_:)``).
     private struct ReadOnlyReader {
@@ -23,16 +31,18 @@ final class SQLiteDatabase: @unchecked Sendable {
         var immutableSince: SQLiteDatabaseFile.Identity?
     }
 
-    /// Opens the database for reading and writing: creates a missing file (0600), refuses a file that is
-    /// not a database or is another application's database, applies pending migrations in one
-    /// transaction, then switches to WAL.
-    init(path: String) throws(SQLiteStoreError) {
+    /// Opens the database for reading and writing: creates a missing file (0600), refuses a file this
+    /// process may not write, a companion directory that is not its own, a file that is not a database
+    /// and another application's database, applies pending migrations in one transaction, then switches
+    /// to WAL.
+    init(path: String, schema: SQLiteSchema) throws(SQLiteStoreError) {
         self.path = path
+        self.schema = schema
         readOnlyReader = nil
         guard path != ":memory:" else {
             let connection = try SQLiteConnection(path: path, mode: .readWrite)
             try Self.configure(connection)
-            try SQLiteMigrations.migrate(connection, path: path)
+            try SQLiteMigrator.migrate(connection, schema, path: path)
             writer = connection
             reader = nil
             return
@@ -48,10 +58,10 @@ final class SQLiteDatabase: @unchecked Sendable {
             file.tightenPermissions()
         }
         try file.checkWritable()
-        try file.checkCompanionDirectories()
+        try file.checkCompanionDirectories(schema.companionDirectorySuffixes)
         let writer = try SQLiteConnection(path: path, mode: .readWrite)
         try Self.configure(writer)
-        try SQLiteMigrations.migrate(writer, path: path)
+        try SQLiteMigrator.migrate(writer, schema, path: path)
         try writer.enableWAL()
         let reader = try SQLiteConnection(path: path, mode: .readWrite)
         try Self.configure(reader)
@@ -62,8 +72,9 @@ final class SQLiteDatabase: @unchecked Sendable {
     /// Opens an existing database read-only: no file is created, migrated, switched to WAL or changed
     /// in mode. A missing or empty file, a foreign database, a newer schema and a schema that still
     /// needs migrations are typed errors naming the path.
-    init(readingAt path: String) throws(SQLiteStoreError) {
+    init(readingAt path: String, schema: SQLiteSchema) throws(SQLiteStoreError) {
         self.path = path
+        self.schema = schema
         writer = nil
         reader = nil
         let file = SQLiteDatabaseFile(path: path)
@@ -73,10 +84,10 @@ final class SQLiteDatabase: @unchecked Sendable {
         case .notRegularFile:
             throw SQLiteStoreError(code: .openFailed, message: "cannot open \(path): not a regular file")
         case .empty:
-            throw SQLiteStoreError(code: .notFound, message: "\(path) is empty: no state store was ever written to it")
+            throw SQLiteStoreError(code: .notFound, message: "\(path) is empty: no \(schema.kind) was ever written to it")
         case .file(let walMode):
             let opened = try Self.openReadOnly(file, walMode: walMode)
-            try Self.checkReadable(opened.connection, path: path)
+            try SQLiteMigrator.checkReadable(opened.connection, schema, path: path)
             readOnlyReader = Mutex(opened)
         }
     }
@@ -88,33 +99,16 @@ final class SQLiteDatabase: @unchecked Sendable {
     /// immutable, so SQLite creates no `-shm` or `-wal` file (an ordinary read-only open would leave both
     /// behind). Otherwise a writer is, or was, there and an ordinary read-only connection reads its log.
     private static func openReadOnly(_ file: SQLiteDatabaseFile, walMode: Bool) throws(SQLiteStoreError) -> ReadOnlyReader {
-        let identity = file.identity()
-        if walMode, !file.hasWriteAheadLog, let identity {
-            let connection = try SQLiteConnection(path: file.path, mode: .readOnly(immutable: true))
-            try connection.execute("PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF")
-            return ReadOnlyReader(connection: connection, immutableSince: identity)
+        if walMode, !file.hasWriteAheadLog, let identity = file.identity() {
+            return ReadOnlyReader(connection: try readOnlyConnection(file.path, immutable: true), immutableSince: identity)
         }
-        let connection = try SQLiteConnection(path: file.path, mode: .readOnly(immutable: false))
-        try connection.execute("PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF")
-        return ReadOnlyReader(connection: connection, immutableSince: nil)
+        return ReadOnlyReader(connection: try readOnlyConnection(file.path, immutable: false), immutableSince: nil)
     }
 
-    /// Refuses, for reading, what is not a CodexKit store at the migrations this build knows.
-    private static func checkReadable(_ connection: SQLiteConnection, path: String) throws(SQLiteStoreError) {
-        switch try SQLiteMigrations.ownership(connection) {
-        case .empty:
-            throw SQLiteStoreError(code: .notFound, message: "\(path) is a SQLite database without tables: no state store was ever written to it")
-        case .foreign:
-            throw SQLiteStoreError(code: .foreignDatabase, message: "\(path) is a SQLite database of another application (it has tables and no codex_migrations)")
-        case .ours(let applied):
-            try SQLiteMigrations.checkKnown(applied, path: path)
-            if let missing = SQLiteMigrations.all.first(where: { applied[$0.position] == nil }) {
-                throw SQLiteStoreError(
-                    code: .schemaOutdated,
-                    message: "\(path) needs migration \(missing.position) (\(missing.name)); open it for writing once (codexctl db migrate) to apply it"
-                )
-            }
-        }
+    private static func readOnlyConnection(_ path: String, immutable: Bool) throws(SQLiteStoreError) -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path, mode: .readOnly(immutable: immutable))
+        try connection.execute("PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF")
+        return connection
     }
 
     private static func configure(_ connection: SQLiteConnection) throws(SQLiteStoreError) {
@@ -124,14 +118,18 @@ final class SQLiteDatabase: @unchecked Sendable {
     }
 
     /// Runs `body` in one write transaction (`BEGIN IMMEDIATE … COMMIT`, rolled back on any error).
-    /// - Throws: `sqlite_write_refused` at once for a read-only database (nothing is touched).
-    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteStoreError) -> T) async throws(SQLiteStoreError) -> T {
-        let writer = try requireWriter()
-        return try await onQueue(writerQueue) { () throws(SQLiteStoreError) -> T in
-            try writer.execute("BEGIN IMMEDIATE")
-            do throws(SQLiteStoreError) {
+    /// - Throws: `body`'s error, or the engine's own failure as a `Failure` (`sqlite_write_refused` at
+    ///   once for a read-only database, nothing touched).
+    func write<T: Sendable, Failure: SQLiteEngineFailure>(
+        _ body: @escaping @Sendable (SQLiteConnection) throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        let writer: SQLiteConnection
+        do throws(SQLiteStoreError) { writer = try requireWriter() } catch { throw Failure(engine: error) }
+        return try await onQueue(writerQueue) { () throws(Failure) -> T in
+            do throws(SQLiteStoreError) { try writer.execute("BEGIN IMMEDIATE") } catch { throw Failure(engine: error) }
+            do throws(Failure) {
                 let value = try body(writer)
-                try writer.execute("COMMIT")
+                do throws(SQLiteStoreError) { try writer.execute("COMMIT") } catch { throw Failure(engine: error) }
                 return value
             } catch {
                 try? writer.execute("ROLLBACK")
@@ -141,21 +139,22 @@ final class SQLiteDatabase: @unchecked Sendable {
     }
 
     /// Runs `body` in one read transaction (a consistent snapshot).
-    func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteStoreError) -> T) async throws(SQLiteStoreError) -> T {
+    /// - Throws: `body`'s error, or the engine's own failure as a `Failure`.
+    func read<T: Sendable, Failure: SQLiteEngineFailure>(
+        _ body: @escaping @Sendable (SQLiteConnection) throws(Failure) -> T
+    ) async throws(Failure) -> T {
         if readOnlyReader != nil {
-            return try await onQueue(readerQueue) { () throws(SQLiteStoreError) -> T in
-                try self.readChecked(body)
-            }
+            return try await onQueue(readerQueue) { () throws(Failure) -> T in try self.readChecked(body) }
         }
-        guard let connection = reader ?? writer else { throw SQLiteStoreError(code: .failure, message: "the database has no connection") }
+        guard let connection = reader ?? writer else { throw Failure(engine: SQLiteStoreError(code: .failure, message: "the database has no connection")) }
         let queue = reader == nil ? writerQueue : readerQueue
-        return try await onQueue(queue) { () throws(SQLiteStoreError) -> T in
-            try Self.transaction(connection, body)
-        }
+        return try await onQueue(queue) { () throws(Failure) -> T in try Self.transaction(connection, body) }
     }
 
-    private static func transaction<T>(_ connection: SQLiteConnection, _ body: (SQLiteConnection) throws(SQLiteStoreError) -> T) throws(SQLiteStoreError) -> T {
-        try connection.execute("BEGIN")
+    private static func transaction<T, Failure: SQLiteEngineFailure>(
+        _ connection: SQLiteConnection, _ body: (SQLiteConnection) throws(Failure) -> T
+    ) throws(Failure) -> T {
+        do throws(SQLiteStoreError) { try connection.execute("BEGIN") } catch { throw Failure(engine: error) }
         defer { try? connection.execute("COMMIT") }
         return try body(connection)
     }
@@ -164,10 +163,10 @@ final class SQLiteDatabase: @unchecked Sendable {
     /// was when it opened and no writer has appeared (no `-wal`), checked before and after the read;
     /// otherwise the connection becomes an ordinary read-only one (which follows the writer's log) and
     /// the read runs again there.
-    private func readChecked<T>(_ body: (SQLiteConnection) throws(SQLiteStoreError) -> T) throws(SQLiteStoreError) -> T {
+    private func readChecked<T, Failure: SQLiteEngineFailure>(_ body: (SQLiteConnection) throws(Failure) -> T) throws(Failure) -> T {
         let file = SQLiteDatabaseFile(path: path)
         guard let (connection, immutableSince) = readOnlyReader?.withLock({ ($0.connection, $0.immutableSince) }) else {
-            throw SQLiteStoreError(code: .failure, message: "the database has no read-only connection")
+            throw Failure(engine: SQLiteStoreError(code: .failure, message: "the database has no read-only connection"))
         }
         if let immutableSince, !file.hasWriteAheadLog, file.identity() == immutableSince {
             let value = try Self.transaction(connection, body)
@@ -175,15 +174,18 @@ final class SQLiteDatabase: @unchecked Sendable {
         } else if immutableSince == nil {
             return try Self.transaction(connection, body)
         }
-        let ordinary = try SQLiteConnection(path: path, mode: .readOnly(immutable: false))
-        try ordinary.execute("PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF")
+        let ordinary: SQLiteConnection
+        do throws(SQLiteStoreError) { ordinary = try Self.readOnlyConnection(path, immutable: false) } catch { throw Failure(engine: error) }
         readOnlyReader?.withLock { $0 = ReadOnlyReader(connection: ordinary, immutableSince: nil) }
         return try Self.transaction(ordinary, body)
     }
 
     /// Runs `body` on the writer queue outside any transaction (schema checks, checkpoints); on a
     /// read-only database, on the reader queue.
-    func withConnection<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteStoreError) -> T) throws(SQLiteStoreError) -> T {
+    /// - Throws: `body`'s error, or the engine's own failure as a `Failure`.
+    func withConnection<T: Sendable, Failure: SQLiteEngineFailure>(
+        _ body: @escaping @Sendable (SQLiteConnection) throws(Failure) -> T
+    ) throws(Failure) -> T {
         let connection: SQLiteConnection
         let queue: DispatchQueue
         if let writer {
@@ -193,17 +195,15 @@ final class SQLiteDatabase: @unchecked Sendable {
             connection = reader
             queue = readerQueue
         } else {
-            throw SQLiteStoreError(code: .failure, message: "the database has no connection")
+            throw Failure(engine: SQLiteStoreError(code: .failure, message: "the database has no connection"))
         }
-        var outcome: Result<T, SQLiteStoreError>?
-        queue.sync {
-            do throws(SQLiteStoreError) {
-                outcome = .success(try body(connection))
+        let outcome: Result<T, Failure> = queue.sync {
+            do throws(Failure) {
+                return .success(try body(connection))
             } catch {
-                outcome = .failure(error)
+                return .failure(error)
             }
         }
-        guard let outcome else { throw SQLiteStoreError(code: .failure, message: "the connection did not run") }
         return try outcome.get()
     }
 
@@ -214,12 +214,12 @@ final class SQLiteDatabase: @unchecked Sendable {
         return writer
     }
 
-    private func onQueue<T: Sendable>(
-        _ queue: DispatchQueue, _ body: @escaping @Sendable () throws(SQLiteStoreError) -> T
-    ) async throws(SQLiteStoreError) -> T {
-        let outcome: Result<T, SQLiteStoreError> = await withCheckedContinuation { continuation in
+    private func onQueue<T: Sendable, Failure: SQLiteEngineFailure>(
+        _ queue: DispatchQueue, _ body: @escaping @Sendable () throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        let outcome: Result<T, Failure> = await withCheckedContinuation { continuation in
             queue.async {
-                do throws(SQLiteStoreError) {
+                do throws(Failure) {
                     continuation.resume(returning: .success(try body()))
                 } catch {
                     continuation.resume(returning: .failure(error))
@@ -228,4 +228,16 @@ final class SQLiteDatabase: @unchecked Sendable {
         }
         return try outcome.get()
     }
+}
+
+/// The error a store's transactions throw, which the engine also uses for its own failures (a refused
+/// write, a failed `BEGIN` or `COMMIT`), keeping them as the cause.
+protocol SQLiteEngineFailure: Error, Sendable {
+    /// The store's error for a failure of the engine itself.
+    init(engine: SQLiteStoreError)
+}
+
+extension SQLiteStoreError: SQLiteEngineFailure {
+    /// The engine's failure, as is.
+    init(engine: SQLiteStoreError) { self = engine }
 }

@@ -110,11 +110,11 @@ struct SQLiteDatabaseFile {
         throw SQLiteStoreError(code: .readOnly, message: "cannot write in \(parent.isEmpty ? "." : parent), the directory of \(path): \(Self.reason(code))")
     }
 
-    /// Refuses, for writing, a store directory next to the database (`<path>.attachments`,
-    /// `<path>.owners`) that is a symbolic link, not a directory, or owned by another user; a missing one
-    /// is fine (it is created when first needed).
-    func checkCompanionDirectories() throws(SQLiteStoreError) {
-        for directory in [path + ".attachments", path + ".owners"] {
+    /// Refuses, for writing, a store directory next to the database (`<path><suffix>`, such as the state
+    /// store's `.attachments` and `.owners`) that is a symbolic link, not a directory, or owned by another
+    /// user; a missing one is fine (it is created when first needed).
+    func checkCompanionDirectories(_ suffixes: [String]) throws(SQLiteStoreError) {
+        for directory in suffixes.map({ path + $0 }) {
             var info = stat()
             guard lstat(directory, &info) == 0 else { continue }
             guard (info.st_mode & S_IFMT) == S_IFDIR else {

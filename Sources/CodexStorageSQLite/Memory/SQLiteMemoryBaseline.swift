@@ -34,13 +34,13 @@ extension SQLiteMemoryStore {
     /// Stores many records in one transaction, for benchmark set-up (validated; no dedupe lookup).
     package func insertForBenchmark(_ records: [MemoryRecord]) async throws {
         for record in records { try record.validate() }
-        try await database.write { connection in
+        try await write { connection in
             for record in records { _ = try SQLiteMemoryRows.insert(connection, record) }
         }
     }
 
     /// Folds the write-ahead log into the database file (`PRAGMA wal_checkpoint(TRUNCATE)`).
     package func checkpoint() throws {
-        try database.withConnection { connection in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        try database.withConnection { connection throws(SQLiteStoreError) in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 }

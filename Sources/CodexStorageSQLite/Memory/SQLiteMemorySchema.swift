@@ -2,19 +2,19 @@ import CodexCore
 import Foundation
 
 /// The memory store's own schema: named, ordered, forward-only migrations recorded in
-/// `memory_migrations` (a file of its own, never the runtime state store's).
+/// `memory_migrations` (a file of its own, never the runtime state store's), applied by
+/// ``SQLiteMigrator``.
 enum SQLiteMemorySchema {
-    /// One migration: its position (1-based), a stable name, its SQL, and whether the full-text index is
-    /// rebuilt from the records after it (when the index's text form changed).
-    struct Migration {
-        let position: Int
-        let name: String
-        let sql: String
-        var rebuildsIndex = false
-    }
+    static let schema = SQLiteSchema(
+        kind: "memory store",
+        migrationNoun: "memory migration",
+        migrationTable: "memory_migrations",
+        migrations: migrations,
+        requiredTables: ["memory_migrations", "memory_records", "memory_tags", "memory_fts"]
+    )
 
-    static let all: [Migration] = [
-        Migration(position: 1, name: "create_memory_records_tags_fts", sql: """
+    private static let migrations: [SQLiteSchema.Migration] = [
+        SQLiteSchema.Migration(position: 1, name: "create_memory_records_tags_fts", sql: """
             CREATE TABLE memory_records (
                 key INTEGER PRIMARY KEY,
                 id TEXT NOT NULL UNIQUE,
@@ -44,7 +44,7 @@ enum SQLiteMemorySchema {
         // The record's importance as a token of a third full-text column (`importance0` … `importance10`),
         // so a search ranked by importance asks FTS5 for one level at a time and scores only that level's
         // matches with BM25, instead of scoring every match before the LIMIT.
-        Migration(position: 2, name: "index_importance_in_fts", sql: """
+        SQLiteSchema.Migration(position: 2, name: "index_importance_in_fts", sql: """
             ALTER TABLE memory_fts RENAME TO memory_fts_without_importance;
             CREATE VIRTUAL TABLE memory_fts USING fts5(summary, evidence, level, tokenize = 'unicode61 remove_diacritics 0');
             INSERT INTO memory_fts(rowid, summary, evidence, level)
@@ -56,29 +56,20 @@ enum SQLiteMemorySchema {
         // made of, instead of the raw text: FTS5's unicode61 folding and Swift's differ (`İ` is kept by
         // one and lowercased to `i` + U+0307 by the other), so a record stored as `İstanbul` was found by
         // no spelling of its name.
-        Migration(position: 3, name: "index_normalized_tokens", sql: "", rebuildsIndex: true),
+        SQLiteSchema.Migration(position: 3, name: "index_normalized_tokens", sql: "") { connection throws(SQLiteStoreError) in
+            do { try SQLiteMemoryRows.reindexAll(connection) } catch { throw SQLiteStoreError(memory: error) }
+        },
     ]
 
     /// The token of the full-text `level` column for a record of `importance`.
     static func levelToken(_ importance: Int) -> String { "importance\(importance)" }
 
-    /// The tables a store must have, and the module of the virtual one.
-    static let requiredTables = ["memory_migrations", "memory_records", "memory_tags", "memory_fts"]
-
-    /// What a database file holds, as far as the memory store is concerned.
-    enum Ownership: Equatable {
-        /// No tables: a new database the store may adopt.
-        case empty
-        /// A memory store: `memory_migrations` with what it records.
-        case ours(applied: [Int: String])
-        /// Tables of its own and no `memory_migrations`.
-        case foreign
-    }
-
-    /// Fails unless this SQLite can create an FTS5 table (probed with a temporary one).
-    static func probeFullText(_ connection: SQLiteConnection, module: String) throws(MemoryStoreError) {
+    /// Fails, before any file is touched, unless this SQLite can create a full-text table of `module`
+    /// (probed with a temporary one on a private in-memory database).
+    static func probeFullText(_ module: String) throws(MemoryStoreError) {
         do throws(SQLiteStoreError) {
-            try connection.execute("CREATE VIRTUAL TABLE temp.memory_fts_probe USING \(module)(x); DROP TABLE temp.memory_fts_probe")
+            let probe = try SQLiteConnection(path: ":memory:", mode: .readWrite)
+            try probe.execute("CREATE VIRTUAL TABLE temp.memory_fts_probe USING \(module)(x); DROP TABLE temp.memory_fts_probe")
         } catch {
             throw MemoryStoreError(
                 code: .fullTextUnavailable,
@@ -87,115 +78,12 @@ enum SQLiteMemorySchema {
             )
         }
     }
-
-    /// Reads (never writes) what the database holds.
-    static func ownership(_ connection: SQLiteConnection) throws(SQLiteStoreError) -> Ownership {
-        let tables = try tableNames(connection)
-        if tables.isEmpty { return .empty }
-        guard tables.contains("memory_migrations") else { return .foreign }
-        var applied: [Int: String] = [:]
-        try connection.run("SELECT position, name FROM memory_migrations ORDER BY position") { row throws(SQLiteStoreError) in
-            applied[Int(row.integer(0))] = row.text(1) ?? ""
-        }
-        return .ours(applied: applied)
-    }
-
-    static func tableNames(_ connection: SQLiteConnection) throws(SQLiteStoreError) -> Set<String> {
-        var tables = Set<String>()
-        try connection.run("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'") { row throws(SQLiteStoreError) in
-            tables.insert(row.text(0) ?? "")
-        }
-        return tables
-    }
-
-    /// Checks that every recorded migration is one this build knows, under its name.
-    static func checkKnown(_ applied: [Int: String], path: String) throws(MemoryStoreError) {
-        for (position, name) in applied.sorted(by: { $0.key < $1.key }) {
-            guard let known = all.first(where: { $0.position == position }) else {
-                throw MemoryStoreError(code: .schemaTooNew, message: "\(path) records memory migration \(position) (\(name)), which this build does not know")
-            }
-            guard known.name == name else {
-                throw MemoryStoreError(code: .foreignDatabase, message: "\(path) records migration \(position) as \(name): not a CodexKit memory store")
-            }
-        }
-    }
-
-    /// Checks that the tables the migrations create are all there (the full-text table included).
-    static func checkTables(_ connection: SQLiteConnection, path: String) throws(MemoryStoreError) {
-        let tables: Set<String>
-        do throws(SQLiteStoreError) { tables = try tableNames(connection) } catch { throw MemoryStoreError(error) }
-        for table in requiredTables where !tables.contains(table) {
-            throw MemoryStoreError(code: .corrupt, message: "\(path) is a memory store without its \(table) table")
-        }
-    }
-
-    /// Adopts a new database or upgrades one of ours in one transaction; a refusal or a failure leaves
-    /// the file as it was.
-    static func migrate(_ connection: SQLiteConnection, path: String, now: Date = Date()) throws(MemoryStoreError) {
-        do throws(SQLiteStoreError) {
-            try connection.execute("BEGIN IMMEDIATE")
-        } catch {
-            throw MemoryStoreError(error)
-        }
-        do throws(MemoryStoreError) {
-            var applied: [Int: String] = [:]
-            let owned: Ownership
-            do throws(SQLiteStoreError) { owned = try ownership(connection) } catch { throw MemoryStoreError(error) }
-            switch owned {
-            case .foreign:
-                throw MemoryStoreError(code: .foreignDatabase, message: "\(path) is a SQLite database of something else (it has tables and no memory_migrations); it was left unchanged")
-            case .ours(let recorded):
-                applied = recorded
-                try checkKnown(recorded, path: path)
-            case .empty:
-                do throws(SQLiteStoreError) {
-                    try connection.execute("CREATE TABLE memory_migrations (position INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL UNIQUE, applied_at REAL NOT NULL)")
-                } catch { throw MemoryStoreError(error) }
-            }
-            for migration in all where applied[migration.position] == nil {
-                do throws(SQLiteStoreError) {
-                    if !migration.sql.isEmpty { try connection.execute(migration.sql) }
-                } catch { throw MemoryStoreError(error) }
-                if migration.rebuildsIndex {
-                    do { try SQLiteMemoryRows.reindexAll(connection) } catch { throw MemoryStoreError.from(error) }
-                }
-                do throws(SQLiteStoreError) {
-                    try connection.run(
-                        "INSERT INTO memory_migrations(position, name, applied_at) VALUES (?, ?, ?)",
-                        [.integer(Int64(migration.position)), .text(migration.name), .real(now.timeIntervalSince1970)]
-                    )
-                } catch { throw MemoryStoreError(error) }
-            }
-            try checkTables(connection, path: path)
-            do throws(SQLiteStoreError) { try connection.execute("COMMIT") } catch { throw MemoryStoreError(error) }
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
-        }
-    }
-
-    /// Refuses, for reading, what is not a memory store at the migrations this build knows.
-    static func checkReadable(_ connection: SQLiteConnection, path: String) throws(MemoryStoreError) {
-        let owned: Ownership
-        do throws(SQLiteStoreError) { owned = try ownership(connection) } catch { throw MemoryStoreError(error) }
-        switch owned {
-        case .empty:
-            throw MemoryStoreError(code: .notFound, message: "\(path) is a SQLite database without tables: no memory store was ever written to it")
-        case .foreign:
-            throw MemoryStoreError(code: .foreignDatabase, message: "\(path) is a SQLite database of something else (it has tables and no memory_migrations)")
-        case .ours(let applied):
-            try checkKnown(applied, path: path)
-            if let missing = all.first(where: { applied[$0.position] == nil }) {
-                throw MemoryStoreError(
-                    code: .schemaOutdated, message: "\(path) needs memory migration \(missing.position) (\(missing.name)); open it for writing once to apply it"
-                )
-            }
-            try checkTables(connection, path: path)
-        }
-    }
 }
 
-extension MemoryStoreError {
+extension MemoryStoreError: SQLiteEngineFailure {
+    /// The memory store's error for a failure of the SQLite engine, keeping it as the cause.
+    init(engine: SQLiteStoreError) { self.init(engine) }
+
     /// The memory store's error for a SQLite failure, keeping it as the cause.
     init(_ error: SQLiteStoreError) {
         let code: Code = switch error.code {
@@ -217,6 +105,25 @@ extension MemoryStoreError {
         case let error as MemoryStoreError: error
         case let error as SQLiteStoreError: MemoryStoreError(error)
         default: MemoryStoreError(code: .storageFailure, message: "an unexpected \(String(describing: type(of: error))) error")
+        }
+    }
+}
+
+extension SQLiteStoreError {
+    /// A memory-store failure inside a migration step, as the engine's error: a record that cannot be
+    /// decoded stays `sqlite_row_undecodable` with its message, so the memory store reports it as
+    /// `memory_record_undecodable` again.
+    init(memory error: any Error) {
+        switch error {
+        case let error as SQLiteStoreError:
+            self = error
+        case let error as MemoryStoreError:
+            let cause = error.underlying as? SQLiteStoreError
+            self.init(
+                code: error.code == .recordUndecodable ? .rowUndecodable : .failure, message: error.message, table: cause?.table, rowKey: cause?.rowKey
+            )
+        default:
+            self.init(code: .failure, message: "an unexpected \(String(describing: type(of: error))) error")
         }
     }
 }

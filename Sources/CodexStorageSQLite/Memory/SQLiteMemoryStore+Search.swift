@@ -8,7 +8,7 @@ extension SQLiteMemoryStore {
     public func search(_ query: MemoryQuery) async throws(MemoryStoreError) -> MemorySearchResult {
         try query.validate()
         let plan = SQLiteMemorySearchPlan(query)
-        return try await database.read { connection in
+        return try await read { connection in
             let ranked = try plan.candidates(connection)
             let (chosen, omitted) = MemorySearchAssembly.withinBudget(ranked, query.budget)
             let hits = try chosen.map { candidate, rank in

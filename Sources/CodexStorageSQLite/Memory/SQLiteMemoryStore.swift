@@ -13,7 +13,7 @@ public import Foundation
 /// The file has its own schema (`memory_migrations`); it is never the runtime state store's file, and
 /// each refuses the other's. WAL, `synchronous=FULL`, mode 0600; every write is one transaction.
 public final class SQLiteMemoryStore: MemoryStoring {
-    let database: SQLiteMemoryDatabase
+    let database: SQLiteDatabase
 
     /// Opens (creating if missing, 0600) the store at `path`, or a private in-memory one for
     /// `":memory:"`, and applies pending migrations in one transaction.
@@ -22,7 +22,7 @@ public final class SQLiteMemoryStore: MemoryStoring {
     ///   application's database (left unchanged), `memory_store_corrupt` for a file that is not a
     ///   database or a store missing a table, `memory_schema_too_new`.
     public convenience init(path: String) throws(MemoryStoreError) {
-        try self.init(database: SQLiteMemoryDatabase(path: path))
+        try self.init(path: path, fullTextModule: "fts5")
     }
 
     /// Opens an existing store for reading only: nothing is created, migrated, switched to WAL or changed
@@ -32,11 +32,24 @@ public final class SQLiteMemoryStore: MemoryStoring {
     ///   file or database), `memory_store_foreign`, `memory_schema_too_new`, `memory_schema_outdated`,
     ///   `memory_store_corrupt`, `memory_fts5_unavailable`.
     public convenience init(readingAt path: String) throws(MemoryStoreError) {
-        try self.init(database: SQLiteMemoryDatabase(readingAt: path))
+        try self.init(readingAt: path, fullTextModule: "fts5")
     }
 
-    init(database: SQLiteMemoryDatabase) {
-        self.database = database
+    /// Opens for writing; `fullTextModule` is the module probed for before any file is touched (tests
+    /// name a missing one).
+    init(path: String, fullTextModule: String) throws(MemoryStoreError) {
+        try SQLiteMemorySchema.probeFullText(fullTextModule)
+        do throws(SQLiteStoreError) { database = try SQLiteDatabase(path: path, schema: SQLiteMemorySchema.schema) } catch { throw MemoryStoreError(error) }
+    }
+
+    /// Opens for reading; `fullTextModule` as in ``init(path:fullTextModule:)``.
+    init(readingAt path: String, fullTextModule: String) throws(MemoryStoreError) {
+        try SQLiteMemorySchema.probeFullText(fullTextModule)
+        do throws(SQLiteStoreError) {
+            database = try SQLiteDatabase(readingAt: path, schema: SQLiteMemorySchema.schema)
+        } catch {
+            throw MemoryStoreError(error)
+        }
     }
 
     /// Whether the store was opened with ``init(readingAt:)`` and refuses writes.
@@ -45,22 +58,20 @@ public final class SQLiteMemoryStore: MemoryStoring {
     /// The number of memory migrations applied (the schema version).
     public var schemaVersion: Int {
         get throws(MemoryStoreError) {
-            try database.withConnection { connection in
-                var count = 0
-                try connection.run("SELECT count(*) FROM memory_migrations") { row throws(SQLiteStoreError) in count = Int(row.integer(0)) }
-                return count
+            try database.withConnection { connection throws(MemoryStoreError) in
+                do throws(SQLiteStoreError) { return try SQLiteMigrator.recorded(connection, SQLiteMemorySchema.schema).count } catch { throw MemoryStoreError(error) }
             }
         }
     }
 
     /// The number of migrations this build knows.
-    public static var currentSchemaVersion: Int { SQLiteMemorySchema.all.count }
+    public static var currentSchemaVersion: Int { SQLiteMemorySchema.schema.migrations.count }
 
     /// See ``CodexCore/MemoryStoring/upsert(_:)``: validated first; one transaction.
     @discardableResult
     public func upsert(_ record: MemoryRecord) async throws(MemoryStoreError) -> MemoryUpsertOutcome {
         try record.validate()
-        return try await database.write { connection in
+        return try await write { connection in
             let byID = try SQLiteMemoryRows.find(connection, id: record.id)
             let byKey = try record.dedupeKey.flatMap { key in try SQLiteMemoryRows.find(connection, namespace: record.namespace, dedupeKey: key) }
             if let byID, let byKey, byID.0 != byKey.0 {
@@ -78,13 +89,13 @@ public final class SQLiteMemoryStore: MemoryStoring {
 
     /// See ``CodexCore/MemoryStoring/record(_:)``.
     public func record(_ id: MemoryRecordID) async throws(MemoryStoreError) -> MemoryRecord? {
-        try await database.read { connection in try SQLiteMemoryRows.find(connection, id: id)?.1 }
+        try await read { connection in try SQLiteMemoryRows.find(connection, id: id)?.1 }
     }
 
     /// See ``CodexCore/MemoryStoring/delete(_:)``.
     @discardableResult
     public func delete(_ id: MemoryRecordID) async throws(MemoryStoreError) -> Bool {
-        try await database.write { connection in
+        try await write { connection in
             var key: Int64?
             try connection.run("SELECT key FROM memory_records WHERE id = ?", [.text(id.rawValue)]) { row throws(SQLiteStoreError) in key = row.integer(0) }
             guard let key else { return false }
@@ -96,7 +107,7 @@ public final class SQLiteMemoryStore: MemoryStoring {
     /// See ``CodexCore/MemoryStoring/archive(_:at:)``.
     @discardableResult
     public func archive(_ id: MemoryRecordID, at date: Date) async throws(MemoryStoreError) -> Bool {
-        try await database.write { connection in
+        try await write { connection in
             guard let (key, record) = try SQLiteMemoryRows.find(connection, id: id) else { return false }
             try SQLiteMemoryRows.update(connection, record.archived(at: date), key: key)
             return true
@@ -110,7 +121,7 @@ public final class SQLiteMemoryStore: MemoryStoring {
         filter.add(scopes: query.scopes, tags: query.tags, includeArchived: query.includeArchived, includeExpired: query.includeExpired, asOf: query.asOf)
         let sql = "SELECT r.id, r.body FROM memory_records r WHERE \(filter.sql) ORDER BY r.updated_at DESC, r.id LIMIT ?"
         let bindings = filter.bindings + [.integer(Int64(query.limit))]
-        return try await database.read { connection in
+        return try await read { connection in
             var rows: [(String, [UInt8])] = []
             try connection.run(sql, bindings) { row throws(SQLiteStoreError) in rows.append((row.text(0) ?? "", row.blob(1))) }
             return try rows.map { id, body in try SQLiteMemoryRows.record(body, id: id) }
@@ -119,10 +130,27 @@ public final class SQLiteMemoryStore: MemoryStoring {
 
     /// `PRAGMA integrity_check`: `["ok"]` for a healthy store.
     public func integrityCheck() async throws(MemoryStoreError) -> [String] {
-        try await database.read { connection in
+        try await read { connection in
             var lines: [String] = []
             try connection.run("PRAGMA integrity_check") { row throws(SQLiteStoreError) in lines.append(row.text(0) ?? "") }
             return lines
+        }
+    }
+}
+
+extension SQLiteMemoryStore {
+    /// One write transaction on the engine, any failure of the store's row code as a
+    /// ``CodexCore/MemoryStoreError``.
+    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws(MemoryStoreError) -> T {
+        try await database.write { connection throws(MemoryStoreError) in
+            do { return try body(connection) } catch { throw MemoryStoreError.from(error) }
+        }
+    }
+
+    /// One read transaction on the engine, failures as in ``write(_:)``.
+    func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws(MemoryStoreError) -> T {
+        try await database.read { connection throws(MemoryStoreError) in
+            do { return try body(connection) } catch { throw MemoryStoreError.from(error) }
         }
     }
 }

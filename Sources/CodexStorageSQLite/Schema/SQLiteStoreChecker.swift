@@ -94,13 +94,13 @@ struct SQLiteStoreChecker {
 
     mutating func run(deep: Bool) throws(SQLiteStoreError) -> SQLiteStoreCheckReport {
         let integrity = try Self.integrity(connection)
-        let applied = try SQLiteMigrations.recorded(connection)
+        let applied = try SQLiteMigrator.recorded(connection, SQLiteStateSchema.schema)
         if deep {
-            for migration in SQLiteMigrations.all where applied[migration.position] != migration.name {
+            for migration in SQLiteStateSchema.schema.migrations where applied[migration.position] != migration.name {
                 note("codex_migrations", nil, "migration \(migration.position) (\(migration.name)) is not recorded")
             }
             var present: Set<String> = []
-            for (table, columns) in SQLiteMigrations.expectedColumns where try checkColumns(table, columns) { present.insert(table) }
+            for (table, columns) in SQLiteStateSchema.expectedColumns where try checkColumns(table, columns) { present.insert(table) }
             if present.contains("threads") { try checkThreads() }
             if present.contains("history_items") { try checkHistory() }
             if present.contains("turns") { try checkTurns() }

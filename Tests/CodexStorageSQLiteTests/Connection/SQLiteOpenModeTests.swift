@@ -37,8 +37,8 @@ import Testing
         try SQLiteDatabaseFile(path: path).createPrivate()
         let connection = try SQLiteConnection(path: path, mode: .readWrite)
         try connection.execute("CREATE TABLE codex_migrations (position INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL UNIQUE, applied_at REAL NOT NULL)")
-        try connection.execute(SQLiteMigrations.all[0].sql)
-        try connection.execute("INSERT INTO codex_migrations VALUES (1, '\(SQLiteMigrations.all[0].name)', 0)")
+        try connection.execute(SQLiteStateSchema.schema.migrations[0].sql)
+        try connection.execute("INSERT INTO codex_migrations VALUES (1, '\(SQLiteStateSchema.schema.migrations[0].name)', 0)")
         try connection.execute(sql)
     }
 
@@ -124,7 +124,7 @@ import Testing
             let report = try await store.check()
             #expect(report.isHealthy, "\(report.problems)")
             #expect(report.rowsChecked == 1 + 7 + 1 + 1)
-            #expect(try store.schemaVersion == SQLiteMigrations.all.count)
+            #expect(try store.schemaVersion == SQLiteStateSchema.schema.migrations.count)
             #expect(try store.isOwnerLeaseHeld("nobody") == false)
             #expect(try store.acquireOwnerLease() == nil)
         }
@@ -179,7 +179,7 @@ import Testing
         #expect(DirectorySnapshot(scratch.directory).differences(from: before) == [])
 
         let store = try SQLiteRuntimeStateStore(path: path)
-        #expect(try store.schemaVersion == SQLiteMigrations.all.count)
+        #expect(try store.schemaVersion == SQLiteStateSchema.schema.migrations.count)
         #expect(try await store.threads().map(\.id.rawValue) == ["t-1"])
     }
 

@@ -38,7 +38,7 @@ import Testing
         let all = try await store.list(MemoryListQuery(namespace: "shop", includeArchived: true))
         #expect(all.map(\.id.rawValue).sorted() == ["m-allergy", "m-archived", "m-delivery", "m-invoice"])
         #expect(all.first { $0.id == "m-delivery" }?.evidence == ["said so on the phone"])
-        let levels = try store.database.withConnection { connection in
+        let levels = try store.database.withConnection { connection throws(SQLiteStoreError) in
             var levels: [Int64: String] = [:]
             try connection.run("SELECT rowid, level FROM memory_fts ORDER BY rowid") { row throws(SQLiteStoreError) in levels[row.integer(0)] = row.text(1) }
             return levels
@@ -77,7 +77,7 @@ import Testing
             try await store.upsert(MemoryRecord(id: "office", namespace: "n", summary: "The office is in İstanbul.", importance: 7, createdAt: at))
             try await store.upsert(MemoryRecord(id: "plain", namespace: "n", summary: "Nothing here.", importance: 2, createdAt: at))
             // Back to what version 2 wrote: the raw summary and evidence, and no migration 3.
-            try store.database.withConnection { connection in
+            try store.database.withConnection { connection throws(SQLiteStoreError) in
                 try connection.execute("""
                     DELETE FROM memory_fts;
                     INSERT INTO memory_fts(rowid, summary, evidence, level)

@@ -60,7 +60,7 @@ import Testing
         #expect(try await reopened.record("kept") == record)
         #expect(try await reopened.search(MemoryQuery(namespace: "test", text: "across", asOf: Self.t0)).records == [record])
         #expect(try await reopened.integrityCheck() == ["ok"])
-        let journal = try reopened.database.withConnection { connection in
+        let journal = try reopened.database.withConnection { connection throws(SQLiteStoreError) in
             var mode = ""
             try connection.run("PRAGMA journal_mode") { row throws(SQLiteStoreError) in mode = row.text(0) ?? "" }
             return mode
@@ -145,7 +145,7 @@ import Testing
         do {
             let store = try SQLiteMemoryStore(path: path)
             try await store.upsert(Self.sample("one", "Indexed."))
-            try store.database.withConnection { connection in try connection.execute("DROP TABLE memory_fts") }
+            try store.database.withConnection { connection throws(SQLiteStoreError) in try connection.execute("DROP TABLE memory_fts") }
         }
         let error = #expect(throws: MemoryStoreError.self) { try SQLiteMemoryStore(path: path) }
         #expect(error?.code == .corrupt)
@@ -158,7 +158,7 @@ import Testing
         defer { Self.remove(path) }
         do {
             let store = try SQLiteMemoryStore(path: path)
-            try store.database.withConnection { connection in
+            try store.database.withConnection { connection throws(SQLiteStoreError) in
                 try connection.run("INSERT INTO memory_migrations(position, name, applied_at) VALUES (99, 'from_the_future', 0)")
             }
         }
@@ -170,11 +170,11 @@ import Testing
         let path = Self.temporaryPath()
         defer { Self.remove(path) }
         // The probe's module name is the only difference: a SQLite without FTS5 answers "no such module".
-        let error = #expect(throws: MemoryStoreError.self) { try SQLiteMemoryDatabase(path: path, fullTextModule: "fts5_not_compiled_in") }
+        let error = #expect(throws: MemoryStoreError.self) { try SQLiteMemoryStore(path: path, fullTextModule: "fts5_not_compiled_in") }
         #expect(error?.code == .fullTextUnavailable)
         #expect((error?.underlying as? SQLiteStoreError)?.message == "a statement failed")
         #expect(!Self.exists(path))
-        #expect(#expect(throws: MemoryStoreError.self) { try SQLiteMemoryDatabase(readingAt: path, fullTextModule: "fts5_not_compiled_in") }?.code == .fullTextUnavailable)
+        #expect(#expect(throws: MemoryStoreError.self) { try SQLiteMemoryStore(readingAt: path, fullTextModule: "fts5_not_compiled_in") }?.code == .fullTextUnavailable)
         #expect(!Self.exists(path))
     }
 
@@ -204,7 +204,7 @@ import Testing
         var failures = 0
         for text in ["\"unterminated", "NEAR(apple", "apple AND", "(apple", "summary:", "-apple"] {
             do {
-                try store.database.withConnection { connection in
+                try store.database.withConnection { connection throws(SQLiteStoreError) in
                     try connection.run("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?", [.text(text)])
                 }
             } catch {
