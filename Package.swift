@@ -21,6 +21,9 @@ let package = Package(
         .library(name: "CodexRecovery", targets: ["CodexRecovery"]),
         .library(name: "CodexStorageSQLite", targets: ["CodexStorageSQLite"]),
         .library(name: "CodexRuntime", targets: ["CodexRuntime"]),
+        // Test doubles for hosts' tests (and ours): the scripted HTTP client, the fixture backend, the
+        // manual clocks, the in-memory log sink and the loopback server. Production modules never import it.
+        .library(name: "CodexKitTesting", targets: ["CodexKitTesting"]),
         .executable(name: "codexctl", targets: ["codexctl"]),
     ],
     targets: [
@@ -41,18 +44,20 @@ let package = Package(
         .target(name: "CodexRuntime", dependencies: ["CodexCore", "CodexSchema", "CodexTransport", "CodexRecovery"], swiftSettings: swiftSettings),
         // The loopback HTTP/1.1 server: scripted replies over real sockets, for tests, benchmarks and the
         // offline demo (one server for all of them).
-        .target(name: "CodexLoopback", path: "Tests/CodexLoopback", swiftSettings: swiftSettings),
+        .target(name: "CodexLoopback", swiftSettings: swiftSettings),
+        // The testing product: test doubles a host's tests use, and the loopback server (re-exported).
+        .target(name: "CodexKitTesting", dependencies: ["CodexCore", "CodexTransport", "CodexLoopback"], swiftSettings: swiftSettings),
         // Test support shared by several test targets: fixture loaders, process and file helpers, the
-        // store conformance suite; it re-exports the loopback server.
+        // store conformance suite; it re-exports the testing product.
         .target(
             name: "CodexTestSupport",
-            dependencies: ["CodexCore", "CodexSchema", "CodexLoopback"],
+            dependencies: ["CodexCore", "CodexSchema", "CodexKitTesting"],
             path: "Tests/CodexTestSupport",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "codexctl",
-            dependencies: ["CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery", "CodexStorageSQLite", "CodexRuntime", "CodexLoopback"],
+            dependencies: ["CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery", "CodexStorageSQLite", "CodexRuntime", "CodexLoopback", "CodexKitTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -112,7 +117,7 @@ let package = Package(
         // A host that is killed mid-turn (the runtime crash test).
         .executableTarget(
             name: "RuntimeFixture",
-            dependencies: ["CodexRuntime", "CodexStorageSQLite", "CodexCore", "CodexSchema", "CodexTransport", "CodexLoopback", "CodexTestSupport"],
+            dependencies: ["CodexRuntime", "CodexStorageSQLite", "CodexCore", "CodexSchema", "CodexTransport", "CodexLoopback", "CodexKitTesting", "CodexTestSupport"],
             path: "Tests/RuntimeFixture",
             swiftSettings: swiftSettings
         ),
@@ -121,7 +126,8 @@ let package = Package(
             dependencies: ["CodexRuntime", "CodexCore", "CodexSchema", "CodexTransport", "CodexStorageSQLite", "CSQLite", "CodexTestSupport", "RuntimeFixture"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "CodexTestSupportTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "CodexLoopbackTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "CodexKitTestingTests", dependencies: ["CodexKitTesting", "CodexCore", "CodexRuntime", "CodexTransport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "codexctlTests",
             dependencies: ["codexctl", "CodexTestSupport", "CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery", "CodexStorageSQLite"],

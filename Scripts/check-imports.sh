@@ -21,7 +21,9 @@ allowed_for() {
     CodexRecovery)      echo "CodexCore CodexSchema CodexTransport $toolchain" ;;
     CodexStorageSQLite) echo "CodexCore CSQLite $toolchain" ;;
     CodexRuntime)       echo "CodexCore CodexSchema CodexTransport CodexRecovery Observation $toolchain" ;;
-    codexctl)           echo "CodexSchema CodexCore CodexTransport CodexRecovery CodexStorageSQLite CodexRuntime CodexLoopback FoundationNetworking $toolchain" ;;
+    CodexLoopback)      echo "$toolchain" ;;
+    CodexKitTesting)    echo "CodexCore CodexSchema CodexTransport CodexLoopback $toolchain" ;;
+    codexctl)           echo "CodexSchema CodexCore CodexTransport CodexRecovery CodexStorageSQLite CodexRuntime CodexLoopback CodexKitTesting FoundationNetworking $toolchain" ;;
     CSQLite)            echo "" ;;
     CCurl)              echo "" ;;
     *)                  return 1 ;;

@@ -1,3 +1,3 @@
-// The loopback HTTP server (its own target, shared with codexctl's demo and benchmarks) is part of the
-// test support every test target imports.
-@_exported public import CodexLoopback
+// The testing product (test doubles and, through it, the loopback server) is part of the test support
+// every test target imports.
+@_exported public import CodexKitTesting

@@ -5,6 +5,7 @@
 // `soak-compaction …` instead runs the long-thread compaction soak (CompactionSoak.swift) and exits;
 // `soak …` runs the fault-injecting runtime soak (Soak.swift) and exits.
 import CodexCore
+import CodexKitTesting
 import CodexRuntime
 import CodexStorageSQLite
 import Foundation

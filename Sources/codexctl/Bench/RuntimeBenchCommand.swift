@@ -1,4 +1,5 @@
 import CodexCore
+import CodexKitTesting
 import CodexLoopback
 import CodexRuntime
 import CodexSchema

@@ -1,4 +1,5 @@
 import CodexCore
+import CodexKitTesting
 import Testing
 
 @Suite struct AgentLogSinkTests {

@@ -1,3 +1,4 @@
+import CodexKitTesting
 import CSQLite
 import CodexCore
 import CodexRuntime

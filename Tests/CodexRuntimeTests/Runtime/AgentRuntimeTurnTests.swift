@@ -1,4 +1,5 @@
 import CodexCore
+import CodexKitTesting
 @testable import CodexRuntime
 import Foundation
 import Synchronization

@@ -1,4 +1,5 @@
 import CodexCore
+import CodexKitTesting
 @testable import CodexTransport
 import Synchronization
 import Testing

@@ -1,4 +1,5 @@
 import CodexCore
+import CodexKitTesting
 import CodexSchema
 import CodexTransport
 import Foundation

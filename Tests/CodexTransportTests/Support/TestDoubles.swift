@@ -1,4 +1,5 @@
 import CodexCore
+import CodexKitTesting
 import CodexTransport
 import Foundation
 import Synchronization

@@ -1,3 +1,4 @@
+public import CodexCore
 import Synchronization
 
 /// Keeps events in memory, for tests and diagnostics screens.

@@ -1,3 +1,4 @@
+public import CodexTransport
 import Synchronization
 
 /// An ``HTTPClient`` double that answers from a script and records every request, for your own tests

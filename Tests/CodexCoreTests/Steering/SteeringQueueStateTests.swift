@@ -1,4 +1,3 @@
-@testable import CodexRuntime
 import CodexCore
 import Testing
 
