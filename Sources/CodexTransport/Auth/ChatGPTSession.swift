@@ -47,7 +47,7 @@ public struct ChatGPTSession: Sendable, Hashable, Codable, CustomStringConvertib
         let claims = JWTClaims.payload(idToken)
         let auth = claims?["https://api.openai.com/auth"]
         guard let account = auth?["chatgpt_account_id"]?.stringValue ?? accountID, !account.isEmpty else {
-            throw AgentRuntimeError(code: .notSignedIn, message: "the ID token names no ChatGPT account")
+            throw AgentRuntimeError(.notSignedIn("the ID token names no ChatGPT account"))
         }
         self.accountID = account
         planType = auth?["chatgpt_plan_type"]?.stringValue

@@ -103,7 +103,7 @@ public actor ChatGPTSessionManager: AgentSessionManaging {
         let started = generation
         let obtained = try await obtain()
         guard generation == started else {
-            throw AgentRuntimeError(code: .sessionReplaced, message: "the session was signed out or replaced during sign-in; the new sign-in was not used")
+            throw AgentRuntimeError(.sessionReplaced("the session was signed out or replaced during sign-in; the new sign-in was not used"))
         }
         try adopt(obtained)
         logSink.record(AgentLogEvent(level: .info, category: .auth, name: "auth.session.signed_in"))
@@ -176,8 +176,8 @@ public actor ChatGPTSessionManager: AgentSessionManaging {
 
     private static func replacedDuringRefresh(_ current: ChatGPTSession?) -> AgentRuntimeError {
         current == nil
-            ? AgentRuntimeError(code: .notSignedIn, message: "signed out while the session was being refreshed")
-            : AgentRuntimeError(code: .sessionReplaced, message: "the session was replaced while it was being refreshed")
+            ? AgentRuntimeError(.notSignedIn("signed out while the session was being refreshed"))
+            : AgentRuntimeError(.sessionReplaced("the session was replaced while it was being refreshed"))
     }
 
     private func adopt(_ new: ChatGPTSession) throws {
@@ -199,7 +199,7 @@ public actor ChatGPTSessionManager: AgentSessionManaging {
 
     private func requireSession() throws -> ChatGPTSession {
         guard let current = try restoredSession() else {
-            throw AgentRuntimeError(code: .notSignedIn, message: "no ChatGPT session is signed in")
+            throw AgentRuntimeError(.notSignedIn("no ChatGPT session is signed in"))
         }
         return current
     }
@@ -224,16 +224,9 @@ public actor ChatGPTSessionManager: AgentSessionManaging {
         guard (200..<300).contains(status) else {
             let code = body?["error"]?["code"]?.stringValue ?? body?["error"]?.stringValue ?? body?["code"]?.stringValue
             if status == 401 {
-                throw AgentRuntimeError(
-                    code: .refreshFailed, message: "the session can no longer be refreshed (\(code ?? "unauthorized")); sign in again",
-                    http: .init(statusCode: status, providerCode: code)
-                )
+                throw AgentRuntimeError(.refreshRefused(status: status, providerCode: code))
             }
-            throw AgentRuntimeError(
-                code: .providerError, message: "refreshing the session failed with HTTP \(status)",
-                http: .init(statusCode: status, providerCode: code),
-                retry: .init(attempt: 1, maximumAttempts: 1, isRetryable: true, safety: .beforeOutput)
-            )
+            throw AgentRuntimeError(.issuer("refreshing the session failed with HTTP \(status)", status: status, providerCode: code, retryable: true))
         }
         let renewed = try ChatGPTSession(
             idToken: body?["id_token"]?.stringValue ?? session.idToken,
@@ -243,7 +236,7 @@ public actor ChatGPTSessionManager: AgentSessionManaging {
             lastRefresh: now
         )
         guard renewed.accountID == session.accountID else {
-            throw AgentRuntimeError(code: .accountMismatch, message: "the refreshed session belongs to a different account; it was not used")
+            throw AgentRuntimeError(.accountMismatch("the refreshed session belongs to a different account; it was not used"))
         }
         return renewed
     }

@@ -34,7 +34,7 @@ public struct ChatGPTSessionStore: Sendable {
         do {
             return try decoder.decode(ChatGPTSession.self, from: Data(bytes))
         } catch {
-            throw AgentRuntimeError(code: .secureStoreFailure, message: "the saved session is not readable")
+            throw AgentRuntimeError(.secureStore("the saved session is not readable"))
         }
     }
 

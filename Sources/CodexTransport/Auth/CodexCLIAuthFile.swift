@@ -47,10 +47,10 @@ public struct CodexCLIAuthFile: Sendable {
             data = try BoundedInputFile.readAll(url.path, limit: Self.maximumBytes)
         } catch {
             if error.kind == .open, error.systemError == ENOENT || error.systemError == ENOTDIR { return nil }
-            throw AgentRuntimeError(code: .secureStoreFailure, message: "the Codex CLI auth file is unusable: \(error)", underlying: error)
+            throw AgentRuntimeError(.secureStore("the Codex CLI auth file is unusable: \(error)", underlying: error))
         }
         guard let json = try? JSONValue(parsing: data, options: .init(maximumDepth: 16)) else {
-            throw AgentRuntimeError(code: .secureStoreFailure, message: "the Codex CLI auth file is not valid JSON")
+            throw AgentRuntimeError(.secureStore("the Codex CLI auth file is not valid JSON"))
         }
         if case .object(let tokens)? = json["tokens"], let idToken = tokens["id_token"]?.stringValue,
            let accessToken = tokens["access_token"]?.stringValue {
@@ -63,7 +63,7 @@ public struct CodexCLIAuthFile: Sendable {
             ))
         }
         if let key = json["OPENAI_API_KEY"]?.stringValue, !key.isEmpty { return .apiKey(key) }
-        throw AgentRuntimeError(code: .notSignedIn, message: "the Codex CLI auth file holds no session or API key")
+        throw AgentRuntimeError(.notSignedIn("the Codex CLI auth file holds no session or API key"))
     }
 }
 
@@ -84,7 +84,7 @@ public struct CodexCLIAuthProvider: AuthProvider {
         switch try file.read() {
         case .chatGPT(let session)?: return session.credentials
         case .apiKey(let key)?: return try await APIKeyAuthProvider(apiKey: key).credentials()
-        case nil: throw AgentRuntimeError(code: .notSignedIn, message: "the Codex CLI is not signed in")
+        case nil: throw AgentRuntimeError(.notSignedIn("the Codex CLI is not signed in"))
         }
     }
 
@@ -95,7 +95,7 @@ public struct CodexCLIAuthProvider: AuthProvider {
     public func recoverAfterUnauthorized(_ rejected: AuthCredentials) async throws -> AuthCredentials? {
         guard let current = try? await credentials(), current.bearerToken != rejected.bearerToken else { return nil }
         guard current.binding == rejected.binding else {
-            throw AgentRuntimeError(code: .accountMismatch, message: "the Codex CLI is now signed in to a different account")
+            throw AgentRuntimeError(.accountMismatch("the Codex CLI is now signed in to a different account"))
         }
         return current
     }

@@ -52,10 +52,10 @@ public struct DeviceCodeSignIn: Sendable {
     /// - Throws: ``CodexCore/AgentRuntimeError`` `device_code_unavailable` (HTTP 404) or `provider_error`.
     public func requestCode() async throws -> DeviceCode {
         let (status, body) = try await issuer.post("api/accounts/deviceauth/usercode", json: ["client_id": .string(issuer.clientID)], using: httpClient)
-        if status == 404 { throw AgentRuntimeError(code: .deviceCodeUnavailable, message: "device-code sign-in is not enabled on this issuer") }
+        if status == 404 { throw AgentRuntimeError(.deviceCodeUnavailable) }
         guard (200..<300).contains(status), let id = body?["device_auth_id"]?.stringValue,
               let userCode = body?["user_code"]?.stringValue ?? body?["usercode"]?.stringValue else {
-            throw AgentRuntimeError(code: .providerError, message: "the issuer did not return a device code (HTTP \(status))", http: .init(statusCode: status))
+            throw AgentRuntimeError(.issuer("the issuer did not return a device code (HTTP \(status))", status: status))
         }
         let seconds = body?["interval"]?.stringValue.flatMap(Double.init) ?? body?["interval"]?.numberValue?.doubleValue ?? 5
         let interval = Duration.milliseconds(Int64(max(1, seconds.isFinite ? seconds : 5) * 1000))
@@ -77,15 +77,15 @@ public struct DeviceCodeSignIn: Sendable {
             )
             if (200..<300).contains(status) {
                 guard let authorizationCode = body?["authorization_code"]?.stringValue, let verifier = body?["code_verifier"]?.stringValue else {
-                    throw AgentRuntimeError(code: .providerError, message: "the device-code approval is missing its authorization code")
+                    throw AgentRuntimeError(.issuer("the device-code approval is missing its authorization code"))
                 }
                 return try await exchange(authorizationCode: authorizationCode, verifier: verifier)
             }
             guard status == 403 || status == 404 else {
-                throw AgentRuntimeError(code: .providerError, message: "device-code polling failed with HTTP \(status)", http: .init(statusCode: status))
+                throw AgentRuntimeError(.issuer("device-code polling failed with HTTP \(status)", status: status))
             }
             guard waited + code.interval <= Self.maximumWait else {
-                throw AgentRuntimeError(code: .deviceCodeExpired, message: "the device code was not approved within 15 minutes")
+                throw AgentRuntimeError(.deviceCodeExpired)
             }
             try await clock.sleep(for: code.interval)
             waited += code.interval
@@ -103,7 +103,7 @@ public struct DeviceCodeSignIn: Sendable {
         )
         guard (200..<300).contains(status), let idToken = body?["id_token"]?.stringValue, let accessToken = body?["access_token"]?.stringValue,
               let refreshToken = body?["refresh_token"]?.stringValue else {
-            throw AgentRuntimeError(code: .providerError, message: "exchanging the device code failed (HTTP \(status))", http: .init(statusCode: status))
+            throw AgentRuntimeError(.issuer("exchanging the device code failed (HTTP \(status))", status: status))
         }
         return try ChatGPTSession(idToken: idToken, accessToken: accessToken, refreshToken: refreshToken, lastRefresh: wallClock.now())
     }

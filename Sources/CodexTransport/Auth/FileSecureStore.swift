@@ -170,6 +170,6 @@ public struct FileSecureStore: Sendable {
     }
 
     private static func failure(_ message: String, _ code: Int32?) -> AgentRuntimeError {
-        AgentRuntimeError(code: .secureStoreFailure, message: message + (code.map { " (errno \($0))" } ?? ""))
+        AgentRuntimeError(.secureStore(message, errno: code))
     }
 }

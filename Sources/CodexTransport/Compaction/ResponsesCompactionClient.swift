@@ -77,7 +77,7 @@ public struct ResponsesCompactionClient: Sendable {
     /// The `output` items of a compaction reply.
     /// - Throws: `responses_event_malformed` when the reply is not an object with an `output` array of objects.
     public static func output(of reply: [UInt8]) throws -> [JSONValue] {
-        let malformed = AgentRuntimeError(code: .responsesEventMalformed, message: "the compaction reply has no output items")
+        let malformed = AgentRuntimeError(.malformed("the compaction reply has no output items"))
         guard let document = try? JSONValue(parsing: reply), case .array(let items)? = document["output"] else { throw malformed }
         guard items.allSatisfy({ $0.objectValue != nil }) else { throw malformed }
         return items

@@ -81,6 +81,6 @@ public enum ResponsesCompactionReply {
     }
 
     private static func invalid(_ message: String) -> AgentRuntimeError {
-        AgentRuntimeError(code: .compactionInvalid, message: message)
+        AgentRuntimeError(.compactionInvalid(message))
     }
 }

@@ -123,10 +123,7 @@ public final class BoundedByteBuffer: HTTPBodySource {
     /// Writes a chunk to the spill file (created on first use). Called under the lock.
     private func spill(_ chunk: [UInt8], _ state: inout State) throws(AgentRuntimeError) {
         guard state.spilledBytes + chunk.count <= spillLimit else {
-            throw AgentRuntimeError(
-                code: .responseTooLarge,
-                message: "the response body is more than \(limit + spillLimit) bytes ahead of its reader"
-            )
+            throw AgentRuntimeError(.bodyAheadOfReader(limit: limit + spillLimit))
         }
         let file: SpillFile
         if let existing = state.spill {

@@ -78,7 +78,7 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
         for try await chunk in self {
             if result.count + chunk.count > limit {
                 cancel()
-                throw AgentRuntimeError(code: .responseTooLarge, message: "the response body exceeds \(limit) bytes")
+                throw AgentRuntimeError(.bodyTooLarge(limit: limit))
             }
             result.append(contentsOf: chunk)
         }

@@ -59,9 +59,7 @@ final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked 
         guard let handler = handler(task) else { return }
         // Not from inside this callback: it runs within libcurl's seek, where cancelling the task traps.
         DispatchQueue.global().async {
-            handler.fail(AgentRuntimeError(
-                code: .transportFailure, message: "the connection closed before the reply, and the request body cannot be sent again on a new connection"
-            ))
+            handler.fail(AgentRuntimeError(.cannotResendBody))
         }
         #else
         completionHandler(task.originalRequest?.httpBody.map { InputStream(data: $0) })

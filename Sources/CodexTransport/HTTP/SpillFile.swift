@@ -106,6 +106,6 @@ final class SpillFile: @unchecked Sendable {
     }
 
     private static func failure(_ message: String, _ code: Int32) -> AgentRuntimeError {
-        AgentRuntimeError(code: .storageFailure, message: "\(message) (errno \(code))")
+        AgentRuntimeError(.spillFile(message, errno: code))
     }
 }

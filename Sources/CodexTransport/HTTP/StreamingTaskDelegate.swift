@@ -117,10 +117,7 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
             // FoundationNetworking reports the first head it reads, so an interim 1xx response hides the
             // final status: fail clearly rather than pass a 1xx off as the answer.
             completionHandler(.cancel)
-            continuation?.resume(throwing: AgentRuntimeError(
-                code: .transportFailure, message: "the server sent an interim \(status) response, which URLSession reports instead of the final one",
-                interruption: .init(transportDomain: "URLSession", transportCode: status)
-            ))
+            continuation?.resume(throwing: AgentRuntimeError(.interimResponse(status: status)))
             return
         }
         completionHandler(.allow)
@@ -147,7 +144,7 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
         }
         let failure: (any Error)? = timedOut ?? error.map(Self.mapError)
         if let continuation {
-            continuation.resume(throwing: failure ?? AgentRuntimeError(code: .transportFailure, message: "the request ended without a response"))
+            continuation.resume(throwing: failure ?? AgentRuntimeError(.noResponse))
         } else {
             buffer.finish(throwing: failure)
         }
@@ -159,15 +156,9 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
         if nsError.domain == NSURLErrorDomain {
             if nsError.code == NSURLErrorCancelled { return CancellationError() }
             if nsError.code == NSURLErrorTimedOut {
-                return AgentRuntimeError(
-                    code: .timedOut, message: "the request timed out",
-                    interruption: .init(transportDomain: nsError.domain, transportCode: nsError.code)
-                )
+                return AgentRuntimeError(.requestTimedOut(domain: nsError.domain, code: nsError.code))
             }
         }
-        return AgentRuntimeError(
-            code: .transportFailure, message: "the connection failed (\(nsError.domain) \(nsError.code))",
-            interruption: .init(transportDomain: nsError.domain, transportCode: nsError.code)
-        )
+        return AgentRuntimeError(.connectionFailed(detail: "\(nsError.domain) \(nsError.code)", domain: nsError.domain, code: nsError.code))
     }
 }

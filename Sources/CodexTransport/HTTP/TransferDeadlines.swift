@@ -95,7 +95,7 @@ struct TransferDeadlines: Sendable {
         case .idle: timeouts.idle
         case .total: timeouts.total ?? .zero
         }
-        return AgentRuntimeError(code: .timedOut, message: "the \(kind.rawValue) timeout of \(limit) passed")
+        return AgentRuntimeError(.timeout(kind: kind.rawValue, limit: limit))
     }
 }
 

@@ -190,14 +190,14 @@ public final class ModelCatalogClient: Sendable {
         do {
             document = try JSONValue(parsing: body, options: .init(maximumDepth: 64, maximumBytes: maximumBodyBytes))
         } catch {
-            throw AgentRuntimeError(code: .responsesEventMalformed, message: "the model catalog is not valid JSON", underlying: error)
+            throw AgentRuntimeError(.malformed("the model catalog is not valid JSON", underlying: error))
         }
         if document["models"] == nil, case .array(let listed)? = document["data"] {
             let ids = Set(listed.compactMap { $0["id"]?.stringValue }.filter { !$0.isEmpty })
             return ids.sorted().map { id in CodexModelCatalog.bundled.info(for: CodexModel(rawValue: id)) ?? CodexModelInfo(model: CodexModel(rawValue: id), displayName: id) }
         }
         guard case .array(let entries)? = document["models"] else {
-            throw AgentRuntimeError(code: .responsesEventMalformed, message: "the model catalog has no models array")
+            throw AgentRuntimeError(.malformed("the model catalog has no models array"))
         }
         let ranked = entries.enumerated().compactMap { offset, entry -> (Int, Int, CodexModelInfo)? in
             guard let slug = entry["slug"]?.stringValue, !slug.isEmpty else { return nil }

@@ -134,7 +134,7 @@ struct ResponsesAttempt {
         case .failed(let info), .incomplete(let info):
             progress.responseID = info.id ?? progress.responseID
             throw close(ResponsesErrorMapper.error(streamEvent: event.kind, responseID: progress.responseID)
-                ?? AgentRuntimeError(code: .providerError, message: "the response failed"))
+                ?? AgentRuntimeError(.responseFailed))
         case .error:
             errorEvent = ResponsesErrorMapper.error(streamEvent: event.kind, responseID: progress.responseID)
             return nil
@@ -216,10 +216,7 @@ struct ResponsesAttempt {
         }
         guard let chunk else {
             _ = framer.finish()
-            throw close(errorEvent ?? AgentRuntimeError(
-                code: .responsesStreamDisconnected, message: "the stream ended before response.completed",
-                interruption: progress.interruptionDetails(transport: nil)
-            ))
+            throw close(errorEvent ?? AgentRuntimeError(.streamEnded(progress.interruptionDetails(transport: nil))))
         }
         receivedBytes += chunk.count
         if let maximumBytes, receivedBytes > maximumBytes {
@@ -269,16 +266,13 @@ struct ResponsesAttempt {
             return interrupted(failure, progress: progress)
         }
         let transport = (error as? AgentRuntimeError)?.interruption
-        return AgentRuntimeError(
-            code: .responsesStreamDisconnected, message: "the connection was lost before response.completed",
-            interruption: progress.interruptionDetails(transport: transport), underlying: error
-        )
+        return AgentRuntimeError(.connectionLost(progress.interruptionDetails(transport: transport), underlying: error))
     }
 
     /// `error` as a transport failure with the stream's interruption details.
     private static func interrupted(_ error: any Error, progress: Progress) -> AgentRuntimeError {
         var mapped = (error as? AgentRuntimeError)
-            ?? AgentRuntimeError(code: .transportFailure, message: "the connection failed", underlying: error)
+            ?? AgentRuntimeError(.connectionFailedWithoutCode(underlying: error))
         mapped.interruption = progress.interruptionDetails(transport: mapped.interruption)
         return mapped
     }

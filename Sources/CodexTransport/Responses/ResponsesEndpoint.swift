@@ -39,7 +39,7 @@ public struct ResponsesEndpoint: Sendable, Hashable {
         var text = baseURL.absoluteString
         while text.hasSuffix("/") { text.removeLast() }
         guard let normalized = URL(string: text) else {
-            throw AgentRuntimeError(code: .invalidEndpoint, message: "the endpoint URL is not valid")
+            throw AgentRuntimeError(.invalidEndpoint(reason: "the endpoint URL is not valid"))
         }
         self.baseURL = normalized
         self.profile = profile
@@ -60,13 +60,13 @@ public struct ResponsesEndpoint: Sendable, Hashable {
     public static func validate(_ url: URL) throws {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false), let scheme = components.scheme?.lowercased(),
               let host = components.host, !host.isEmpty else {
-            throw AgentRuntimeError(code: .invalidEndpoint, message: "the endpoint URL needs a scheme and a host")
+            throw AgentRuntimeError(.invalidEndpoint(reason: "the endpoint URL needs a scheme and a host"))
         }
         if components.user != nil || components.password != nil {
-            throw AgentRuntimeError(code: .invalidEndpoint, message: "the endpoint URL may not contain user information")
+            throw AgentRuntimeError(.invalidEndpoint(reason: "the endpoint URL may not contain user information"))
         }
         if components.query != nil || components.fragment != nil {
-            throw AgentRuntimeError(code: .invalidEndpoint, message: "the endpoint URL may not contain a query or a fragment")
+            throw AgentRuntimeError(.invalidEndpoint(reason: "the endpoint URL may not contain a query or a fragment"))
         }
         switch scheme {
         case "https":
@@ -74,10 +74,9 @@ public struct ResponsesEndpoint: Sendable, Hashable {
         case "http" where isLoopback(host):
             return
         default:
-            throw AgentRuntimeError(
-                code: .invalidEndpoint,
-                message: "the endpoint must use https; plain http is allowed only to a loopback address (an IPv4 literal in 127.0.0.0/8, [::1]) or the name localhost"
-            )
+            throw AgentRuntimeError(.invalidEndpoint(
+                reason: "the endpoint must use https; plain http is allowed only to a loopback address (an IPv4 literal in 127.0.0.0/8, [::1]) or the name localhost"
+            ))
         }
     }
 

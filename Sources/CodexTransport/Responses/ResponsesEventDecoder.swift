@@ -39,9 +39,7 @@ public struct ResponsesEventDecoder: Sendable {
     ///   out of range, or the event follows the end of the response.
     public mutating func decode(_ event: SSEEvent) throws(AgentRuntimeError) -> ResponsesStreamEvent? {
         if let ended {
-            throw AgentRuntimeError(
-                code: .responsesEventMalformed, message: "an event arrived after \(ended), which ends the response", byteOffset: event.byteOffset
-            )
+            throw AgentRuntimeError(.malformed("an event arrived after \(ended), which ends the response", byteOffset: event.byteOffset))
         }
         let wallClock = wallClock
         var result: ResponsesStreamEvent?
@@ -55,17 +53,12 @@ public struct ResponsesEventDecoder: Sendable {
                 result = try self.decode(reader.root, sseType: event.type, wallClock: wallClock)
             }
         } catch let error as MalformedEventField {
-            throw AgentRuntimeError(code: .responsesEventMalformed, message: error.message, byteOffset: event.byteOffset)
+            throw AgentRuntimeError(.malformed(error.message, byteOffset: event.byteOffset))
         } catch var error as AgentRuntimeError {
             error.byteOffset = error.byteOffset ?? event.byteOffset
             throw error
         } catch {
-            throw AgentRuntimeError(
-                code: .responsesEventMalformed,
-                message: "a stream event's data is not valid JSON",
-                byteOffset: event.byteOffset,
-                underlying: error as? CodexSchemaError
-            )
+            throw AgentRuntimeError(.malformed("a stream event's data is not valid JSON", byteOffset: event.byteOffset, underlying: error as? CodexSchemaError))
         }
         guard let decoded = result else { return nil }
         if decoded.isTerminal { ended = decoded.typeName }
@@ -153,7 +146,7 @@ public struct ResponsesEventDecoder: Sendable {
 
     mutating func decode(_ root: JSONReader.Node, sseType: String, wallClock: any AgentWallClock) throws -> ResponsesStreamEvent {
         guard root.kind == .object else {
-            throw AgentRuntimeError(code: .responsesEventMalformed, message: "a stream event's data is not a JSON object")
+            throw AgentRuntimeError(.malformed("a stream event's data is not a JSON object"))
         }
         let fields = Fields(root)
         // The hottest event by far: handled before the type string is even created.

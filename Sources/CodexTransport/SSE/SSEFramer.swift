@@ -172,11 +172,7 @@ public struct SSEFramer: Sendable {
     }
 
     private func tooLarge(at offset: Int) -> AgentRuntimeError {
-        AgentRuntimeError(
-            code: .sseEventTooLarge,
-            message: "a server-sent event exceeds the limit of \(maximumEventBytes) bytes",
-            byteOffset: offset
-        )
+        AgentRuntimeError(.eventTooLarge(limit: maximumEventBytes, byteOffset: offset))
     }
 
     private mutating func process(line: UnsafeBufferPointer<UInt8>, endingAt offset: Int, into events: inout [SSEEvent]) throws(AgentRuntimeError) {

@@ -39,7 +39,7 @@ final class CurlEngine: @unchecked Sendable {
     /// - Throws: ``CodexCore/AgentRuntimeError`` `transport_failure` when libcurl cannot be set up.
     init(maximumConnections: Int) throws {
         guard Self.globalInit, let multi = curl_multi_init() else {
-            throw AgentRuntimeError(code: .transportFailure, message: "libcurl could not be initialised")
+            throw AgentRuntimeError(.clientSetup("libcurl could not be initialised"))
         }
         self.multi = multi
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(1, maximumConnections))
@@ -84,7 +84,7 @@ final class CurlEngine: @unchecked Sendable {
             if curl_multi_add_handle(multi, easy) == CURLM_OK {
                 active[easy] = transfer
             } else {
-                transfer.completed(with: AgentRuntimeError(code: .transportFailure, message: "the request could not be started"))
+                transfer.completed(with: AgentRuntimeError(.clientSetup("the request could not be started")))
             }
         case .resume(let transfer):
             guard let easy = transfer.easy, active[easy] != nil else { return }

@@ -60,7 +60,7 @@ public final class CurlHTTPClient: HTTPClient {
             setupFailure = nil
         } catch {
             engine = nil
-            setupFailure = error as? AgentRuntimeError ?? AgentRuntimeError(code: .transportFailure, message: "libcurl could not be set up")
+            setupFailure = error as? AgentRuntimeError ?? AgentRuntimeError(.clientSetup("libcurl could not be set up"))
         }
     }
 
@@ -75,7 +75,7 @@ public final class CurlHTTPClient: HTTPClient {
     ///   header with a line break), or `CancellationError`.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         try Task.checkCancellation()
-        guard let engine else { throw setupFailure ?? AgentRuntimeError(code: .transportFailure, message: "libcurl could not be set up") }
+        guard let engine else { throw setupFailure ?? AgentRuntimeError(.clientSetup("libcurl could not be set up")) }
         let transfer = try CurlTransfer(
             request, engine: engine, bufferLimit: configuration.maximumBufferedBytes, timer: clock.makeElapsedTimer()
         )

@@ -54,7 +54,7 @@ final class CurlTransfer: @unchecked Sendable {
             onCancel: { box.transfer.map { $0.engine.submit(.stop($0, CancellationError())) } }
         )
         guard let easy = curl_easy_init() else {
-            throw AgentRuntimeError(code: .transportFailure, message: "libcurl could not create a transfer")
+            throw AgentRuntimeError(.clientSetup("libcurl could not create a transfer"))
         }
         self.easy = easy
         box.transfer = self
@@ -105,14 +105,14 @@ final class CurlTransfer: @unchecked Sendable {
         }
         for field in request.headers.fields {
             guard Self.isToken(field.name), !field.value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) else {
-                throw AgentRuntimeError(code: .invalidRequest, message: "a request header has an invalid name or a line break in its value")
+                throw AgentRuntimeError(.invalidHeader)
             }
             headerList = curl_slist_append(headerList, "\(field.name): \(field.value)")
         }
         // No `Expect: 100-continue` round trip before a body.
         headerList = curl_slist_append(headerList, "Expect:")
         failed = failed || ccurl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)) != CURLE_OK
-        if failed { throw AgentRuntimeError(code: .transportFailure, message: "libcurl refused the request's settings") }
+        if failed { throw AgentRuntimeError(.clientSetup("libcurl refused the request's settings")) }
     }
 
     private static func isToken(_ name: String) -> Bool {
@@ -195,10 +195,7 @@ final class CurlTransfer: @unchecked Sendable {
             return nil
         }
         if let waiter {
-            waiter.resume(throwing: error ?? headFailure ?? AgentRuntimeError(
-                code: .transportFailure, message: "the connection ended before a response head",
-                interruption: .init(transportDomain: "curl", transportCode: Int(CURLE_GOT_NOTHING.rawValue))
-            ))
+            waiter.resume(throwing: error ?? headFailure ?? AgentRuntimeError(.endedBeforeHead(domain: "curl", code: Int(CURLE_GOT_NOTHING.rawValue))))
         } else {
             body.finish(error)
         }
@@ -218,36 +215,23 @@ final class CurlTransfer: @unchecked Sendable {
     func failure(curlCode: UInt32) -> AgentRuntimeError {
         let result = CURLcode(rawValue: curlCode)
         if let headFailure, result == CURLE_WRITE_ERROR { return headFailure }
-        let interruption = AgentRuntimeError.InterruptionDetails(transportDomain: "curl", transportCode: Int(curlCode))
         if result == CURLE_BAD_CONTENT_ENCODING, let coding = contentEncoding() {
             let codings = coding.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            let message = codings.allSatisfy(Self.offeredCodings.contains)
-                ? "the response body is not valid \(coding) (curl error \(curlCode))"
-                : "the response's Content-Encoding \(coding) is not one the client offered (gzip, deflate, br, zstd)"
-            return AgentRuntimeError(code: .transportFailure, message: message, interruption: interruption)
+            return AgentRuntimeError(.contentEncoding(coding: coding, offered: codings.allSatisfy(Self.offeredCodings.contains), curlCode: Int(curlCode)))
         }
         if result == CURLE_OUT_OF_MEMORY {
             let delivered = handOff.withLock { if case .delivered = $0 { true } else { false } }
             // Before the head: libcurl refuses a header line over its own limit (100 KiB) as "out of memory".
             if !delivered {
-                return AgentRuntimeError(
-                    code: .transportFailure, message: "the response head has a line longer than libcurl accepts (curl error \(curlCode))",
-                    interruption: interruption
-                )
+                return AgentRuntimeError(.responseHead("has a line longer than libcurl accepts (curl error \(curlCode))", domain: "curl", code: Int(curlCode)))
             }
             // In an encoded body: while the reader is paused libcurl keeps what one read decodes to, up to 64 MiB.
             if let coding = contentEncoding() {
-                return AgentRuntimeError(
-                    code: .responseTooLarge,
-                    message: "the \(coding) response body expanded past the 64 MiB the client holds for a paused reader (a compression bomb)",
-                    interruption: interruption
-                )
+                return AgentRuntimeError(.decompressionBomb(coding: coding, domain: "curl", code: Int(curlCode)))
             }
         }
         let text = curl_easy_strerror(result).map { String(cString: $0) } ?? "unknown error"
-        return AgentRuntimeError(
-            code: .transportFailure, message: "the connection failed (curl error \(curlCode): \(text))", interruption: interruption
-        )
+        return AgentRuntimeError(.connectionFailed(detail: "curl error \(curlCode): \(text)", domain: "curl", code: Int(curlCode)))
     }
 
     /// The final head's `Content-Encoding`, printable and at most 64 characters, or `nil` for none.
@@ -280,7 +264,7 @@ final class CurlTransfer: @unchecked Sendable {
     fileprivate func receiveHeader(_ data: UnsafeRawBufferPointer) -> Int {
         headBytes += data.count
         guard headBytes <= Self.maximumHeadBytes else {
-            headFailure = AgentRuntimeError(code: .transportFailure, message: "the response head is larger than \(Self.maximumHeadBytes) bytes")
+            headFailure = AgentRuntimeError(.responseHead("is larger than \(Self.maximumHeadBytes) bytes"))
             return 0
         }
         watchdog.update { deadlines, now in deadlines.activity(at: now) }
@@ -313,7 +297,7 @@ final class CurlTransfer: @unchecked Sendable {
             value: String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
         ))
         guard fields.count <= Self.maximumHeaderFields else {
-            headFailure = AgentRuntimeError(code: .transportFailure, message: "the response head has more than \(Self.maximumHeaderFields) fields")
+            headFailure = AgentRuntimeError(.responseHead("has more than \(Self.maximumHeaderFields) fields"))
             return 0
         }
         return data.count
