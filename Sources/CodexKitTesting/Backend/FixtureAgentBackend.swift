@@ -287,6 +287,11 @@ private final class FixtureTurnPlayer: Sendable {
     /// Suspends until `ready` holds (checked now, then whenever the continuation kept for `wait` is
     /// resumed) or the task is cancelled (`CancellationError`).
     private func suspend(until ready: @escaping @Sendable (State) -> Bool, as wait: Wait) async throws {
+        // Already ready: no continuation, so the task is not enqueued again on its executor.
+        if state.withLock({ ready($0) }) {
+            try Task.checkCancellation()
+            return
+        }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let now = state.withLock { state -> Bool in

@@ -35,6 +35,8 @@ final class AgentEventChannel<Element: Sendable>: Sendable {
     var peakBufferedCount: Int { state.withLock { $0.peakCount } }
     /// Producers waiting for room now (for tests).
     var waitingProducerCount: Int { state.withLock { $0.waitingProducerCount } }
+    /// 1 while the consumer is parked waiting for an element, else 0 (for tests).
+    var parkedConsumerCount: Int { state.withLock { $0.isConsumerParked ? 1 : 0 } }
 
     // MARK: - Producers
 
@@ -53,6 +55,38 @@ final class AgentEventChannel<Element: Sendable>: Sendable {
             case .fail(let failure):
                 throw failure
             case .suspend:
+                try await waitForCapacity()
+                woken = true
+            }
+        }
+    }
+
+    /// Admits `elements` in order, taking the lock once for as many as there is room for, and waiting
+    /// (as ``send(_:)`` does) only when the queue is full: a batch wakes a waiting consumer once.
+    /// - Throws: as ``send(_:)``; the elements before the one refused were admitted.
+    func send(contentsOf elements: [Element]) async throws {
+        var next = elements.startIndex
+        var woken = false
+        while next < elements.endIndex {
+            var resumed: (CheckedContinuation<Element?, any Error>, Element)?
+            var failure: SendFailure?
+            var mustWait = false
+            state.withLock { state in
+                while next < elements.endIndex {
+                    switch state.send(elements[next], lifecycle: false, woken: woken) {
+                    case .resumeConsumer(let consumer): resumed = (consumer, elements[next])
+                    case .admitted: break
+                    case .fail(let refusal): failure = refusal
+                    case .suspend: mustWait = true
+                    }
+                    if failure != nil || mustWait { return }
+                    next += 1
+                    woken = false
+                }
+            }
+            if let (consumer, element) = resumed { consumer.resume(returning: element) }
+            if let failure { throw failure }
+            if mustWait {
                 try await waitForCapacity()
                 woken = true
             }
@@ -100,7 +134,12 @@ final class AgentEventChannel<Element: Sendable>: Sendable {
 
     /// The next event, `nil` after a clean finish, or the finishing error.
     func next() async throws -> Element? {
-        try await withTaskCancellationHandler {
+        // An event already buffered is taken without parking (no continuation, no cancellation handler).
+        if !Task.isCancelled, let (element, producer) = state.withLock({ $0.takeBuffered() }) {
+            producer?.resume()
+            return element
+        }
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Element?, any Error>) in
                 switch state.withLock({ $0.next(continuation, isCancelled: Task.isCancelled) }) {
                 case .deliver(let element, let producer):

@@ -100,7 +100,10 @@ extension TurnDriver {
     }
 
     /// Runs the calls at `indexes` together, at most the runtime's cap at a time; returns their results
-    /// by index. A thrown error (cancellation) cancels the others and waits for them.
+    /// by index. The turn task sends the started events of the calls it starts in one queue operation
+    /// (a batch wakes the host's consumer once for them), then runs the segment's last call itself
+    /// instead of only waiting for the others; each call sends its finished event the moment it ends.
+    /// A thrown error (cancellation) cancels the others and waits for them.
     private func runTogether(_ indexes: [Int], of invocations: [ToolInvocation]) async throws -> [(Int, ToolResultEnvelope)] {
         let cap = runtime.configuration.maximumParallelToolCalls
         return try await withThrowingTaskGroup(of: (Int, ToolResultEnvelope).self) { group in
@@ -108,12 +111,22 @@ extension TurnDriver {
             var next = 0
             var running = 0
             while next < indexes.count || running > 0 {
-                while running < cap, next < indexes.count {
-                    let index = indexes[next]
-                    let invocation = invocations[index]
-                    group.addTask { (index, try await self.runCall(invocation)) }
-                    next += 1
-                    running += 1
+                let starting = indexes[next..<min(indexes.count, next + max(0, cap - running))]
+                if !starting.isEmpty {
+                    try Task.checkCancellation()
+                    try await channel.send(contentsOf: starting.map { .toolCallStarted(invocations[$0]) })
+                    next += starting.count
+                    running += starting.count
+                    let inline = next == indexes.count ? starting.last : nil
+                    for index in starting where index != inline {
+                        let invocation = invocations[index]
+                        group.addTask { (index, try await self.finish(invocation)) }
+                    }
+                    if let inline {
+                        results.append((inline, try await finish(invocations[inline])))
+                        running -= 1
+                        continue
+                    }
                 }
                 if let finished = try await group.next() {
                     results.append(finished)
@@ -124,17 +137,18 @@ extension TurnDriver {
         }
     }
 
-    /// Runs one call with its lifecycle events; a result for another identity becomes a failure of
-    /// this call.
+    /// Runs one call whose started event was sent, and sends its finished event.
+    private func finish(_ invocation: ToolInvocation) async throws -> ToolResultEnvelope {
+        let result = try await execute(invocation).answering(invocation)
+        try await channel.send(.toolCallFinished(result))
+        return result
+    }
+
+    /// Runs one call with its lifecycle events.
     private func runCall(_ invocation: ToolInvocation) async throws -> ToolResultEnvelope {
         try Task.checkCancellation()
         try await channel.send(.toolCallStarted(invocation))
-        var result = try await execute(invocation)
-        if !result.matches(invocation) {
-            result = .failure(invocation, message: "The tool returned a result for another call.")
-        }
-        try await channel.send(.toolCallFinished(result))
-        return result
+        return try await finish(invocation)
     }
 
     /// Runs one call: unknown tools and refused arguments fail without running, approval-gated tools ask
@@ -200,5 +214,12 @@ extension TurnDriver {
             try await runtime.writer.wait(runtime.writer.enqueue { store in try await store.appendHistory(items, to: threadID) })
         }
         for message in messages { try await channel.send(.messageCommitted(message)) }
+    }
+}
+
+extension ToolResultEnvelope {
+    /// This result when it answers `invocation`; a result for another identity becomes a failure of it.
+    fileprivate func answering(_ invocation: ToolInvocation) -> ToolResultEnvelope {
+        matches(invocation) ? self : .failure(invocation, message: "The tool returned a result for another call.")
     }
 }

@@ -154,4 +154,19 @@ import Testing
         #expect(state.consumerGone().consumer == "c")
         #expect(state.isConsumerGone)
     }
+
+    @Test func takingABufferedElementNeverParksAndFreesRoomForTheFirstWaiter() {
+        var state = State(capacity: 1, reservedLifecycleSlots: 4)
+        #expect(state.takeBuffered() == nil)
+        #expect(sent(state.send(1, lifecycle: false, woken: false)) == "admitted")
+        #expect(sent(state.send(2, lifecycle: false, woken: false)) == "suspend")
+        #expect(resumed(state.park("p2", id: state.makeProducerID(), isCancelled: false)) == "parked")
+        let taken = state.takeBuffered()
+        #expect(taken?.0 == 1)
+        #expect(taken?.wake == "p2")
+        #expect(state.takeBuffered() == nil)
+        #expect(!state.isConsumerParked)
+        _ = state.consumerGone()
+        #expect(state.takeBuffered() == nil)
+    }
 }

@@ -135,4 +135,40 @@ import Testing
             #expect(calls.count == 1)
         }
     }
+
+    @Test func aBatchIsAdmittedInOrderWaitsForRoomPastTheCapacityAndWakesAParkedConsumerOnce() async throws {
+        let channel = AgentEventChannel<Int>(capacity: 3)
+        // A consumer parked on the empty queue gets the batch's first element straight away; the rest
+        // are buffered behind it (so it is resumed once, not once per element).
+        let consumer = Task { try await channel.next() }
+        while channel.parkedConsumerCount == 0 { await Task.yield() }
+        try await channel.send(contentsOf: [1, 2, 3])
+        #expect(try await consumer.value == 1)
+        #expect(channel.peakBufferedCount == 2)
+        // A batch longer than the room left waits for the consumer, then goes on where it stopped.
+        let producer = Task { try await channel.send(contentsOf: [4, 5, 6, 7]) }
+        while channel.waitingProducerCount == 0 { await Task.yield() }
+        var received: [Int] = []
+        for _ in 0..<6 { if let value = try await channel.next() { received.append(value) } }
+        try await producer.value
+        #expect(received == [2, 3, 4, 5, 6, 7])
+        #expect(channel.peakBufferedCount == 3)
+    }
+
+    @Test func aBatchSentToAGoneConsumerIsRefused() async throws {
+        let channel = AgentEventChannel<Int>(capacity: 4)
+        channel.cancelConsumer()
+        await #expect(throws: AgentEventChannel<Int>.SendFailure.consumerGone) { try await channel.send(contentsOf: [1, 2]) }
+    }
+
+    @Test func aCancelledConsumerIsRefusedEvenWhenAnEventIsBuffered() async throws {
+        let channel = AgentEventChannel<Int>(capacity: 4)
+        try await channel.send(1)
+        let consumer = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await channel.next()
+        }
+        await #expect(throws: CancellationError.self) { try await consumer.value }
+        await #expect(throws: AgentEventChannel<Int>.SendFailure.consumerGone) { try await channel.send(2) }
+    }
 }
