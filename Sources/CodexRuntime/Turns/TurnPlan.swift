@@ -1,7 +1,8 @@
 import CodexCore
 
-/// Everything fixed when a turn is accepted.
-struct TurnPlan: Sendable {
+/// Everything fixed when a turn is accepted. A class: the turn's tasks (the driver, each parallel tool
+/// call) share one plan by reference instead of copying the thread, the turn and the backend request.
+final class TurnPlan: Sendable {
     let thread: AgentThread
     let turn: AgentTurn
     let backendRequest: AgentBackendTurnRequest
@@ -11,6 +12,18 @@ struct TurnPlan: Sendable {
     /// Opened when the backend accepted the turn's first request (before any output or tool effect), or
     /// failed with the error that ended the turn first.
     let readiness = ReadinessLatch()
+
+    init(
+        thread: AgentThread, turn: AgentTurn, backendRequest: AgentBackendTurnRequest, structured: TurnStructuredMode,
+        memoryApplication: AgentMemoryApplication?
+    ) {
+        self.thread = thread
+        self.turn = turn
+        self.backendRequest = backendRequest
+        self.structured = structured
+        self.memoryApplication = memoryApplication
+    }
+
     var persistent: Bool { turn.executionMode == .threaded }
     var threadID: AgentThreadID { thread.id }
     var turnID: AgentTurnID { turn.id }
