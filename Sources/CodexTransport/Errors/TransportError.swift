@@ -19,12 +19,13 @@ package enum TransportError: Sendable {
 
     /// libcurl or its transfer could not be set up (`what`: "libcurl could not be initialised", …).
     case clientSetup(String)
-    /// The connection failed with a transport's own code: `detail` is its generic text (never the URL).
-    case connectionFailed(detail: String, domain: String, code: Int)
+    /// The connection failed with a transport's own code: `detail` is its generic text; `origin` the
+    /// server's scheme, host and port (``HTTPRequest/origin``), never a path, query or credential.
+    case connectionFailed(detail: String, domain: String, code: Int, origin: String? = nil)
     /// The connection failed and the transport gave no code of its own.
     case connectionFailedWithoutCode(underlying: any Error & Sendable)
     /// The connection ended before a response head arrived.
-    case endedBeforeHead(domain: String, code: Int)
+    case endedBeforeHead(domain: String, code: Int, origin: String? = nil)
     /// The response head broke a limit (`what`: "is larger than 1048576 bytes", …).
     case responseHead(String, domain: String? = nil, code: Int? = nil)
     /// The body's `Content-Encoding` was not offered, or the body is not valid in it.
@@ -99,12 +100,17 @@ extension AgentRuntimeError {
             self.init(code: .invalidRequest, message: "a request header has an invalid name or a line break in its value")
         case .clientSetup(let what):
             self.init(code: .transportFailure, message: what)
-        case .connectionFailed(let detail, let domain, let code):
-            self.init(code: .transportFailure, message: "the connection failed (\(detail))", interruption: .init(transportDomain: domain, transportCode: code))
+        case .connectionFailed(let detail, let domain, let code, let origin):
+            self.init(
+                code: .transportFailure, message: "the connection\(Self.to(origin)) failed (\(detail))", interruption: .init(transportDomain: domain, transportCode: code)
+            )
         case .connectionFailedWithoutCode(let underlying):
             self.init(code: .transportFailure, message: "the connection failed", underlying: underlying)
-        case .endedBeforeHead(let domain, let code):
-            self.init(code: .transportFailure, message: "the connection ended before a response head", interruption: .init(transportDomain: domain, transportCode: code))
+        case .endedBeforeHead(let domain, let code, let origin):
+            self.init(
+                code: .transportFailure, message: "the connection\(Self.to(origin)) ended before a response head",
+                interruption: .init(transportDomain: domain, transportCode: code)
+            )
         case .responseHead(let what, let domain, let code):
             self.init(code: .transportFailure, message: "the response head \(what)", interruption: Self.interruption(domain, code))
         case .contentEncoding(let coding, let offered, let curlCode):
@@ -178,6 +184,11 @@ extension AgentRuntimeError {
         case .compactionInvalid(let what):
             self.init(code: .compactionInvalid, message: what)
         }
+    }
+
+    /// ` to https://host:443`, or nothing without an origin.
+    private static func to(_ origin: String?) -> String {
+        origin.map { " to " + $0 } ?? ""
     }
 
     private static func interruption(_ domain: String?, _ code: Int?) -> InterruptionDetails? {

@@ -53,4 +53,16 @@ public struct HTTPRequest: Sendable, Hashable {
 extension HTTPRequest {
     /// The URL's path without its query: what logs may show of it.
     var urlPath: String { url.path }
+
+    /// The server the request goes to, as errors may name it: `scheme://host:port` (the scheme's default
+    /// port when the URL has none), never a user, password, path, query or fragment.
+    package var origin: String? { Self.origin(of: url) }
+
+    /// ``origin`` of `url`.
+    package static func origin(of url: URL) -> String? {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else { return nil }
+        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
+        let shownHost = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        return "\(scheme)://\(shownHost)" + (port.map { ":\($0)" } ?? "")
+    }
 }

@@ -142,7 +142,8 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
             defer { state.continuation = nil }
             return (state.continuation, state.timedOut)
         }
-        let failure: (any Error)? = timedOut ?? error.map(Self.mapError)
+        let origin = task.originalRequest?.url.flatMap(HTTPRequest.origin(of:))
+        let failure: (any Error)? = timedOut ?? error.map { Self.mapError($0, origin: origin) }
         if let continuation {
             continuation.resume(throwing: failure ?? AgentRuntimeError(.noResponse))
         } else {
@@ -151,7 +152,7 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
         onFinish()
     }
 
-    static func mapError(_ error: any Error) -> any Error {
+    static func mapError(_ error: any Error, origin: String? = nil) -> any Error {
         let nsError = error as NSError
         if nsError.domain == NSURLErrorDomain {
             if nsError.code == NSURLErrorCancelled { return CancellationError() }
@@ -159,6 +160,6 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
                 return AgentRuntimeError(.requestTimedOut(domain: nsError.domain, code: nsError.code))
             }
         }
-        return AgentRuntimeError(.connectionFailed(detail: "\(nsError.domain) \(nsError.code)", domain: nsError.domain, code: nsError.code))
+        return AgentRuntimeError(.connectionFailed(detail: "\(nsError.domain) \(nsError.code)", domain: nsError.domain, code: nsError.code, origin: origin))
     }
 }

@@ -34,16 +34,20 @@ public struct CodexModelCatalogSnapshot: Sendable, Hashable {
     public var fetchedAt: Date?
     /// Whether the cache is past its freshness window or marked stale by a newer `X-Models-Etag`.
     public var isStale: Bool
+    /// Why the models came from the cache or the bundled catalog although a fetch was tried: the fetch's
+    /// log-safe error (`nil` when nothing failed).
+    public var fallbackReason: String?
 
     /// The models to show in a picker.
     public var visibleModels: [CodexModelInfo] { models.filter(\.isVisible) }
 
     /// Creates a snapshot.
-    public init(models: [CodexModelInfo], source: Source, fetchedAt: Date?, isStale: Bool) {
+    public init(models: [CodexModelInfo], source: Source, fetchedAt: Date?, isStale: Bool, fallbackReason: String? = nil) {
         self.models = models
         self.source = source
         self.fetchedAt = fetchedAt
         self.isStale = isStale
+        self.fallbackReason = fallbackReason
     }
 
     /// The bundled catalog.
@@ -120,8 +124,9 @@ public final class ModelCatalogClient: Sendable {
             return snapshot(entry, source: .remote)
         } catch {
             if policy == .refresh || Self.isAuthenticationFailure(error) { throw error }
-            if let entry = cache.withLock({ $0[binding] }) { return snapshot(entry, source: .cache) }
-            return bundledSnapshot
+            var fallback = cache.withLock({ $0[binding] }).map { snapshot($0, source: .cache) } ?? bundledSnapshot
+            fallback.fallbackReason = String(describing: error)
+            return fallback
         }
     }
 

@@ -49,7 +49,7 @@ extension CLICommand {
     static func reference() -> String {
         guard subcommands.isEmpty else { return subcommands.map { $0.reference() }.joined() }
         var text = "### `codexctl \(help.command)`\n\n\(help.overview)\n\n```\n\(help.usage)\n```\n"
-        let rows = help.arguments.map { ("`\($0.0)`", $0.1) } + help.options.map { ("`\($0.label)`", $0.summary + ($0.isRepeatable ? " Repeatable." : "")) }
+        let rows = help.arguments.map { ("`\($0.0)`", $0.1) } + help.options.map { ("`\($0.label)`", $0.fullSummary) }
         if !rows.isEmpty {
             text += "\n" + rows.map { "- \($0.0): \($0.1)" }.joined(separator: "\n") + "\n"
         }

@@ -10,15 +10,19 @@ import Foundation
 struct CLIFailure {
     let code: String
     let message: String
+    /// The service's request ID of a failed request (already redacted by the SDK), to quote to support.
+    var requestID: String?
 
-    init(code: String, message: String) {
+    init(code: String, message: String, requestID: String? = nil) {
         self.code = code
         self.message = message
+        self.requestID = requestID
     }
 
     init(_ error: any Error) {
         switch error {
-        case let error as AgentRuntimeError: self.init(code: error.code.rawValue, message: error.message)
+        case let error as AgentRuntimeError:
+            self.init(code: error.code.rawValue, message: error.message, requestID: error.http?.requestID.flatMap { $0.isEmpty ? nil : $0 })
         case let error as AgentRecoveryError:
             self.init(code: error.code.rawValue, message: error.message + (error.systemErrorNumber.map { " (errno \($0))" } ?? ""))
         case let error as SQLiteStoreError: self.init(code: error.code.rawValue, message: error.message)
@@ -58,15 +62,21 @@ struct CLIFailure {
         let message: String
     }
 
-    /// `{"error": {"code": …, "message": …}}`, the shape every `--json` command prints on stdout.
-    var json: JSONValue { ["error": ["code": .string(code), "message": .string(message)]] }
+    /// `{"error": {"code": …, "message": …}}` (with `request_id` when the service gave one), the shape
+    /// every `--json` command prints on stdout.
+    var json: JSONValue {
+        var error: JSONObject = ["code": .string(code), "message": .string(message)]
+        if let requestID { error["request_id"] = .string(requestID) }
+        return ["error": .object(error)]
+    }
 
-    /// Prints the failure: as JSON on stdout with `json`, else `Error: <code>: <message>` on stderr.
+    /// Prints the failure: as JSON on stdout with `json`, else `Error: <code>: <message>` on stderr, with
+    /// `(request <id>)` when the service gave one.
     func report(json asJSON: Bool) {
         if asJSON {
             Console.exactLine(json.compactString())
         } else {
-            Console.error("Error: \(code): \(Console.display(message))\n")
+            Console.error("Error: \(code): \(Console.display(message))" + (requestID.map { " (request \(Console.display($0)))" } ?? "") + "\n")
         }
     }
 }

@@ -10,6 +10,8 @@ struct CLIOption {
     let isRepeatable: Bool
     /// Whether the command refuses to run without it.
     let isRequired: Bool
+    /// Other spellings the parser takes for it (`-m` for `--model`), shown before the name in help.
+    var aliases: [String] = []
 
     /// A flag (no value).
     static func flag(_ name: String, _ summary: String) -> CLIOption {
@@ -21,8 +23,20 @@ struct CLIOption {
         CLIOption(name: name, placeholder: placeholder, summary: summary, isRepeatable: repeatable, isRequired: required)
     }
 
+    /// The same option, also spelled `aliases` (a short form such as `-m`, or another tool's name for it).
+    func aliased(_ aliases: String...) -> CLIOption {
+        var option = self
+        option.aliases = aliases
+        return option
+    }
+
     /// `--db <path>`.
     var label: String { placeholder.map { "\(name) <\($0)>" } ?? name }
+
+    /// The summary, with the other spellings: `The model. Also -m.`
+    var fullSummary: String {
+        summary + (aliases.isEmpty ? "" : " Also " + aliases.joined(separator: ", ") + ".") + (isRepeatable ? " Repeatable." : "")
+    }
 
     /// How the usage line shows it: `--db <path>`, `[--json]`, `[--image <file>]...`.
     var synopsis: String {
@@ -62,7 +76,7 @@ struct CommandHelp {
         if !arguments.isEmpty {
             lines += ["", "ARGUMENTS:"] + Self.table(arguments)
         }
-        let allOptions = options.map { ($0.label, $0.summary + ($0.isRepeatable ? " Repeatable." : "")) } + [("-h, --help", "Show help information.")]
+        let allOptions = options.map { ($0.label, $0.fullSummary) } + [("-h, --help", "Show help information.")]
         lines += ["", "OPTIONS:"] + Self.table(allOptions)
         if !subcommands.isEmpty {
             lines += ["", "SUBCOMMANDS:"] + Self.table(subcommands)

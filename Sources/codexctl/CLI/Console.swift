@@ -1,3 +1,4 @@
+import CodexSchema
 import Foundation
 import CodexCore
 #if canImport(Glibc)
@@ -70,8 +71,18 @@ enum Console {
 
     /// Prints `Error: message` and the usage line to standard error; returns the usage status.
     static func usageFailure(_ message: String, help: CommandHelp) -> Int32 {
+        if asksForJSON {
+            // A script that asked for JSON gets JSON for this failure too: the shape of every other error.
+            exactLine(JSONValue.object(["error": ["code": "usage", "message": .string(message), "usage": .string(help.usage)]]).compactString())
+            return Status.usage
+        }
         error("Error: \(message)\nUsage: \(help.usage)\n  See 'codexctl help' for more information.\n")
         return Status.usage
+    }
+
+    /// Whether the command line has `--json` among its options (before any `--`).
+    static var asksForJSON: Bool {
+        CommandLine.arguments.dropFirst().prefix { $0 != "--" }.contains("--json")
     }
 
     /// Text from stored or received data made safe for a terminal: C0 and C1 control characters, DEL

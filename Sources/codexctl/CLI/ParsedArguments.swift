@@ -1,7 +1,7 @@
 /// A command line split into flags, options with values, and positional arguments.
 ///
-/// Accepts `--name value`, `--name=value` and `--` (everything after it is positional). A lone `-` is
-/// positional (standard input).
+/// Accepts `--name value`, `--name=value`, an option's aliases (`-m value`) and `--` (everything after
+/// it is positional). A lone `-` is positional (standard input).
 struct ParsedArguments {
     private(set) var flags: Set<String> = []
     private(set) var options: [String: String] = [:]
@@ -11,7 +11,9 @@ struct ParsedArguments {
 
     /// Parses `arguments`, treating names in `valueOptions` as options that take a value. An option or
     /// flag given twice is a usage error, except the options in `repeatable` (see ``lists``).
-    private init(_ arguments: [String], flags knownFlags: Set<String>, valueOptions: Set<String>, repeatable: Set<String>) throws(UsageError) {
+    private init(
+        _ arguments: [String], flags knownFlags: Set<String>, valueOptions: Set<String>, repeatable: Set<String>, aliases: [String: String]
+    ) throws(UsageError) {
         var index = 0
         var onlyPositionals = false
         while index < arguments.count {
@@ -31,6 +33,7 @@ struct ParsedArguments {
                 name = String(argument[..<equals])
                 inlineValue = String(argument[argument.index(after: equals)...])
             }
+            name = aliases[name] ?? name
             if knownFlags.contains(name) {
                 guard inlineValue == nil else { throw UsageError("'\(name)' takes no value") }
                 guard flags.insert(name).inserted else { throw UsageError("'\(name)' given twice") }
@@ -60,7 +63,8 @@ struct ParsedArguments {
         try self.init(
             arguments, flags: Set(options.filter { $0.placeholder == nil }.map(\.name)),
             valueOptions: Set(options.filter { $0.placeholder != nil && !$0.isRepeatable }.map(\.name)),
-            repeatable: Set(options.filter(\.isRepeatable).map(\.name))
+            repeatable: Set(options.filter(\.isRepeatable).map(\.name)),
+            aliases: Dictionary(options.flatMap { option in option.aliases.map { ($0, option.name) } }, uniquingKeysWith: { first, _ in first })
         )
         for option in options where option.isRequired && self.options[option.name] == nil {
             throw UsageError("\(option.label) is required")

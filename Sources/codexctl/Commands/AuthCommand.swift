@@ -70,8 +70,7 @@ enum AuthStatusCommand: CLICommand {
         }
         // The binding `codexctl recovery` commands act for: the same provider they build.
         if source != nil, let provider = try? CLIAuth.provider(
-            store: CLIAuth.storeDirectory(parsed.options["--secrets"]), codexHome: parsed.options["--codex-home"], issuer: .openAI,
-            http: DefaultHTTPClient(), readOnly: true
+            store: CLIAuth.storeDirectory(parsed.options["--secrets"]), codexHome: parsed.options["--codex-home"], http: DefaultHTTPClient(), readOnly: true
         ), let binding = await provider.currentBinding() {
             status["binding"] = .string(binding)
         }

@@ -14,7 +14,7 @@ enum CLIAuth {
     }
 
     /// The secret store entry of a saved API key.
-    static let apiKeyEntry = "openai-api-key"
+    static let apiKeyEntry = ResponsesEnvironment.savedAPIKeyEntry
 
     /// The API key saved in `store`, if any (read-only).
     static func savedAPIKey(in store: URL) throws -> String? {
@@ -55,26 +55,20 @@ enum CLIAuth {
         return nil
     }
 
-    /// A saved key with the organization and project the environment names, as `OPENAI_API_KEY` gets.
-    static func scoped(_ key: String) -> APIKeyAuthProvider {
-        APIKeyAuthProvider(environment: ProcessInfo.processInfo.environment.merging(["OPENAI_API_KEY": key]) { $1 }) ?? APIKeyAuthProvider(apiKey: key)
+    /// The credential and endpoint of the first source found (in ``ResponsesEnvironment``'s order, or
+    /// only `only`), the one resolution every command uses. With `readOnly`, a renewed session would not
+    /// be saved (for commands that only look).
+    static func environment(
+        store: URL, codexHome: String?, only: ResponsesEnvironment.Source? = nil, http: any HTTPClient = DefaultHTTPClient(), readOnly: Bool = false
+    ) throws -> ResponsesEnvironment? {
+        try ResponsesEnvironment.resolveIfPresent(
+            codexHome: codexHome.map { URL(fileURLWithPath: $0) }, savedCredentials: store,
+            order: only.map { [$0] } ?? ResponsesEnvironment.Source.allCases, httpClient: http, readOnly: readOnly
+        )
     }
 
-    /// A provider for the first available source. With `readOnly`, a renewed session would not be
-    /// saved (for commands that only look and never need renewal).
-    static func provider(store: URL, codexHome: String?, issuer: AuthIssuer, http: any HTTPClient, readOnly: Bool = false) throws -> (any AuthProvider)? {
-        switch try source(store: store, codexHome: codexHome) {
-        case .savedSession(let session)?:
-            let sessionStore = ChatGPTSessionStore(store: try readOnly ? FileSecureStore(readingAt: store) : FileSecureStore(directory: store))
-            return ChatGPTSessionAuthProvider(session: session, issuer: issuer, httpClient: http, store: sessionStore)
-        case .savedAPIKey(let key)?:
-            return scoped(key)
-        case .codexCLI?:
-            return CodexCLIAuthProvider(file: codexFile(codexHome))
-        case .apiKey?:
-            return APIKeyAuthProvider()
-        case nil:
-            return nil
-        }
+    /// A provider for the first available source.
+    static func provider(store: URL, codexHome: String?, http: any HTTPClient, readOnly: Bool = false) throws -> (any AuthProvider)? {
+        try environment(store: store, codexHome: codexHome, http: http, readOnly: readOnly)?.authProvider
     }
 }

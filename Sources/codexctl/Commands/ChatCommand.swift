@@ -1,5 +1,6 @@
 import CodexCore
 import CodexRuntime
+import CodexTransport
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -21,7 +22,7 @@ enum ChatCommand: CLICommand {
         options: [
             .value("--thread", "id", "Continue this thread (default: a new one)."),
             .value("--db", "path", "The state database (default as for 'codexctl send')."),
-            .value("--model", "id", "The model of new threads."),
+            .value("--model", "id", "The model of new threads.").aliased("-m"),
             .value("--endpoint", "url", "The Responses base URL (default: chosen by the credential)."),
             .value("--auth", "source", "Use only this credential: apikey, codex or session."),
             CLIAuth.secretsOption,
@@ -32,17 +33,19 @@ enum ChatCommand: CLICommand {
     static func run(_ arguments: [String]) async -> Int32 {
         guard !printsHelp(arguments) else { return Console.Status.success }
         guard let parsed = parse(arguments, validate: { try $0.expectNoPositionals() }) else { return Console.Status.usage }
-        let auth: SendOptions.AuthSource?
+        let auth: ResponsesEnvironment.Source?
         let endpoint: URL?
+        let database: String
         do {
             auth = try SendOptions.authSource(parsed.options["--auth"])
             endpoint = try SendOptions.endpoint(parsed.options["--endpoint"])
+            database = try CLIStorePaths.database(parsed.options["--db"], fallback: CLIStorePaths.stateDatabase())
         } catch {
             return Console.usageFailure(error.message, help: help)
         }
         let live = LiveRuntime(
             auth: auth, codexHome: parsed.options["--codex-home"], store: CLIAuth.storeDirectory(parsed.options["--secrets"]), endpoint: endpoint,
-            model: nil, reasoningSummaries: false, database: parsed.options["--db"] ?? SendOptions.defaultDatabase()
+            model: nil, reasoningSummaries: false, database: database
         )
         return await ChatSession(
             live: live, threadID: parsed.options["--thread"].map(AgentThreadID.init(rawValue:)),
@@ -71,11 +74,20 @@ struct ChatSession {
     /// The longest line sent, as for a prompt `send` reads from standard input.
     static let maximumLineBytes = SendOptions.maximumPromptBytes
 
+    /// The most slash commands typed during a reply that wait for it to end.
+    static let maximumQueuedCommands = 64
+
     func run() async -> Int32 {
         let (inputs, feed) = AsyncStream<Input>.makeStream()
         let signals = ChatSignals(feed)
         defer { signals.stop() }
-        LineReader.start(feed)
+        // At a terminal every line is read as it is typed (a line during a reply steers it, a command waits
+        // for the reply's end). Piped input is read one line at a time, the next only once the session is
+        // ready for it: each line is a turn of its own, sent after the previous reply ended, and memory
+        // follows one line, not the input.
+        let interactive = isatty(STDIN_FILENO) == 1
+        let gate = interactive ? nil : LineGate()
+        LineReader.start(feed, gate: gate)
         do {
             if threadID != nil, let database = live.database, !FileManager.default.fileExists(atPath: database) {
                 throw AgentRuntimeError(code: .threadNotFound, message: "no database at \(database)")
@@ -87,12 +99,31 @@ struct ChatSession {
             } else {
                 thread = try await runtime.createThread(title: "chat", configuration: AgentThreadConfiguration(model: model))
             }
-            Console.error("thread \(thread.id.rawValue) — /help for commands\n")
+            Console.error("thread \(thread.id.rawValue)" + (interactive ? " — /help for commands" : "") + "\n")
             var running: AgentTurnExecution?
             var inputEnded = false
+            // Commands typed during a reply, run in order once it ends.
+            var queued: [String] = []
             // Set once the session must end: the status it ends with, after the running turn is recorded.
             var stopping: Int32?
-            prompt()
+            /// Runs one line with no turn running: a command, an empty line, or a new turn.
+            func idle(_ text: String) async throws {
+                if text.hasPrefix("/") {
+                    thread = try await command(text, runtime: runtime, thread: thread)
+                } else if !text.isEmpty {
+                    let execution = try await runtime.start(Request(text: text), in: thread.id)
+                    running = execution
+                    Task { feed.yield(.turnEnded(await Self.show(execution))) }
+                }
+            }
+            /// With no turn running: the queued commands, then the prompt (or the next piped line).
+            func ready() async throws {
+                while running == nil, !queued.isEmpty { try await idle(queued.removeFirst()) }
+                guard running == nil else { return }
+                if interactive { prompt() }
+                gate?.open()
+            }
+            try await ready()
             for await input in inputs {
                 switch input {
                 case .endOfInput:
@@ -101,7 +132,7 @@ struct ChatSession {
                         inputEnded = true
                         continue
                     }
-                    Console.line()
+                    if interactive { Console.line() }
                     return Console.Status.success
                 case .interrupt:
                     guard let execution = running else {
@@ -118,40 +149,37 @@ struct ChatSession {
                     running = nil
                     if let failure { Console.error("\(failure)\n") }
                     if let stopping { return stopping }
-                    if inputEnded { return Console.Status.success }
-                    prompt()
+                    try await ready()
+                    if running == nil, inputEnded { return Console.Status.success }
                 case .lineTooLong:
                     Console.error("not sent: the line is longer than 1 MiB\n")
-                    if running == nil { prompt() }
+                    if running == nil { try await ready() }
                 case .line(let line):
                     guard stopping == nil else { continue }
                     let text = line.trimmingCharacters(in: .whitespaces)
-                    if let execution = running {
-                        guard !text.isEmpty else { continue }
-                        guard !text.hasPrefix("/") else {
-                            Console.error("commands wait for the reply to end (Ctrl-C interrupts it)\n")
+                    guard let execution = running else {
+                        try await idle(text)
+                        if running == nil { try await ready() }
+                        continue
+                    }
+                    guard !text.isEmpty else { continue }
+                    if text.hasPrefix("/") || !interactive {
+                        // Never dropped: it runs when the reply ends (a piped line never arrives here, the gate
+                        // holds it, but it would wait the same way).
+                        guard queued.count < Self.maximumQueuedCommands else {
+                            Console.error("not queued: \(Self.maximumQueuedCommands) commands already wait for the reply to end\n")
                             continue
                         }
-                        do {
-                            try await execution.steer(text)
-                            Console.error("(added to the turn)\n")
-                        } catch {
-                            Console.error("not added: \((error as? AgentRuntimeError)?.code.rawValue ?? "failed")\n")
-                        }
+                        queued.append(text)
+                        if interactive { Console.error("(runs when the reply ends)\n") }
                         continue
                     }
-                    if text.hasPrefix("/") {
-                        thread = try await command(text, runtime: runtime, thread: thread)
-                        prompt()
-                        continue
+                    do {
+                        try await execution.steer(text)
+                        Console.error("(added to the turn)\n")
+                    } catch {
+                        Console.error("not added: \((error as? AgentRuntimeError)?.code.rawValue ?? "failed")\n")
                     }
-                    guard !text.isEmpty else {
-                        prompt()
-                        continue
-                    }
-                    let execution = try await runtime.start(Request(text: text), in: thread.id)
-                    running = execution
-                    Task { feed.yield(.turnEnded(await Self.show(execution))) }
                 }
             }
             return Console.Status.success
@@ -166,14 +194,21 @@ struct ChatSession {
         Console.out("> ")
     }
 
-    /// Streams a turn's reply; returns the line to show when it did not complete.
+    /// Streams a turn's reply; returns the line to show when it did not complete. Every reply ends with
+    /// a newline, and each message of a turn (a commentary, then the answer) starts on a line of its own.
     private static func show(_ execution: AgentTurnExecution) async -> String? {
         var endsWithNewline = true
         do {
             for try await event in execution.events {
-                if case .assistantMessageDelta(_, _, let text) = event {
+                switch event {
+                case .assistantMessageDelta(_, _, let text):
                     Console.out(text)
-                    endsWithNewline = text.hasSuffix("\n")
+                    if !text.isEmpty { endsWithNewline = text.hasSuffix("\n") }
+                case .progress(.messageCompleted), .progress(.messageStarted), .messageCommitted:
+                    if !endsWithNewline { Console.out("\n") }
+                    endsWithNewline = true
+                default:
+                    break
                 }
             }
             if !endsWithNewline { Console.out("\n") }
@@ -231,21 +266,40 @@ struct ChatSession {
 
 /// Reads standard input line by line on a thread of its own (a blocking read never holds Swift's pool),
 /// in chunks with `read(2)`: a line is held only up to ``ChatSession/maximumLineBytes``; the rest of a
-/// longer one is skipped as it arrives, so memory follows the limit, not the input.
+/// longer one is skipped as it arrives, so memory follows the limit, not the input. With a gate, each
+/// line (and the end of input) waits until the session opens it.
 enum LineReader {
-    static func start(_ feed: AsyncStream<ChatSession.Input>.Continuation) {
+    static func start(_ feed: AsyncStream<ChatSession.Input>.Continuation, gate: LineGate?) {
         let thread = Thread {
             var splitter = LineSplitter(limit: ChatSession.maximumLineBytes)
             let input = try? BoundedInputFile("-")
             while let input, let chunk = try? input.read(maximum: 64 * 1024), !chunk.isEmpty {
-                for line in splitter.feed(chunk) { feed.yield(line) }
+                for line in splitter.feed(chunk) {
+                    gate?.pass()
+                    feed.yield(line)
+                }
             }
-            if let last = splitter.finish() { feed.yield(last) }
+            if let last = splitter.finish() {
+                gate?.pass()
+                feed.yield(last)
+            }
+            gate?.pass()
             feed.yield(.endOfInput)
         }
         thread.name = "codexctl.chat.input"
         thread.start()
     }
+}
+
+/// Lets the line reader deliver one line each time the session is ready for the next (piped input).
+final class LineGate: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+
+    /// The session is ready for one more line.
+    func open() { semaphore.signal() }
+
+    /// Waits, on the reader's thread, until the session is ready.
+    func pass() { semaphore.wait() }
 }
 
 /// Bytes into lines: `\n` or `\r\n` ends a line (not kept); a line longer than `limit` bytes is

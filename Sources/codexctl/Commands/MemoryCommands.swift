@@ -15,7 +15,7 @@ enum MemoryCommand: CLICommand {
     static var subcommands: [any CLICommand.Type] { [List.self, Search.self, Delete.self] }
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
 
-    static let dbOption = CLIOption.value("--db", "path", "The SQLite memory store.", required: true)
+    static let dbOption = CLIOption.value("--db", "path", "The SQLite memory store (default: memory.sqlite beside the state store; see 'codexctl db path --json').")
     static let namespaceOption = CLIOption.value("--namespace", "name", "The namespace (default \"default\").")
     static let filterOptions: [CLIOption] = [
         .value("--scope", "scope", "Only records in this scope.", repeatable: true),
@@ -26,8 +26,12 @@ enum MemoryCommand: CLICommand {
 
     /// The store, read-only: nothing is created, migrated or changed.
     static func readOnlyStore(_ parsed: ParsedArguments) throws -> SQLiteMemoryStore {
-        guard let path = parsed.options["--db"] else { throw UsageError("--db <path> is required") }
-        return try SQLiteMemoryStore(readingAt: path)
+        try SQLiteMemoryStore(readingAt: try path(parsed))
+    }
+
+    /// `--db`, else the default memory store.
+    static func path(_ parsed: ParsedArguments) throws(UsageError) -> String {
+        try CLIStorePaths.database(parsed.options["--db"], fallback: CLIStorePaths.memoryDatabase())
     }
 
     /// A positive integer option, or `fallback`.
@@ -166,7 +170,7 @@ enum MemoryCommand: CLICommand {
         )
         static func run(_ arguments: [String]) async -> Int32 {
             await runParsed(arguments, validate: MemoryCommand.positionals(1, "record ID")) { parsed in
-                guard let path = parsed.options["--db"] else { throw UsageError("--db <path> is required") }
+                let path = try MemoryCommand.path(parsed)
                 // Opening for writing would create a missing store; deleting from one that is not there is an error.
                 _ = try SQLiteMemoryStore(readingAt: path)
                 let id = MemoryRecordID(rawValue: parsed.positionals[0])

@@ -32,7 +32,8 @@ enum ModelsListCommand: CLICommand {
             .flag("--refresh", "Require a successful network refresh."),
             .flag("--cached-only", "No network I/O."),
             .flag("--json", "Print one JSON object."),
-            .value("--base-url", "url", "The catalog's base URL (default: https://api.openai.com/v1 with an API key, else https://chatgpt.com/backend-api/codex)."),
+            .value("--endpoint", "url", "The catalog's base URL (default: OPENAI_BASE_URL or https://api.openai.com/v1 with an API key, else https://chatgpt.com/backend-api/codex).").aliased("--base-url"),
+            .value("--auth", "source", "Use only this credential: apikey, codex or session."),
             CLIAuth.secretsOption,
             CLIAuth.codexHomeOption,
         ]
@@ -42,27 +43,31 @@ enum ModelsListCommand: CLICommand {
         let validate: (ParsedArguments) throws -> Void = { parsed in
             try parsed.expectNoPositionals()
             guard !(parsed.has("--refresh") && parsed.has("--cached-only")) else { throw UsageError("--refresh and --cached-only cannot be combined") }
+            _ = try SendOptions.endpoint(parsed.options["--endpoint"])
+            _ = try SendOptions.authSource(parsed.options["--auth"])
         }
         return await runParsed(arguments, validate: validate) { parsed in
             let policy: CodexModelRefreshPolicy = parsed.has("--refresh") ? .refresh : (parsed.has("--cached-only") ? .cachedOnly : .preferCached)
-            let store = CLIAuth.storeDirectory(parsed.options["--secrets"])
-            // A key lists the public API's models; a ChatGPT sign-in the Codex backend's.
-            let profile: ResponsesEndpoint.Profile = switch try CLIAuth.source(store: store, codexHome: parsed.options["--codex-home"]) {
-            case .savedAPIKey?, .apiKey?, .codexCLI(.apiKey)?: .publicAPI
-            default: .chatGPT
-            }
-            let endpoint = try parsed.options["--base-url"].map { try ResponsesEndpoint(baseURL: URL(string: $0) ?? URL(fileURLWithPath: $0), profile: profile) }
-                ?? (profile == .publicAPI ? .publicAPI : .chatGPT)
             let http = DefaultHTTPClient()
-            // Looking at the cache never writes: a renewed session would not be saved, nothing is created or chmodded.
-            let provider = try CLIAuth.provider(store: store, codexHome: parsed.options["--codex-home"], issuer: .openAI, http: http, readOnly: policy == .cachedOnly)
+            // The credential and endpoint every command resolves the same way (OPENAI_BASE_URL included). Looking at
+            // the cache never writes: a renewed session would not be saved, nothing is created or chmodded.
+            let service = try CLIAuth.environment(
+                store: CLIAuth.storeDirectory(parsed.options["--secrets"]), codexHome: parsed.options["--codex-home"],
+                only: try SendOptions.authSource(parsed.options["--auth"]), http: http, readOnly: policy == .cachedOnly
+            )
             let snapshot: CodexModelCatalogSnapshot
-            if let provider {
-                snapshot = try await ModelCatalogClient(endpoint: endpoint, httpClient: http, authProvider: provider).catalog(policy: policy)
+            if let service {
+                var endpoint = service.endpoint
+                if let base = try SendOptions.endpoint(parsed.options["--endpoint"]) {
+                    endpoint = try ResponsesEndpoint(baseURL: base, profile: service.endpoint.profile)
+                }
+                snapshot = try await ModelCatalogClient(endpoint: endpoint, httpClient: http, authProvider: service.authProvider).catalog(policy: policy)
             } else if policy == .refresh {
                 throw AgentRuntimeError(code: .notSignedIn, message: "not signed in; a refresh needs credentials")
             } else {
-                snapshot = .bundled
+                var bundled = CodexModelCatalogSnapshot(models: CodexModelCatalog.bundled.models, source: .bundled, fetchedAt: nil, isStale: false)
+                if policy != .cachedOnly { bundled.fallbackReason = "not signed in (set OPENAI_API_KEY, sign in with the Codex CLI, or run codexctl login)" }
+                snapshot = bundled
             }
             print(snapshot, json: parsed.has("--json"))
         }
@@ -78,8 +83,13 @@ enum ModelsListCommand: CLICommand {
                     "context_window": .number(JSONNumber(model.contextWindow)), "visible": .bool(model.isVisible),
                 ]
             }
-            Console.exactLine(JSONValue.object(["source": .string(snapshot.source.rawValue), "stale": .bool(snapshot.isStale), "models": .array(models)]).compactString())
+            var document: JSONObject = ["source": .string(snapshot.source.rawValue), "stale": .bool(snapshot.isStale), "models": .array(models)]
+            if let reason = snapshot.fallbackReason { document["fallback_reason"] = .string(reason) }
+            Console.exactLine(JSONValue.object(document).compactString())
             return
+        }
+        if let reason = snapshot.fallbackReason {
+            Console.error("warning: the catalog could not be fetched (\(Console.display(reason))); showing the \(snapshot.source == .cache ? "cached" : "bundled") one\n")
         }
         Console.line("source: \(snapshot.source.rawValue)\(snapshot.isStale ? " (stale)" : "")")
         for model in snapshot.models {

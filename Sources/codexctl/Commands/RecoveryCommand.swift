@@ -52,8 +52,7 @@ enum RecoveryCommand: CLICommand {
         if let binding = parsed.options["--binding"] {
             provider = BindingOnlyAuthProvider(binding: binding)
         } else if let signedIn = try CLIAuth.provider(
-            store: CLIAuth.storeDirectory(parsed.options["--secrets"]), codexHome: parsed.options["--codex-home"], issuer: .openAI,
-            http: DefaultHTTPClient(), readOnly: readOnly
+            store: CLIAuth.storeDirectory(parsed.options["--secrets"]), codexHome: parsed.options["--codex-home"], http: DefaultHTTPClient(), readOnly: readOnly
         ) {
             provider = signedIn
         } else {

@@ -10,7 +10,11 @@ enum RootCommand: CLICommand {
         options: [.flag("--version", "Show the version.")],
         subcommands: subcommandRows + [("help", "Show help for a subcommand ('help --markdown': the whole command reference as Markdown).")]
     )
-    static var subcommands: [any CLICommand.Type] { [DemoCommand.self, SendCommand.self, ChatCommand.self, SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self, AuthCommand.self, RecoveryCommand.self, ThreadsCommand.self, DatabaseCommand.self, MemoryCommand.self, BenchCommand.self] }
+    static var subcommands: [any CLICommand.Type] { [
+        DemoCommand.self, SendCommand.self, ExecCommand.self, ChatCommand.self, SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self,
+        AuthCommand.self, LoginCommand.self, LogoutCommand.self, RecoveryCommand.self, ThreadsCommand.self, DatabaseCommand.self, MemoryCommand.self,
+        BenchCommand.self, CompletionsCommand.self,
+    ] }
 
     static func run(_ arguments: [String]) async -> Int32 {
         switch arguments.first {

@@ -22,17 +22,21 @@ enum SendCommand: CLICommand {
         interrupted, connection closed) and exits 130. The turn is kept in a SQLite database (--db) unless \
         --ephemeral; continue a thread with --thread.
         """,
-        arguments: [("<prompt> | -", "The prompt; '-' reads it from standard input (at most 1 MiB).")],
-        argumentSynopsis: "(<prompt> | -)",
+        arguments: [("<prompt> | -", """
+            The prompt; '-' reads it from standard input (at most 1 MiB). Without a prompt, a standard input that is not a \
+            terminal is the prompt. A prompt with piped input: the input is appended as <stdin>…</stdin>, as the Codex CLI's \
+            exec does (an empty pipe or /dev/null adds nothing).
+            """)],
+        argumentSynopsis: "[<prompt> | -]",
         options: [
-            .value("--model", "id", "The model (default: the thread's, else gpt-5.6-sol)."),
+            .value("--model", "id", "The model (default: the thread's, else gpt-5.6-sol).").aliased("-m"),
             .value("--effort", "effort", "The reasoning effort: none, minimal, low, medium, high, xhigh, max, ultra."),
             .value("--image", "file", "An image sent with the prompt (PNG, JPEG, GIF, WebP, HEIC).", repeatable: true),
-            .value("--schema", "file", "A JSON Schema the reply must match: validated locally, printed as one JSON value."),
+            .value("--schema", "file", "A JSON Schema the reply must match: validated locally, printed as one JSON value.").aliased("--output-schema"),
             .flag("--ephemeral", "Keep nothing: no database is opened or written."),
             .value("--thread", "id", "Continue this thread of the database."),
             .value("--db", "path", "The state database (default $XDG_STATE_HOME/codexkit/state.sqlite, else ~/.local/state/codexkit/state.sqlite)."),
-            .value("--endpoint", "url", "The Responses base URL (default: chosen by the credential)."),
+            .value("--endpoint", "url", "The Responses base URL (default: chosen by the credential: OPENAI_BASE_URL or the public API for a key, the ChatGPT backend for a session)."),
             .value("--auth", "source", "Use only this credential: apikey, codex or session."),
             .flag("--reasoning-summaries", "Ask the model for reasoning summaries (shown on stderr)."),
             .flag("--json", "Print one JSON object per event on stdout (see Docs/CLI.md)."),
@@ -57,10 +61,6 @@ enum SendCommand: CLICommand {
 
 /// The checked options of one `send`.
 struct SendOptions {
-    enum AuthSource: String {
-        case apikey, codex, session
-    }
-
     var prompt: String
     var images: [AgentImageAttachment]
     /// The reply's contract, from `--schema`.
@@ -71,7 +71,7 @@ struct SendOptions {
     var threadID: AgentThreadID?
     var database: String
     var endpoint: URL?
-    var auth: AuthSource?
+    var auth: ResponsesEnvironment.Source?
     var reasoningSummaries: Bool
     var json: Bool
     var verbose: Bool
@@ -81,18 +81,9 @@ struct SendOptions {
     /// The largest prompt read from standard input.
     static let maximumPromptBytes = 1 << 20
 
-    init(_ parsed: ParsedArguments) throws(UsageError) {
-        guard parsed.positionals.count == 1, let argument = parsed.positionals.first else {
-            throw UsageError(parsed.positionals.isEmpty ? "Missing expected argument '<prompt>'" : "Only one prompt may be given")
-        }
-        if argument == "-" {
-            guard let bytes = try? Console.readInput("-", limit: Self.maximumPromptBytes) else {
-                throw UsageError("the prompt on standard input is unreadable or larger than 1 MiB")
-            }
-            prompt = String(decoding: bytes, as: UTF8.self)
-        } else {
-            prompt = argument
-        }
+    init(_ parsed: ParsedArguments, standardInputIsTerminal: Bool = isatty(STDIN_FILENO) == 1) throws(UsageError) {
+        guard parsed.positionals.count <= 1 else { throw UsageError("Only one prompt may be given") }
+        prompt = try Self.prompt(parsed.positionals.first, standardInputIsTerminal: standardInputIsTerminal)
         guard !prompt.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !(parsed.lists["--image"] ?? []).isEmpty else {
             throw UsageError("the prompt is empty")
         }
@@ -137,7 +128,7 @@ struct SendOptions {
         if ephemeral, threadID != nil || parsed.options["--db"] != nil {
             throw UsageError("--ephemeral keeps nothing: it cannot be combined with --thread or --db")
         }
-        database = parsed.options["--db"] ?? Self.defaultDatabase()
+        database = try CLIStorePaths.database(parsed.options["--db"], fallback: CLIStorePaths.stateDatabase())
         endpoint = try Self.endpoint(parsed.options["--endpoint"])
         auth = try Self.authSource(parsed.options["--auth"])
         reasoningSummaries = parsed.has("--reasoning-summaries")
@@ -145,6 +136,35 @@ struct SendOptions {
         verbose = parsed.has("--verbose")
         store = CLIAuth.storeDirectory(parsed.options["--secrets"])
         codexHome = parsed.options["--codex-home"]
+    }
+
+    /// The prompt, as the Codex CLI's `exec` takes it: the argument; `-` or no argument with a standard
+    /// input that is not a terminal, standard input; an argument with piped input, the argument followed by
+    /// the input in a `<stdin>` block (input that is empty or only whitespace adds nothing, so `/dev/null`
+    /// and an empty pipe change nothing and never fail).
+    static func prompt(_ argument: String?, standardInputIsTerminal: Bool) throws(UsageError) -> String {
+        switch argument {
+        case "-"?:
+            return try standardInput()
+        case nil:
+            guard !standardInputIsTerminal else {
+                throw UsageError("Missing expected argument '<prompt>' (give it, or pipe it on standard input)")
+            }
+            return try standardInput()
+        case let prompt?:
+            guard !standardInputIsTerminal else { return prompt }
+            let piped = try standardInput()
+            guard !piped.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return prompt }
+            return prompt + "\n\n<stdin>\n" + piped + (piped.hasSuffix("\n") ? "" : "\n") + "</stdin>"
+        }
+    }
+
+    /// Standard input to its end, at most 1 MiB.
+    private static func standardInput() throws(UsageError) -> String {
+        guard let bytes = try? Console.readInput("-", limit: maximumPromptBytes) else {
+            throw UsageError("the prompt on standard input is unreadable or larger than 1 MiB")
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A usage error naming the file and the system's cause, or the limit a file passed.
@@ -172,18 +192,9 @@ struct SendOptions {
     }
 
     /// `--auth`: apikey, codex or session.
-    static func authSource(_ value: String?) throws(UsageError) -> AuthSource? {
+    static func authSource(_ value: String?) throws(UsageError) -> ResponsesEnvironment.Source? {
         guard let value else { return nil }
-        guard let source = AuthSource(rawValue: value) else { throw UsageError("--auth takes apikey, codex or session") }
+        guard let source = ResponsesEnvironment.Source(rawValue: value) else { throw UsageError("--auth takes apikey, codex or session") }
         return source
-    }
-
-    /// `$XDG_STATE_HOME/codexkit/state.sqlite`, else `~/.local/state/codexkit/state.sqlite`. A relative
-    /// `XDG_STATE_HOME` is ignored, as the XDG Base Directory specification says (a store must not
-    /// depend on the directory a command happens to run in).
-    static func defaultDatabase(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        let state = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
-        return state + "/codexkit/state.sqlite"
     }
 }

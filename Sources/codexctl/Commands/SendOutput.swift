@@ -107,7 +107,7 @@ final class SendOutput: @unchecked Sendable {
 
     func fail(_ error: any Error) {
         let failure = CLIFailure(error)
-        if json { return emit(["type": "error", "error": ["code": .string(failure.code), "message": .string(failure.message)]]) }
+        if json { return emit(["type": "error", "error": failure.json["error"] ?? .null]) }
         closeSummary()
         if !endsWithNewline { Console.out("\n") }
         failure.report(json: false)
@@ -124,7 +124,7 @@ final class SendOutput: @unchecked Sendable {
         case .rateLimited:
             return failure.http?.retryAfter.map { "rate limited: try again in \(Int($0.rounded(.up))) s" } ?? "rate limited: try again later"
         case .threadNotFound:
-            return "list the database's threads with `codexctl threads list --db <path>`"
+            return "list the threads with `codexctl threads list` (add --db <path> for another store)"
         case .invalidEndpoint:
             return "--endpoint must be https (or http to a loopback address)"
         default:

@@ -30,6 +30,9 @@ struct SendSession {
                 reasoningSummaries: options.reasoningSummaries, database: options.ephemeral ? nil : options.database
             ).make()
             let thread = try await thread(in: runtime)
+            // A new thread's ID is printed once, at once, on standard error (standard output carries only the
+            // reply), so a script or a person can continue it with --thread or find it with `threads list`.
+            if options.threadID == nil, !options.ephemeral, !options.json { Console.error("thread \(thread.id.rawValue)\n") }
             var request = Request(text: options.prompt, images: options.images, executionMode: options.ephemeral ? .ephemeral : .threaded)
             if options.model != nil || options.effort != nil {
                 request.modelOverride = CodexModelConfiguration(
@@ -44,7 +47,7 @@ struct SendSession {
             }
             interrupts.onInterrupt { execution.cancel() }
             for try await event in execution.events { output.show(event) }
-            output.finished(threadID: thread.id, persistent: !options.ephemeral)
+            output.finished(threadID: thread.id, persistent: !options.ephemeral && options.threadID != nil)
             return Console.Status.success
         } catch is CancellationError {
             output.interrupted()

@@ -7,7 +7,7 @@ import Foundation
 enum StorageCommandSupport {
     /// The store for a command that changes it (`delete`, `migrate`): opened for writing.
     static func store(_ parsed: ParsedArguments, creating: Bool = false) throws -> SQLiteRuntimeStateStore {
-        guard let path = parsed.options["--db"] else { throw UsageError("--db <path> is required") }
+        let path = try path(parsed)
         // A command that changes a store never creates one from a mistyped path (only `db migrate` does).
         guard creating || FileManager.default.fileExists(atPath: path) else {
             throw SQLiteStoreError(code: .notFound, message: "cannot open \(path): no such file")
@@ -18,8 +18,12 @@ enum StorageCommandSupport {
     /// The store for a command that only looks: opened read-only, so nothing is created, migrated or
     /// changed (a missing file is an error naming it).
     static func readOnlyStore(_ parsed: ParsedArguments) throws -> SQLiteRuntimeStateStore {
-        guard let path = parsed.options["--db"] else { throw UsageError("--db <path> is required") }
-        return try SQLiteRuntimeStateStore(readingAt: path)
+        try SQLiteRuntimeStateStore(readingAt: try path(parsed))
+    }
+
+    /// `--db`, else the store `send` and `chat` use.
+    static func path(_ parsed: ParsedArguments) throws(UsageError) -> String {
+        try CLIStorePaths.database(parsed.options["--db"], fallback: CLIStorePaths.stateDatabase())
     }
 
     /// Parses, runs `body`, and maps errors to exit statuses (64 usage, 1 failure).
@@ -52,7 +56,7 @@ enum StorageCommandSupport {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    static let dbOption = CLIOption.value("--db", "path", "The SQLite state store.", required: true)
+    static let dbOption = CLIOption.value("--db", "path", "The SQLite state store (default: the one send and chat use; see 'codexctl db path').")
     /// The thread a command acts on.
     static let threadArgument = ("<thread-id>", "The thread's ID.")
 }
@@ -213,13 +217,36 @@ enum ThreadsCommand: CLICommand {
 /// `codexctl db`.
 enum DatabaseCommand: CLICommand {
     static let name = "db"
-    static let summary = "Check or migrate a SQLite state store."
+    static let summary = "Locate, check or migrate a SQLite state store."
     static let help = CommandHelp(
         command: "db",
-        overview: "Check or migrate a SQLite state store.",
+        overview: "Locate, check or migrate a SQLite state store.",
         subcommands: subcommandRows
     )
-    static var subcommands: [any CLICommand.Type] { [Check.self, Migrate.self] }
+    static var subcommands: [any CLICommand.Type] { [Path.self, Check.self, Migrate.self] }
+
+    enum Path: CLICommand {
+        static let name = "path"
+        static let summary = "Print where the default state and memory stores are."
+        static let help = CommandHelp(
+            command: "db path",
+            overview: """
+            Print the state store every command uses when --db is not given (the one send and chat write):             $XDG_STATE_HOME/codexkit/state.sqlite, else ~/.local/state/codexkit/state.sqlite. Nothing is opened or created.
+            """,
+            options: [.flag("--json", "Print one JSON object with the state and memory store paths.")]
+        )
+        static func run(_ arguments: [String]) async -> Int32 {
+            return await StorageCommandSupport.execute(Self.self, arguments, positionals: 0) { parsed in
+                if parsed.has("--json") {
+                    Console.exactLine(JSONValue.object([
+                        "state": .string(CLIStorePaths.stateDatabase()), "memory": .string(CLIStorePaths.memoryDatabase()),
+                    ]).compactString())
+                } else {
+                    Console.exactLine(CLIStorePaths.stateDatabase())
+                }
+            }
+        }
+    }
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
 
     enum Check: CLICommand {

@@ -34,7 +34,7 @@ enum DemoCommand: CLICommand {
             let claim = try kept.map(DemoDirectoryClaim.init)
             defer { claim?.release() }
             if kept == nil { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) }
-            try await DemoRun(directory: directory, narrator: DemoNarrator(json: json)).run()
+            try await DemoRun(directory: directory, narrator: DemoNarrator(json: json), kept: kept != nil).run()
             return Console.Status.success
         } catch {
             CLIFailure(error).report(json: json)

@@ -67,6 +67,19 @@ final class DemoNarrator: Sendable {
         }
     }
 
+    /// A heading line and indented lines under it (after a blank line), or one JSON object with them.
+    func list(_ kind: String, _ heading: String, _ lines: [String], _ fields: JSONObject = [:]) {
+        endSpeech()
+        if json {
+            var object: JSONObject = ["type": .string(kind), "text": .string(heading), "lines": .array(lines.map { .string($0) })]
+            for member in fields { object[member.key] = member.value }
+            emit(object)
+        } else {
+            Console.line("\n" + Console.display(heading))
+            for line in lines { Console.line("  " + Console.display(line)) }
+        }
+    }
+
     private func emit(_ object: JSONObject) {
         Console.exactLine(JSONValue.object(object).compactString())
     }

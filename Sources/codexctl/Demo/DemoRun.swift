@@ -50,6 +50,8 @@ struct DemoAccount: AuthProvider {
 struct DemoRun {
     let directory: URL
     let narrator: DemoNarrator
+    /// Whether the files stay after the run (`--keep`): the closing lines then say where they are.
+    var kept = false
 
     var databasePath: String { directory.appendingPathComponent("state.sqlite").path }
     var recoveryDirectory: URL { directory.appendingPathComponent("recovery") }
@@ -88,6 +90,19 @@ struct DemoRun {
         let milliseconds = Int(elapsed.inSeconds * 1000)
         narrator.note("done", "Done in \(String(format: "%.2f", elapsed.inSeconds)) s; the service answered \(server.seen.total) requests.", spaced: true,
                       ["elapsed_ms": .number(JSONNumber(milliseconds)), "requests": .number(JSONNumber(server.seen.total))])
+        closing()
+    }
+
+    /// Where the files are (with `--keep`), and the next three commands to try.
+    private func closing() {
+        if kept {
+            narrator.note("kept", "Kept in \(directory.path): state.sqlite (the threads), recovery/ (the recovery store), host-jobs.json (the host's jobs).", [
+                "directory": .string(directory.path), "state_store": .string(databasePath), "recovery_store": .string(recoveryDirectory.path),
+            ])
+        }
+        let threads = kept ? "codexctl threads list --db \(databasePath)" : "codexctl demo --keep ./demo-files   (keeps the files to look at)"
+        let next = ["codexctl send \"Hello\"   (with OPENAI_API_KEY set, or after signing in with codexctl login or the Codex CLI)", "codexctl chat", threads]
+        narrator.list("next", "Next, try:", next)
     }
 
     // MARK: - Turns

@@ -12,6 +12,8 @@ import Testing
         (.clientSetup("libcurl could not be initialised"), "transport_failure", "libcurl could not be initialised"),
         (.connectionFailed(detail: "curl error 7: Couldn't connect to server", domain: "curl", code: 7), "transport_failure",
          "the connection failed (curl error 7: Couldn't connect to server)"),
+        (.connectionFailed(detail: "curl error 7: Couldn't connect to server", domain: "curl", code: 7, origin: "https://api.example:443"), "transport_failure",
+         "the connection to https://api.example:443 failed (curl error 7: Couldn't connect to server)"),
         (.connectionFailedWithoutCode(underlying: CancellationError()), "transport_failure", "the connection failed"),
         (.endedBeforeHead(domain: "curl", code: 52), "transport_failure", "the connection ended before a response head"),
         (.responseHead("has more than 1000 fields"), "transport_failure", "the response head has more than 1000 fields"),

@@ -81,7 +81,9 @@ import Testing
         )
         #expect(result.stdout == (output == "full" ? "1\n" : "141\n"), "\(result.stdout) \(result.stderr)")
         let printed = try String(contentsOfFile: errors, encoding: .utf8)
-        #expect(printed == (output == "full" ? Self.fullDisk : ""), "\(printed.prefix(500))")
+        // The new thread's ID comes first, as for every send that creates one.
+        let thread = try #require(try await SQLiteRuntimeStateStore(readingAt: database).threads().first)
+        #expect(printed == "thread \(thread.id.rawValue)\n" + (output == "full" ? Self.fullDisk : ""), "\(printed.prefix(500))")
         #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard), "the connection was closed")
         let state = try await Self.lastTurn(database)
         #expect(state.turn == .interrupted)

@@ -78,6 +78,37 @@ import Testing
             "assistant: Short version.", "user: Go on forever",
         ])
     }
+
+    @Test func aCommandTypedDuringAReplyRunsWhenItEndsAndEachMessageStartsOnItsOwnLine() async throws {
+        let directory = try temporaryDirectory("chat")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [held("Drafting"), .sse(SendCommandTests.reply(["Next."]))])
+        defer { server.shutdown() }
+        let database = directory.appendingPathComponent("state.sqlite").path
+        let terminal = try PseudoTerminal(
+            [CommandRunner.productsDirectory.appendingPathComponent("codexctl").path, "chat", "--db", database,
+             "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString],
+            environment: SendCommandTests.environment(directory), directory: directory
+        )
+        #expect(await terminal.waitFor("> "))
+        terminal.type("Write a draft\n")
+        #expect(await terminal.waitFor("Drafting"))
+        terminal.type("/model gpt-later\n")
+        #expect(await terminal.waitFor("(runs when the reply ends)"))
+        server.releaseHeld()
+        // The command's output (not the echo of "/model …") follows the reply's line, then the prompt.
+        #expect(await terminal.waitFor("\r\nmodel gpt-later\r\n> "), "\(terminal.screen.debugDescription)")
+        let screen = terminal.screen
+        let reply = try #require(screen.range(of: "Drafting"))
+        let command = try #require(screen.range(of: "\r\nmodel gpt-later\r\n> "))
+        #expect(reply.upperBound < command.lowerBound, "the command ran after the reply: \(screen.debugDescription)")
+        terminal.type("And now\n")
+        #expect(await terminal.waitFor("Next.\r\n> "), "\(terminal.screen)")
+        #expect(try CodexHabitsTests.model(server.requests[1]) == "gpt-later")
+        terminal.type("\u{04}")
+        let ended = await terminal.exit()
+        #expect(ended.status == 0 && !ended.killed, "\(terminal.screen)")
+    }
 }
 
 /// `chat` with piped input, and `--thread` against a database that does not exist.
@@ -111,5 +142,27 @@ import Testing
             #expect(result.stderr.contains("thread_not_found"))
         }
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("x").path), "no directory or database was created")
+    }
+
+    @Test func pipedLinesAreTurnsAndCommandsInOrderEachAfterThePreviousReplyWithoutPrompts() async throws {
+        let directory = try temporaryDirectory("chat-pipe")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [.sse(SendCommandTests.reply(["Reply one."])), .sse(SendCommandTests.reply(["Reply two."]))])
+        defer { server.shutdown() }
+        let database = directory.appendingPathComponent("state.sqlite").path
+        let result = try await CommandRunner.codexctl(
+            ["chat", "--db", database, "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString],
+            stdin: "hello\n/model gpt-x\n\nsecond\n", environment: SendCommandTests.environment(directory)
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "Reply one.\nmodel gpt-x\nReply two.\n")
+        #expect(server.requests.count == 2)
+        // The second turn went out after the first reply (it is in the history) and after the command.
+        let second = String(decoding: server.requests[1].body, as: UTF8.self)
+        #expect(second.contains("Reply one.") && second.contains("second"))
+        #expect(try CodexHabitsTests.model(server.requests[1]) == "gpt-x")
+        let store = try SQLiteRuntimeStateStore(readingAt: database)
+        let thread = try #require(try await store.threads().first)
+        #expect(result.stderr == "thread \(thread.id.rawValue)\n")
     }
 }

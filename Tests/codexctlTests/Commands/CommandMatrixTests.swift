@@ -25,7 +25,7 @@ import Testing
 
     @Test func everyCommandHasHelpAndRefusesAnUnknownOptionBeforeDoingAnything() async throws {
         let leaves = try await Self.leafCommands()
-        #expect(leaves.count == 38, "\(leaves.map { $0.joined(separator: " ") })")
+        #expect(leaves.count == 43, "\(leaves.map { $0.joined(separator: " ") })")
         for path in leaves {
             let help = try await CommandRunner.codexctl(["help"] + path)
             let flag = try await CommandRunner.codexctl(path + ["--help"])
@@ -107,9 +107,13 @@ import Testing
                 Case(arguments: ["demo", "--keep", path("demo")], status: 1, stdout: "", stderr: "Error: directory_not_empty: "),
             ],
             "send": [
-                Case(arguments: ["send", "Ping", "--endpoint", endpoint, "--db", path("send.sqlite")], status: 0, stdout: "Hi there.\n", stderr: ""),
+                Case(arguments: ["send", "Ping", "--endpoint", endpoint, "--db", path("send.sqlite")], status: 0, stdout: "Hi there.\n", stderr: "thread "),
                 Case(arguments: ["send", "Hello", "--thread", "nope", "--db", path("none/x.sqlite"), "--json"], status: 1,
                      stdout: #"{"error":{"code":"thread_not_found""#, stderr: ""),
+            ],
+            "exec": [
+                Case(arguments: ["exec", "Ping", "--endpoint", endpoint, "--ephemeral"], status: 0, stdout: "Hi there.\n", stderr: ""),
+                Case(arguments: ["exec", "--ephemeral"], stdin: "", status: 64, stdout: "", stderr: "Error: the prompt is empty\nUsage: codexctl send"),
             ],
             "chat": [
                 Case(arguments: ["chat", "--endpoint", endpoint, "--db", path("chat.sqlite")], stdin: "hello\n", status: 0, stdout: "Chat reply.\n", stderr: "thread "),
@@ -154,6 +158,23 @@ import Testing
             "auth logout": [
                 Case(arguments: ["auth", "logout", "--secrets", path("secrets")], status: 0, stdout: "signed out: the saved session and API key are removed\n", stderr: ""),
                 Case(arguments: ["auth", "logout", "--secrets", path("not-a-directory")], status: 1, stdout: "", stderr: "Error: "),
+            ],
+            "login": [
+                Case(arguments: ["login", "--with-api-key", "--secrets", path("secrets-login")], stdin: "sk-matrix-key\n", status: 0,
+                     stdout: "API key saved (not verified: it is checked on first use)\n", stderr: ""),
+                Case(arguments: ["login", "status"], environment: ["OPENAI_API_KEY": ""], status: 1, stdout: "not signed in", stderr: ""),
+            ],
+            "logout": [
+                Case(arguments: ["logout", "--secrets", path("secrets-login")], status: 0, stdout: "signed out: the saved session and API key are removed\n", stderr: ""),
+                Case(arguments: ["logout", "--secrets", path("not-a-directory")], status: 1, stdout: "", stderr: "Error: "),
+            ],
+            "completions": [
+                Case(arguments: ["completions", "bash"], status: 0, stdout: "complete -o default -F _codexctl codexctl\n", stderr: ""),
+                Case(arguments: ["completions", "tcsh"], status: 64, stdout: "", stderr: "Error: expected one shell: bash, zsh or fish\n"),
+            ],
+            "db path": [
+                Case(arguments: ["db", "path"], status: 0, stdout: path("state/codexkit/state.sqlite") + "\n", stderr: ""),
+                Case(arguments: ["db", "path", "extra"], status: 64, stdout: "", stderr: "Error: unexpected argument\n"),
             ],
             "threads list": [
                 Case(arguments: ["threads", "list", "--db", database], status: 0, stdout: "2 threads\n", stderr: ""),

@@ -124,7 +124,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
         let help = try await CommandRunner.codexctl(["help", "send"])
         #expect(help.status == 0)
-        #expect(help.stdout.contains("USAGE: codexctl send (<prompt> | -)"))
+        #expect(help.stdout.contains("USAGE: codexctl send [<prompt> | -]"))
     }
 
     /// A name that only looks like loopback is refused by its spelling, from the flag and from
@@ -170,10 +170,10 @@ import Testing
         #expect(result.status == 130, "\(result.stderr)")
         #expect(!result.killed)
         #expect(try String(contentsOf: screen, encoding: .utf8) == "Partial\n")
-        #expect(result.stderr == "interrupted\n")
-        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard), "the connection was closed")
         let store = try SQLiteRuntimeStateStore(readingAt: database)
         let thread = try #require(try await store.threads().first)
+        #expect(result.stderr == "thread \(thread.id.rawValue)\ninterrupted\n")
+        #expect(await server.waitForClosedConnections(count: 1, timeout: .hangGuard), "the connection was closed")
         #expect(try await store.latestTurn(of: thread.id)?.status == .interrupted)
         #expect(thread.status == .idle)
     }

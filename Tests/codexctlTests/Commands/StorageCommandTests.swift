@@ -116,7 +116,13 @@ import Testing
     }
 
     @Test func usageAndCorruptFiles() async throws {
-        #expect(try await CommandRunner.codexctl(["threads", "list"]).status == 64)
+        // Without --db the default store is read, never created: with none there yet, that is an error naming it.
+        let state = try temporaryDirectory("codexctl-state")
+        defer { try? FileManager.default.removeItem(at: state) }
+        let fresh = try await CommandRunner.codexctl(["threads", "list"], environment: ["XDG_STATE_HOME": state.path])
+        #expect(fresh.status == 1)
+        #expect(fresh.stderr == "Error: sqlite_not_found: cannot open \(state.path)/codexkit/state.sqlite: no such directory\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state.path).isEmpty)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-bad-\(UUID().uuidString).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try Data(repeating: 0x5A, count: 4096).write(to: URL(fileURLWithPath: path))

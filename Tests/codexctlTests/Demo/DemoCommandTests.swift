@@ -87,7 +87,7 @@ import Testing
         let types = objects.compactMap { $0["type"]?.stringValue }
         #expect(types.count == objects.count, "every line is an object with a type")
         #expect(types.first == "intro")
-        #expect(Array(types.suffix(2)) == ["restart", "done"])
+        #expect(Array(types.suffix(3)) == ["restart", "done", "next"])
         #expect(objects.filter { $0["type"]?.stringValue == "step" }.compactMap { $0["step"]?.numberValue?.intValue } == [1, 2, 3, 4, 5, 6, 7])
         #expect(types.filter { $0 == "partial" }.count == 3)
         #expect(objects.first { $0["type"]?.stringValue == "turn_completed" }?["reasoning_summary"]?.stringValue
@@ -97,7 +97,8 @@ import Testing
         #expect(objects.first { $0["type"]?.stringValue == "receipt_returned" }?["requests"]?.numberValue?.intValue == 0)
         #expect(objects.first { $0["type"]?.stringValue == "acknowledged" }?["commits"]?.numberValue?.intValue == 1)
         #expect(objects.first { $0["type"]?.stringValue == "steer_sent" }?["carried"] == .bool(true))
-        #expect(objects.last?["requests"]?.numberValue?.intValue == 11)
+        #expect(objects.first { $0["type"]?.stringValue == "done" }?["requests"]?.numberValue?.intValue == 11)
+        #expect(objects.last?["lines"]?.arrayValue?.count == 3, "the demo ends with the next three commands to try")
     }
 
     @Test func keepLeavesAStoreThatPassesItsChecksAndIsNeverReused() async throws {

@@ -30,6 +30,8 @@ final class CurlTransfer: @unchecked Sendable {
     private(set) var easy: UnsafeMutableRawPointer?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let requestBody: [UInt8]?
+    /// The server, as transport failures name it (scheme, host and port only).
+    private let origin: String?
     private var uploadOffset = 0
     private var status = 0
     private var fields: [HTTPHeaders.Field] = []
@@ -45,6 +47,7 @@ final class CurlTransfer: @unchecked Sendable {
     init(_ request: HTTPRequest, engine: CurlEngine, bufferLimit: Int, timer: ElapsedTimer) throws {
         self.engine = engine
         requestBody = request.body
+        origin = request.origin
         watchdog = TransferWatchdog(timeouts: request.timeouts, hasBody: request.body != nil, timer: timer)
         // The body's callbacks reach the transfer through a box filled below (self is not ready yet).
         let box = TransferBox()
@@ -195,7 +198,7 @@ final class CurlTransfer: @unchecked Sendable {
             return nil
         }
         if let waiter {
-            waiter.resume(throwing: error ?? headFailure ?? AgentRuntimeError(.endedBeforeHead(domain: "curl", code: Int(CURLE_GOT_NOTHING.rawValue))))
+            waiter.resume(throwing: error ?? headFailure ?? AgentRuntimeError(.endedBeforeHead(domain: "curl", code: Int(CURLE_GOT_NOTHING.rawValue), origin: origin)))
         } else {
             body.finish(error)
         }
@@ -231,7 +234,7 @@ final class CurlTransfer: @unchecked Sendable {
             }
         }
         let text = curl_easy_strerror(result).map { String(cString: $0) } ?? "unknown error"
-        return AgentRuntimeError(.connectionFailed(detail: "curl error \(curlCode): \(text)", domain: "curl", code: Int(curlCode)))
+        return AgentRuntimeError(.connectionFailed(detail: "curl error \(curlCode): \(text)", domain: "curl", code: Int(curlCode), origin: origin))
     }
 
     /// The final head's `Content-Encoding`, printable and at most 64 characters, or `nil` for none.
