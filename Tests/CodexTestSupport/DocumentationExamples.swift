@@ -3,9 +3,14 @@ import Foundation
 /// The Swift examples of a documentation page and of the test that runs them, for tests that check a
 /// page shows exactly the examples that compile and run.
 public enum DocumentationExamples {
+    /// The first line of a block that declares what a page's examples assume (imports, credentials, a
+    /// store): compiled with the page, never one of the examples a runnable test compares.
+    public static let preambleMarker = "// What the examples on this page assume"
+
     /// The bodies of the page's ```` ```swift ```` blocks, in order. With `section`, only the blocks
     /// under that `## ` heading (up to the next one); with `before`, only the blocks above that heading.
-    public static func swiftBlocks(inPage page: String, section: String? = nil, before: String? = nil) -> [String] {
+    /// A preamble block (``preambleMarker``) is left out unless `includingPreambles`.
+    public static func swiftBlocks(inPage page: String, section: String? = nil, before: String? = nil, includingPreambles: Bool = false) -> [String] {
         var blocks: [String] = []
         var block: [String]?
         var inSection = section == nil
@@ -14,7 +19,7 @@ public enum DocumentationExamples {
             if let section, line.hasPrefix("## ") { inSection = line == section }
             guard inSection else { continue }
             if line == "```swift" { block = [] } else if line == "```", let current = block {
-                blocks.append(current.joined(separator: "\n"))
+                if includingPreambles || current.first?.hasPrefix(preambleMarker) != true { blocks.append(current.joined(separator: "\n")) }
                 block = nil
             } else {
                 block?.append(String(line))

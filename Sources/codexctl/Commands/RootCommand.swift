@@ -8,7 +8,9 @@ enum RootCommand: CLICommand {
         command: "",
         overview: "CodexKit's admin tool: live turns and chat, an offline demo of the runtime, schema validation, state and recovery inspection, benchmarks.",
         options: [.flag("--version", "Show the version.")],
-        subcommands: subcommandRows + [("help", "Show help for a subcommand ('help --markdown': the whole command reference as Markdown).")]
+        subcommands: subcommandRows + [
+            ("help", "Show help for a subcommand ('help --markdown': the command reference as Markdown; 'help errors': every error code, what it means, what to do)."),
+        ]
     )
     static var subcommands: [any CLICommand.Type] { [
         DemoCommand.self, SendCommand.self, ExecCommand.self, ChatCommand.self, SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self,
@@ -20,6 +22,10 @@ enum RootCommand: CLICommand {
         switch arguments.first {
         case "--version":
             Console.line("codexctl \(CodexKitVersion.current)")
+            return Console.Status.success
+        case "help" where arguments.dropFirst().first == "errors":
+            // Every error code with its meaning and what to do: the reference of Docs/Errors.md.
+            Console.out(ErrorReference.markdown())
             return Console.Status.success
         case "help" where arguments.dropFirst().first == "--markdown":
             // The command reference of Docs/CLI.md, generated from the same tables as the help pages.
