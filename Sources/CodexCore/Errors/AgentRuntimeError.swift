@@ -139,6 +139,20 @@ public struct AgentRuntimeError: Error, Sendable, CustomStringConvertible {
         public static let modelUnavailable: Code = "model_unavailable"
         /// The runtime's backend cannot run structured recovery (it has no SDK-owned recovery adapter).
         public static let structuredRecoveryUnsupported: Code = "structured_recovery_unsupported"
+        /// No stored approval has that ID.
+        public static let approvalNotFound: Code = "approval_not_found"
+        /// An approval's answer was refused: the tool's definition or the call's arguments changed since
+        /// it was asked (its digest differs), or it was already answered otherwise.
+        public static let approvalStale: Code = "approval_stale"
+        /// A durable turn parked until its approval is answered; it continues when resumed.
+        public static let turnWaitingForApproval: Code = "turn_waiting_for_approval"
+        /// The turn cannot be resumed: it has no journal, it is not running or waiting, it already ended,
+        /// or the runtime's turn recovery policy does not resume.
+        public static let turnNotResumable: Code = "turn_not_resumable"
+        /// The host declined to authorize sending a resumed turn's model request again.
+        public static let attemptNotAuthorized: Code = "attempt_not_authorized"
+        /// A resumed turn's model request used up its attempt budget.
+        public static let attemptsExhausted: Code = "attempts_exhausted"
     }
 
     /// HTTP details of a failed provider response.

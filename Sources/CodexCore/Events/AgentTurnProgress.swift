@@ -8,4 +8,8 @@ public enum AgentTurnProgress: Sendable, Hashable, Codable {
     case reasoningSummaryDelta(itemID: String, summaryIndex: Int, delta: String)
     /// Web-search activity (`in_progress`, `searching`, `completed`, …), with the query when known.
     case webSearch(itemID: String, status: String, query: String?)
+    /// A durable turn continues after a crash or a wait: at model pass `pass`, its request's `attempt`
+    /// (1 when the request was never sent, more when one was cut short), with `reusedResults` calls of
+    /// the unfinished batch answered from the journal instead of run again.
+    case resumed(pass: Int, attempt: Int, reusedResults: Int)
 }

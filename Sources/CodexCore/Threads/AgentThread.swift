@@ -132,6 +132,9 @@ public struct AgentTurnStatus: OpenVocabulary {
     public static let failed = AgentTurnStatus(rawValue: "failed")
     /// Cancelled by the user or host.
     public static let interrupted = AgentTurnStatus(rawValue: "interrupted")
+    /// A durable turn parked until an approval is answered: no task runs it and no runtime owns it; it
+    /// continues when resumed after the answer.
+    public static let waitingForApproval = AgentTurnStatus(rawValue: "waiting_for_approval")
 
 }
 

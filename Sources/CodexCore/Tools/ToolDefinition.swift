@@ -31,6 +31,9 @@ public struct ToolDefinition: Sendable, Hashable, Codable {
     public var approvalMessage: String?
     /// Whether calls may run concurrently with other parallel-safe calls. Default `false`.
     public var supportsParallelExecution: Bool
+    /// Whether a call cut short by a crash may run again when its durable turn resumes. Default
+    /// ``ToolReplaySafety/notReplayable``: the host's recovery policy decides.
+    public var replaySafety: ToolReplaySafety
 
     /// Creates a tool definition. Check it with ``validate()``.
     public init(
@@ -39,7 +42,8 @@ public struct ToolDefinition: Sendable, Hashable, Codable {
         inputSchema: JSONValue,
         approvalPolicy: ToolApprovalPolicy = .automatic,
         approvalMessage: String? = nil,
-        supportsParallelExecution: Bool = false
+        supportsParallelExecution: Bool = false,
+        replaySafety: ToolReplaySafety = .notReplayable
     ) {
         self.name = name
         self.description = description
@@ -47,6 +51,36 @@ public struct ToolDefinition: Sendable, Hashable, Codable {
         self.approvalPolicy = approvalPolicy
         self.approvalMessage = approvalMessage
         self.supportsParallelExecution = supportsParallelExecution
+        self.replaySafety = replaySafety
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, description, inputSchema, approvalPolicy, approvalMessage, supportsParallelExecution, replaySafety
+    }
+
+    /// Decodes a definition; one stored before replay safety existed is ``ToolReplaySafety/notReplayable``.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        description = try container.decode(String.self, forKey: .description)
+        inputSchema = try container.decode(JSONValue.self, forKey: .inputSchema)
+        approvalPolicy = try container.decode(ToolApprovalPolicy.self, forKey: .approvalPolicy)
+        approvalMessage = try container.decodeIfPresent(String.self, forKey: .approvalMessage)
+        supportsParallelExecution = try container.decode(Bool.self, forKey: .supportsParallelExecution)
+        replaySafety = try container.decodeIfPresent(ToolReplaySafety.self, forKey: .replaySafety) ?? .notReplayable
+    }
+
+    /// The digest an approval of a call of this tool is bound to: SHA-256 of the definition and the
+    /// call's arguments, canonical JSON. An answer given for another digest (the tool or the arguments
+    /// changed since) is refused.
+    public func approvalDigest(arguments: String) -> String {
+        var definition: JSONObject = [
+            "name": .string(name), "description": .string(description), "input_schema": inputSchema,
+            "approval_policy": .string(approvalPolicy.rawValue), "replay_safety": .string(replaySafety.rawValue),
+        ]
+        if let approvalMessage { definition["approval_message"] = .string(approvalMessage) }
+        let document: JSONValue = ["definition": .object(definition), "arguments": .string(arguments)]
+        return SHA256.hexDigest(of: document.canonicalBytes())
     }
 
     /// The parameters schema sent on the wire: the input schema, with a `properties` key added when it

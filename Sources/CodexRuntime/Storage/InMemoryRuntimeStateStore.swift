@@ -11,10 +11,14 @@ import Synchronization
 /// try await store.upsertThread(AgentThread(title: "Scratch"))
 /// ```
 public final class InMemoryRuntimeStateStore: RuntimeStateStore {
-    private struct State {
+    struct State {
         var threads: [AgentThreadID: AgentThread] = [:]
         var history: [AgentThreadID: [AgentHistoryItem]] = [:]
         var turns: [AgentThreadID: [AgentTurn]] = [:]
+        /// Durable turns' journals, by turn (with the turn's thread, for deletion).
+        var journals: [AgentTurnID: (thread: AgentThreadID, entries: [TurnJournalEntry])] = [:]
+        /// Stored approvals, oldest first.
+        var approvals: [StoredApproval] = []
 
         /// Inserts or replaces `turn` in its thread's list.
         mutating func upsert(_ turn: AgentTurn) {
@@ -28,7 +32,7 @@ public final class InMemoryRuntimeStateStore: RuntimeStateStore {
         }
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
     private let owners = InProcessOwnerRegistry()
 
     /// Creates an empty store.
@@ -57,6 +61,8 @@ public final class InMemoryRuntimeStateStore: RuntimeStateStore {
             state.threads[id] = nil
             state.history[id] = nil
             state.turns[id] = nil
+            state.journals = state.journals.filter { $0.value.thread != id }
+            state.approvals.removeAll { $0.request.threadID == id }
         }
     }
 

@@ -49,7 +49,48 @@ public struct ResponsesEnvironment: Sendable {
         self.source = source
     }
 
-    /// Resolves the first source present.
+    /// The credential of the first source present, and the endpoint profile it needs, without looking at
+    /// `OPENAI_BASE_URL` (for programs that need the credential only, such as its account binding).
+    /// - Parameters: as ``resolveIfPresent(_:codexHome:savedCredentials:order:httpClient:readOnly:)``.
+    /// - Returns: The credential, where it came from and its profile, or `nil` when no source is present.
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `secure_store_failure` for an unreadable or malformed
+    ///   sign-in file or store.
+    public static func credentialIfPresent(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment,
+        codexHome: URL? = nil,
+        savedCredentials: URL? = nil,
+        order: [Source] = Source.allCases,
+        httpClient: any HTTPClient = DefaultHTTPClient(),
+        readOnly: Bool = false
+    ) throws -> (authProvider: any AuthProvider, source: Source, profile: ResponsesEndpoint.Profile)? {
+        for source in order {
+            switch source {
+            case .apiKeyVariable:
+                guard let provider = APIKeyAuthProvider(environment: environment) else { continue }
+                return (provider, source, .publicAPI)
+            case .codexCLI:
+                let file = codexHome.map { CodexCLIAuthFile(url: $0.appendingPathComponent("auth.json")) } ?? CodexCLIAuthFile(environment: environment)
+                guard let contents = try file.read() else { continue }
+                let profile: ResponsesEndpoint.Profile = if case .apiKey = contents { .publicAPI } else { .chatGPT }
+                return (CodexCLIAuthProvider(file: file), source, profile)
+            case .savedCredentials:
+                guard let directory = savedCredentials, FileManager.default.fileExists(atPath: directory.path) else { continue }
+                let store = try FileSecureStore(readingAt: directory)
+                if let bytes = try store.load(savedAPIKeyEntry), !bytes.isEmpty {
+                    var scoped = environment
+                    scoped["OPENAI_API_KEY"] = String(decoding: bytes, as: UTF8.self)
+                    guard let provider = APIKeyAuthProvider(environment: scoped) else { continue }
+                    return (provider, source, .publicAPI)
+                }
+                guard let session = try ChatGPTSessionStore(store: store).load() else { continue }
+                let sessions = ChatGPTSessionStore(store: try readOnly ? store : FileSecureStore(directory: directory))
+                return (ChatGPTSessionAuthProvider(session: session, issuer: .openAI, httpClient: httpClient, store: sessions), source, .chatGPT)
+            }
+        }
+        return nil
+    }
+
+    /// Resolves the first source present: its credential, and the endpoint its profile needs.
     ///
     /// - Parameters:
     ///   - environment: The variables to read (default: the process's).
@@ -72,32 +113,18 @@ public struct ResponsesEnvironment: Sendable {
         httpClient: any HTTPClient = DefaultHTTPClient(),
         readOnly: Bool = false
     ) throws -> ResponsesEnvironment? {
-        for source in order {
-            switch source {
-            case .apiKeyVariable:
-                guard let provider = APIKeyAuthProvider(environment: environment) else { continue }
-                return ResponsesEnvironment(authProvider: provider, endpoint: try publicAPI(environment), source: source)
-            case .codexCLI:
-                let file = codexHome.map { CodexCLIAuthFile(url: $0.appendingPathComponent("auth.json")) } ?? CodexCLIAuthFile(environment: environment)
-                guard let contents = try file.read() else { continue }
-                let endpoint: ResponsesEndpoint = if case .apiKey = contents { try publicAPI(environment) } else { .chatGPT }
-                return ResponsesEnvironment(authProvider: CodexCLIAuthProvider(file: file), endpoint: endpoint, source: source)
-            case .savedCredentials:
-                guard let directory = savedCredentials, FileManager.default.fileExists(atPath: directory.path) else { continue }
-                let store = try FileSecureStore(readingAt: directory)
-                if let bytes = try store.load(savedAPIKeyEntry), !bytes.isEmpty {
-                    var scoped = environment
-                    scoped["OPENAI_API_KEY"] = String(decoding: bytes, as: UTF8.self)
-                    guard let provider = APIKeyAuthProvider(environment: scoped) else { continue }
-                    return ResponsesEnvironment(authProvider: provider, endpoint: try publicAPI(environment), source: source)
-                }
-                guard let session = try ChatGPTSessionStore(store: store).load() else { continue }
-                let sessions = ChatGPTSessionStore(store: try readOnly ? store : FileSecureStore(directory: directory))
-                let provider = ChatGPTSessionAuthProvider(session: session, issuer: .openAI, httpClient: httpClient, store: sessions)
-                return ResponsesEnvironment(authProvider: provider, endpoint: .chatGPT, source: source)
-            }
-        }
-        return nil
+        guard let credential = try credentialIfPresent(
+            environment, codexHome: codexHome, savedCredentials: savedCredentials, order: order, httpClient: httpClient, readOnly: readOnly
+        ) else { return nil }
+        let endpoint: ResponsesEndpoint = credential.profile == .publicAPI ? try publicAPI(environment) : .chatGPT
+        return ResponsesEnvironment(authProvider: credential.authProvider, endpoint: endpoint, source: credential.source)
+    }
+
+    /// The same credential at another base URL, keeping the profile it needs (an API key never goes to
+    /// the ChatGPT backend).
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `invalid_endpoint` for a base URL that breaks the rules.
+    public func replacingBaseURL(_ baseURL: URL) throws -> ResponsesEnvironment {
+        ResponsesEnvironment(authProvider: authProvider, endpoint: try ResponsesEndpoint(baseURL: baseURL, profile: endpoint.profile), source: source)
     }
 
     /// Resolves the first source present, as ``resolveIfPresent(_:codexHome:savedCredentials:order:httpClient:readOnly:)``.

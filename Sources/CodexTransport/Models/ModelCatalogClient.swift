@@ -41,6 +41,7 @@ public struct CodexModelCatalogSnapshot: Sendable, Hashable {
     /// The models to show in a picker.
     public var visibleModels: [CodexModelInfo] { models.filter(\.isVisible) }
 
+
     /// Creates a snapshot.
     public init(models: [CodexModelInfo], source: Source, fetchedAt: Date?, isStale: Bool, fallbackReason: String? = nil) {
         self.models = models
@@ -123,9 +124,10 @@ public final class ModelCatalogClient: Sendable {
             cache.withLock { $0[binding] = entry }
             return snapshot(entry, source: .remote)
         } catch {
-            if policy == .refresh || Self.isAuthenticationFailure(error) { throw error }
+            if policy == .refresh || error is CancellationError || Self.isAuthenticationFailure(error) { throw error }
             var fallback = cache.withLock({ $0[binding] }).map { snapshot($0, source: .cache) } ?? bundledSnapshot
-            fallback.fallbackReason = String(describing: error)
+            // Only a typed error's text is log-safe; another error is named by its type alone.
+            fallback.fallbackReason = (error as? AgentRuntimeError)?.description ?? "an unexpected \(String(describing: type(of: error))) error"
             return fallback
         }
     }

@@ -30,7 +30,21 @@ enum CLIStorePaths {
         if let scheme = urlScheme(option) {
             throw UsageError("--db takes a SQLite file path; a \(scheme): URL is not a store this build can open")
         }
+        if isConnectionString(option) {
+            throw UsageError("--db takes a SQLite file path; a PostgreSQL connection string is not a store this build can open")
+        }
         return option
+    }
+
+    /// Whether a value is a libpq keyword/value connection string (`host=db user=app password=…`): its
+    /// words are `keyword=value` pairs and one of them is a connection keyword.
+    static func isConnectionString(_ value: String) -> Bool {
+        let keywords: Set<String> = ["host", "hostaddr", "port", "dbname", "user", "password", "passfile", "sslmode", "service", "options", "connect_timeout"]
+        let words = value.split(separator: " ", omittingEmptySubsequences: true)
+        return !words.isEmpty && words.contains { word in
+            guard let equals = word.firstIndex(of: "=") else { return false }
+            return keywords.contains(word[..<equals].lowercased())
+        }
     }
 
     /// The scheme of a value that looks like a URL (`scheme:` followed by `//`, or a database scheme).

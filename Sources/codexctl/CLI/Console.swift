@@ -19,6 +19,8 @@ enum Console {
         static let unreadableInput: Int32 = 2
         static let gaveUp: Int32 = 3
         static let usage: Int32 = 64
+        /// Ended by Ctrl-C (128 + SIGINT).
+        static let interrupted: Int32 = 130
     }
 
     /// Writes human output to standard output, made safe for a terminal by ``displayText(_:)`` (line

@@ -67,8 +67,11 @@ enum CLIAuth {
         )
     }
 
-    /// A provider for the first available source.
+    /// A provider for the first available source (its endpoint is not looked at, so a bad
+    /// `OPENAI_BASE_URL` does not stop commands that need the credential only).
     static func provider(store: URL, codexHome: String?, http: any HTTPClient, readOnly: Bool = false) throws -> (any AuthProvider)? {
-        try environment(store: store, codexHome: codexHome, http: http, readOnly: readOnly)?.authProvider
+        try ResponsesEnvironment.credentialIfPresent(
+            codexHome: codexHome.map { URL(fileURLWithPath: $0) }, savedCredentials: store, httpClient: http, readOnly: readOnly
+        )?.authProvider
     }
 }

@@ -15,9 +15,11 @@ enum ChatCommand: CLICommand {
         command: "chat",
         overview: """
         Chat on a persistent thread: type a line to send it; replies stream as they come. A line typed while a \
-        reply streams is added to that turn (steering). Ctrl-C interrupts the running turn; Ctrl-C or Ctrl-D at the \
-        prompt exits. Commands: /new (a new thread), /threads, /model <id>, /limits, /help. Credentials and the \
-        database as for 'codexctl send'.
+        reply streams is added to that turn (steering); a command typed then runs when the reply ends. Ctrl-C \
+        interrupts the running turn; Ctrl-C or Ctrl-D at the prompt exits. Commands: /new (a new thread), /threads, \
+        /model <id>, /limits, /help. With piped input each line is a turn of its own (or a command), sent after \
+        the previous reply, with no prompt; Ctrl-C ends the session. Credentials and the database as for \
+        'codexctl send'.
         """,
         options: [
             .value("--thread", "id", "Continue this thread (default: a new one)."),
@@ -119,7 +121,7 @@ struct ChatSession {
             /// With no turn running: the queued commands, then the prompt (or the next piped line).
             func ready() async throws {
                 while running == nil, !queued.isEmpty { try await idle(queued.removeFirst()) }
-                guard running == nil else { return }
+                guard running == nil, !inputEnded else { return }
                 if interactive { prompt() }
                 gate?.open()
             }
@@ -136,10 +138,13 @@ struct ChatSession {
                     return Console.Status.success
                 case .interrupt:
                     guard let execution = running else {
-                        Console.line()
-                        return Console.Status.success
+                        if interactive { Console.line() }
+                        return interactive ? Console.Status.success : Console.Status.interrupted
                     }
                     execution.cancel()
+                    // Piped input has no prompt to return to: Ctrl-C ends the session (after the turn is
+                    // recorded interrupted), as a second Ctrl-C would.
+                    if !interactive { stopping = stopping ?? Console.Status.interrupted }
                 case .stop(let status):
                     // Like Ctrl-C on the running turn (recorded interrupted), then the session ends.
                     guard let execution = running else { return status }

@@ -25,14 +25,8 @@ struct LiveRuntime {
         }
         var configuration = CodexResponsesBackendConfiguration(enableReasoningSummaries: reasoningSummaries)
         if let model { configuration.model = model }
-        var chosen = service
-        // --endpoint replaces the base, keeping the profile the credential needs (an API key never goes to
-        // the ChatGPT backend).
-        if let endpoint {
-            chosen = ResponsesEnvironment(
-                authProvider: service.authProvider, endpoint: try ResponsesEndpoint(baseURL: endpoint, profile: service.endpoint.profile), source: service.source
-            )
-        }
+        // --endpoint replaces the base, keeping the profile the credential needs.
+        let chosen = try endpoint.map(service.replacingBaseURL) ?? service
         let backend = CodexResponsesBackend(environment: chosen, configuration: configuration)
         return try AgentRuntime(configuration: .init(backend: backend, stateStore: try stateStore()))
     }

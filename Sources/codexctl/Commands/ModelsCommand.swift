@@ -51,21 +51,28 @@ enum ModelsListCommand: CLICommand {
             let http = DefaultHTTPClient()
             // The credential and endpoint every command resolves the same way (OPENAI_BASE_URL included). Looking at
             // the cache never writes: a renewed session would not be saved, nothing is created or chmodded.
-            let service = try CLIAuth.environment(
-                store: CLIAuth.storeDirectory(parsed.options["--secrets"]), codexHome: parsed.options["--codex-home"],
-                only: try SendOptions.authSource(parsed.options["--auth"]), http: http, readOnly: policy == .cachedOnly
+            let store = CLIAuth.storeDirectory(parsed.options["--secrets"])
+            let codexHome = parsed.options["--codex-home"].map { URL(fileURLWithPath: $0) }
+            let credential = try ResponsesEnvironment.credentialIfPresent(
+                codexHome: codexHome, savedCredentials: store, order: try SendOptions.authSource(parsed.options["--auth"]).map { [$0] } ?? ResponsesEnvironment.Source.allCases,
+                httpClient: http, readOnly: policy == .cachedOnly
             )
             let snapshot: CodexModelCatalogSnapshot
-            if let service {
-                var endpoint = service.endpoint
-                if let base = try SendOptions.endpoint(parsed.options["--endpoint"]) {
-                    endpoint = try ResponsesEndpoint(baseURL: base, profile: service.endpoint.profile)
+            if let credential {
+                // The endpoint (OPENAI_BASE_URL or --endpoint) matters only when the network is used.
+                var endpoint: ResponsesEndpoint = credential.profile == .publicAPI ? .publicAPI : .chatGPT
+                if policy != .cachedOnly {
+                    if let base = try SendOptions.endpoint(parsed.options["--endpoint"]) {
+                        endpoint = try ResponsesEndpoint(baseURL: base, profile: credential.profile)
+                    } else if credential.profile == .publicAPI {
+                        endpoint = try ResponsesEnvironment.publicAPI()
+                    }
                 }
-                snapshot = try await ModelCatalogClient(endpoint: endpoint, httpClient: http, authProvider: service.authProvider).catalog(policy: policy)
+                snapshot = try await ModelCatalogClient(endpoint: endpoint, httpClient: http, authProvider: credential.authProvider).catalog(policy: policy)
             } else if policy == .refresh {
                 throw AgentRuntimeError(code: .notSignedIn, message: "not signed in; a refresh needs credentials")
             } else {
-                var bundled = CodexModelCatalogSnapshot(models: CodexModelCatalog.bundled.models, source: .bundled, fetchedAt: nil, isStale: false)
+                var bundled = CodexModelCatalogSnapshot.bundled
                 if policy != .cachedOnly { bundled.fallbackReason = "not signed in (set OPENAI_API_KEY, sign in with the Codex CLI, or run codexctl login)" }
                 snapshot = bundled
             }

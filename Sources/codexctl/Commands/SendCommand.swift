@@ -81,9 +81,9 @@ struct SendOptions {
     /// The largest prompt read from standard input.
     static let maximumPromptBytes = 1 << 20
 
-    init(_ parsed: ParsedArguments, standardInputIsTerminal: Bool = isatty(STDIN_FILENO) == 1) throws(UsageError) {
+    init(_ parsed: ParsedArguments, standardInput: StandardInput = .current) throws(UsageError) {
         guard parsed.positionals.count <= 1 else { throw UsageError("Only one prompt may be given") }
-        prompt = try Self.prompt(parsed.positionals.first, standardInputIsTerminal: standardInputIsTerminal)
+        prompt = try Self.prompt(parsed.positionals.first, standardInput: standardInput)
         guard !prompt.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !(parsed.lists["--image"] ?? []).isEmpty else {
             throw UsageError("the prompt is empty")
         }
@@ -138,33 +138,66 @@ struct SendOptions {
         codexHome = parsed.options["--codex-home"]
     }
 
-    /// The prompt, as the Codex CLI's `exec` takes it: the argument; `-` or no argument with a standard
-    /// input that is not a terminal, standard input; an argument with piped input, the argument followed by
-    /// the input in a `<stdin>` block (input that is empty or only whitespace adds nothing, so `/dev/null`
-    /// and an empty pipe change nothing and never fail).
-    static func prompt(_ argument: String?, standardInputIsTerminal: Bool) throws(UsageError) -> String {
+    /// What standard input is, as far as the prompt is concerned.
+    enum StandardInput {
+        /// A terminal: a person types, so it is never read for a prompt that was given.
+        case terminal
+        /// A pipe or a file: read to its end.
+        case piped
+        /// Closed, or something that is neither (a socket): not read.
+        case none
+
+        /// Standard input of this process.
+        static var current: StandardInput {
+            if isatty(STDIN_FILENO) == 1 { return .terminal }
+            var info = stat()
+            guard fstat(STDIN_FILENO, &info) == 0 else { return .none }
+            switch info.st_mode & S_IFMT {
+            case S_IFIFO, S_IFREG, S_IFCHR: return .piped
+            default: return .none
+            }
+        }
+    }
+
+    /// The prompt, as the Codex CLI's `exec` takes it: the argument; `-`, or no argument with piped
+    /// input, standard input; an argument with piped input, the argument followed by the input in a
+    /// `<stdin>` block. Input that is empty or only whitespace adds nothing, so `/dev/null`, an empty pipe
+    /// and a closed standard input change nothing and never fail.
+    static func prompt(_ argument: String?, standardInput: StandardInput) throws(UsageError) -> String {
         switch argument {
         case "-"?:
-            return try standardInput()
+            return try readStandardInput()
         case nil:
-            guard !standardInputIsTerminal else {
+            guard standardInput == .piped else {
                 throw UsageError("Missing expected argument '<prompt>' (give it, or pipe it on standard input)")
             }
-            return try standardInput()
+            return try readStandardInput()
         case let prompt?:
-            guard !standardInputIsTerminal else { return prompt }
-            let piped = try standardInput()
+            guard standardInput == .piped else { return prompt }
+            let piped = try readStandardInput()
             guard !piped.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return prompt }
             return prompt + "\n\n<stdin>\n" + piped + (piped.hasSuffix("\n") ? "" : "\n") + "</stdin>"
         }
     }
 
-    /// Standard input to its end, at most 1 MiB.
-    private static func standardInput() throws(UsageError) -> String {
-        guard let bytes = try? Console.readInput("-", limit: maximumPromptBytes) else {
+    /// Standard input to its end, at most 1 MiB. A person at a terminal who left standard input open to
+    /// a pipe that has nothing yet is told why the command waits.
+    private static func readStandardInput() throws(UsageError) -> String {
+        var ready = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        if isatty(STDERR_FILENO) == 1, poll(&ready, 1, 0) == 0 {
+            Console.error("reading the prompt from standard input until it ends (give < /dev/null to send none)\n")
+        }
+        do {
+            return String(decoding: try Console.readInput("-", limit: maximumPromptBytes), as: UTF8.self)
+        } catch where failure(error, is: EBADF) {
+            return ""
+        } catch {
             throw UsageError("the prompt on standard input is unreadable or larger than 1 MiB")
         }
-        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func failure(_ error: BoundedInputFile.Failure, is code: Int32) -> Bool {
+        error.systemError == code
     }
 
     /// A usage error naming the file and the system's cause, or the limit a file passed.

@@ -75,6 +75,11 @@ final class SendOutput: @unchecked Sendable {
             if json { emit(["type": "message_started", "phase": phase.map { .string($0.wireName) } ?? .null]) }
         case .messageCompleted(_, let phase):
             if json { emit(["type": "message_completed", "phase": phase.map { .string($0.wireName) } ?? .null]) }
+        case .resumed(let pass, let attempt, let reused):
+            if json {
+                return emit(["type": "turn_resumed", "pass": .number(JSONNumber(pass)), "attempt": .number(JSONNumber(attempt)), "reused_results": .number(JSONNumber(reused))])
+            }
+            progressLine("resumed at model pass \(pass), attempt \(attempt) (\(reused) finished call\(reused == 1 ? "" : "s") reused)")
         }
     }
 

@@ -231,7 +231,9 @@ enum DatabaseCommand: CLICommand {
         static let help = CommandHelp(
             command: "db path",
             overview: """
-            Print the state store every command uses when --db is not given (the one send and chat write):             $XDG_STATE_HOME/codexkit/state.sqlite, else ~/.local/state/codexkit/state.sqlite. Nothing is opened or created.
+            Print the state store the state commands use when --db is not given (the one send and chat write): \
+            $XDG_STATE_HOME/codexkit/state.sqlite, else ~/.local/state/codexkit/state.sqlite; with --json, the memory \
+            store the memory commands use too. Nothing is opened or created.
             """,
             options: [.flag("--json", "Print one JSON object with the state and memory store paths.")]
         )

@@ -17,6 +17,7 @@ import Testing
         case .messageCompleted(let id, let phase): return "messageCompleted \(id) \(phase?.wireName ?? "nil")"
         case .reasoningSummaryDelta(let id, let index, let delta): return "summary \(id)#\(index) \(delta)"
         case .webSearch(let id, let status, let query): return "webSearch \(id) \(status) \(query ?? "-")"
+        case .resumed(let pass, let attempt, let reused): return "resumed \(pass) \(attempt) \(reused)"
         }
     }
 

@@ -154,6 +154,7 @@ enum BackendHarness {
         case .messageCompleted(let itemID, let phase): return "messageCompleted \(itemID) \(phase?.wireName ?? "nil")"
         case .reasoningSummaryDelta(let itemID, let index, let delta): return "summaryDelta \(itemID) \(index) \(delta)"
         case .webSearch(let itemID, let status, let query): return "webSearch \(itemID) \(status) \(query ?? "nil")"
+        case .resumed(let pass, let attempt, let reused): return "resumed \(pass) \(attempt) \(reused)"
         }
     }
 

@@ -2,6 +2,9 @@ import CodexCore
 import CodexStorageSQLite
 import CodexTestSupport
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// `codexctl chat` on a pseudo-terminal against the loopback server: the test types, reads the screen,
@@ -164,5 +167,32 @@ import Testing
         let store = try SQLiteRuntimeStateStore(readingAt: database)
         let thread = try #require(try await store.threads().first)
         #expect(result.stderr == "thread \(thread.id.rawValue)\n")
+    }
+
+    @Test func ctrlCEndsAPipedSessionAfterRecordingTheTurnInterrupted() async throws {
+        let directory = try temporaryDirectory("chat-pipe")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [OutputFailureTests.endless(), .sse(SendCommandTests.reply(["Never sent."]))])
+        defer { server.shutdown() }
+        let database = directory.appendingPathComponent("state.sqlite").path
+        let screen = directory.appendingPathComponent("stdout.txt")
+        let input = try CommandRunner.temporaryFile("first\nsecond\n", name: "input.txt")
+        let codexctl = CommandRunner.productsDirectory.appendingPathComponent("codexctl").path
+        let result = try await ChildProcess.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", #"exec "$0" "$@" > "$SCREEN" < "$INPUT""#, codexctl, "chat", "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString, "--db", database],
+            environment: SendCommandTests.environment(directory).merging(["SCREEN": screen.path, "INPUT": input]) { $1 }
+        ) { pid in
+            for _ in 0..<60_000 {
+                if let shown = try? String(contentsOf: screen, encoding: .utf8), shown.contains("Partial") { break }
+                try? await Task.sleep(for: .milliseconds(1))
+            }
+            kill(pid, SIGINT)
+        }
+        #expect(result.status == 130, "\(result.stderr)")
+        #expect(server.requests.count == 1, "the second line was not sent")
+        let store = try SQLiteRuntimeStateStore(readingAt: database)
+        let thread = try #require(try await store.threads().first)
+        #expect(try await store.latestTurn(of: thread.id)?.status == .interrupted)
     }
 }

@@ -94,6 +94,12 @@ import Testing
             #expect(result.stderr.hasPrefix("Error: --db takes a SQLite file path; a postgres"), "\(result.stderr)")
             #expect(!result.stderr.contains("hunter2"))
         }
+        let keywords = try await CommandRunner.codexctl(
+            ["threads", "list", "--db", "host=/tmp dbname=app password=hunter2secret"], in: directory, environment: SendCommandTests.environment(directory)
+        )
+        #expect(keywords.status == 64)
+        #expect(keywords.stderr.hasPrefix("Error: --db takes a SQLite file path; a PostgreSQL connection string is not a store this build can open\n"))
+        #expect(!keywords.stderr.contains("hunter2"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 
@@ -191,5 +197,29 @@ import Testing
         #expect(result.status == 1)
         #expect(result.stderr.hasPrefix("Error: transport_failure: the connection to http://127.0.0.1:9 failed (curl error 7: "), "\(result.stderr)")
         #expect(!result.stderr.contains("secret-path"))
+    }
+
+    @Test func aClosedStandardInputAddsNothingAndABadBaseURLDoesNotStopCommandsThatNeedOnlyTheCredential() async throws {
+        let directory = try temporaryDirectory("habits")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [.sse(SendCommandTests.reply(["Closed."]))])
+        defer { server.shutdown() }
+        let closed = try await CommandRunner.codexctl(
+            ["send", "Hi", "--ephemeral", "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString], redirecting: "<&-",
+            environment: SendCommandTests.environment(directory)
+        )
+        #expect(closed.status == 0, "\(closed.stderr)")
+        #expect(try Self.userText(try #require(server.requests.first)) == "Hi")
+        // OPENAI_BASE_URL is checked where the endpoint is used, not where only the credential is.
+        var environment = SendCommandTests.environment(directory)
+        environment["OPENAI_BASE_URL"] = "http://proxy.example:4000/v1"
+        let status = try await CommandRunner.codexctl(["auth", "status", "--json"], environment: environment)
+        #expect(status.status == 0)
+        #expect(status.stdout.contains(#""binding":"api-key:"#), "\(status.stdout)")
+        let cached = try await CommandRunner.codexctl(["models", "list", "--cached-only", "--json"], environment: environment)
+        #expect(cached.status == 0, "\(cached.stdout) \(cached.stderr)")
+        let send = try await CommandRunner.codexctl(["send", "Hi", "--ephemeral"], environment: environment)
+        #expect(send.status == 1)
+        #expect(send.stderr.hasPrefix("Error: invalid_endpoint: OPENAI_BASE_URL: the endpoint must use https"), "\(send.stderr)")
     }
 }
