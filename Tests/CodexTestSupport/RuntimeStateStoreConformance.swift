@@ -8,7 +8,7 @@ public enum RuntimeStateStoreConformance {
     /// Names and runs every check; returns `"check: problem"` lines.
     public static func run(_ makeStore: () throws -> any RuntimeStateStore) async throws -> [String] {
         var problems: [String] = []
-        for (name, check) in checks {
+        for (name, check) in checks + journalChecks {
             for problem in try await check(try makeStore()) { problems.append("\(name): \(problem)") }
         }
         return problems

@@ -60,7 +60,10 @@ extension InMemoryRuntimeStateStore: TurnJournaling {
 
     /// The approvals of `thread` (all when `nil`), oldest first.
     public func approvals(in thread: AgentThreadID?) async throws -> [StoredApproval] {
-        state.withLock { state in state.approvals.filter { thread == nil || $0.request.threadID == thread } }
+        state.withLock { state in
+            state.approvals.filter { thread == nil || $0.request.threadID == thread }
+                .sorted { ($0.requestedAt, $0.id.rawValue) < ($1.requestedAt, $1.id.rawValue) }
+        }
     }
 
     /// Answers an approval once (see ``CodexCore/TurnJournaling``).

@@ -49,6 +49,24 @@ enum SQLiteStateSchema {
             ) WITHOUT ROWID;
             CREATE INDEX history_images_by_key ON history_images(storage_key);
             """),
+        // Durable turns: each turn's journal of steps, and the approvals turns asked for.
+        SQLiteSchema.Migration(position: 3, name: "create_turn_journal_and_approvals", sql: """
+            CREATE TABLE turn_journal (
+                turn_id TEXT NOT NULL,
+                sequence INTEGER NOT NULL,
+                thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+                body BLOB NOT NULL,
+                PRIMARY KEY (turn_id, sequence)
+            ) WITHOUT ROWID;
+            CREATE INDEX turn_journal_by_thread ON turn_journal(thread_id);
+            CREATE TABLE approvals (
+                id TEXT PRIMARY KEY NOT NULL,
+                thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+                requested_at REAL NOT NULL,
+                body BLOB NOT NULL
+            );
+            CREATE INDEX approvals_by_thread ON approvals(thread_id, requested_at);
+            """),
     ]
 
     /// The tables and columns the migrations create, in column order: what a deep check expects.
@@ -58,5 +76,7 @@ enum SQLiteStateSchema {
         ("history_items", ["thread_id", "position", "kind", "body"]),
         ("turns", ["id", "thread_id", "started_at", "body"]),
         ("history_images", ["thread_id", "position", "ordinal", "attachment_id", "mime_type", "storage_key", "metadata"]),
+        ("turn_journal", ["turn_id", "sequence", "thread_id", "body"]),
+        ("approvals", ["id", "thread_id", "requested_at", "body"]),
     ]
 }
