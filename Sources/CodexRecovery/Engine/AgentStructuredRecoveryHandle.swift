@@ -106,4 +106,20 @@ public struct AgentRecoveryAttempt: Sendable, Hashable {
     public var previousResponseID: String?
     /// The previous attempt's last sequence number, if any (diagnostic only).
     public var previousSequenceNumber: Int?
+
+    /// Creates an attempt to authorize (for the package's other authorizers, such as a resumed durable
+    /// turn's model request).
+    package init(
+        operationID: UUID, id: UUID, number: Int, maximumAttempts: Int, reason: Reason, previousFailure: AgentRecoveryFailure? = nil,
+        previousResponseID: String? = nil, previousSequenceNumber: Int? = nil
+    ) {
+        self.operationID = operationID
+        self.id = id
+        self.number = number
+        self.maximumAttempts = maximumAttempts
+        self.reason = reason
+        self.previousFailure = previousFailure
+        self.previousResponseID = previousResponseID
+        self.previousSequenceNumber = previousSequenceNumber
+    }
 }

@@ -176,10 +176,14 @@ extension AgentRuntime {
     /// A caller cancelled before it begins changes nothing; a caller cancelled while storage is locked
     /// (another process holds the database) leaves at once with `CancellationError`, and the recovery
     /// write runs in order when storage is available.
-    /// - Returns: How many abandoned turns were closed.
+    /// With ``AgentTurnRecoveryPolicy/resume(unfinishedCalls:maximumAttempts:authorizeAttempt:)``, an
+    /// abandoned durable turn is resumed instead (``resumeTurn(_:in:)``) and run to its end, as is a turn
+    /// parked for an approval that has been answered; one that cannot be resumed (no journal) is closed.
+    /// - Returns: How many abandoned turns were closed or resumed.
     @discardableResult
     public func recoverAbandonedTurns() async throws -> Int {
         try Task.checkCancellation()
+        if configuration.turnRecovery.resumes { return try await resumeAbandonedTurns() }
         let now = configuration.wallClock.now()
         let activeTurns = self.activeTurns
         let ownership = self.ownership

@@ -49,11 +49,35 @@ extension AgentRuntime {
         )
         backendRequest.memoryInstructions = memory?.text
         if let memory { backendRequest.memoryPlacement = memory.placement }
+        let durability = try await beginJournal(of: turn, request: backendRequest, structured: structured)
         let plan = TurnPlan(
             thread: thread, turn: turn, backendRequest: backendRequest, structured: structured,
-            memoryApplication: memory?.application(instructions: backendRequest.compiledInstructions(base: configuration.backend.baseInstructions))
+            memoryApplication: memory?.application(instructions: backendRequest.compiledInstructions(base: configuration.backend.baseInstructions)),
+            durability: durability
         )
         return launch(plan, outcome: outcome)
+    }
+
+    /// Makes a persistent turn durable when the recovery policy resumes turns: its journal begins with
+    /// what its requests are made of. Turns with streamed structured output are not durable (a resumed
+    /// turn has no caller to hand a typed value to): a crash leaves them interrupted, as before.
+    /// - Throws: the store's error when the first entry cannot be written; the turn is recorded failed.
+    private func beginJournal(of turn: AgentTurn, request: AgentBackendTurnRequest, structured: TurnStructuredMode) async throws -> TurnDurability? {
+        guard configuration.turnRecovery.resumes, turn.executionMode == .threaded, case .none = structured else { return nil }
+        let journal = TurnJournalWriter(writer: writer, turn: turn.id, thread: turn.threadID, nextSequence: 0)
+        let settings = TurnJournalSettings(
+            model: request.model, reasoningEffort: request.reasoningEffort, instructions: request.instructions,
+            skillInstructions: request.skillInstructions, memoryInstructions: request.memoryInstructions, memoryPlacement: request.memoryPlacement
+        )
+        do {
+            try await journal.record(.turnStarted(settings))
+        } catch {
+            let failure = (error as? TurnJournalFailure)?.error ?? (error as? AgentRuntimeError)
+            recordEnd(of: turn, status: error is CancellationError ? .interrupted : .failed, failure: failure, items: [])
+            activeTurns.release(turn.threadID, turnID: turn.id)
+            throw failure ?? error
+        }
+        return .fresh(journal, policy: configuration.turnRecovery)
     }
 
     /// Writes the accepted input (developer messages, the user message, the running turn, the thread's
@@ -137,13 +161,27 @@ extension AgentRuntime {
     /// crash or a kill: it is recorded interrupted (and the thread idle) before the next turn starts. A
     /// running turn of another live runtime instance (its owner lease is held) is not abandoned: the
     /// thread is busy.
-    /// - Throws: `thread_busy` when another live runtime runs a turn on the thread.
+    /// - Throws: `thread_busy` when another live runtime runs a turn on the thread, or (with the resume
+    ///   policy) when the thread's durable turn waits to be resumed: it is never closed behind its back.
     func closeAbandonedTurn(of threadID: AgentThreadID, at now: Date) async throws {
+        if configuration.turnRecovery.resumes, try await hasDurableTurnToResume(threadID) {
+            throw AgentRuntimeError(code: .threadBusy, message: "a durable turn on the thread waits to be resumed (resumeTurn) or for its approval")
+        }
         let ownership = self.ownership
         let outcome = try await writer.read { store in try await Self.closeAbandonedTurn(of: threadID, in: store, at: now, ownership: ownership) }
         if case .liveElsewhere = outcome {
             throw AgentRuntimeError(code: .threadBusy, message: "another runtime instance runs a turn on the thread")
         }
+    }
+
+    /// Whether the thread's latest turn is a durable one no live runtime runs: parked for an approval, or
+    /// left running by a runtime that is gone, with a journal to resume from.
+    private func hasDurableTurnToResume(_ threadID: AgentThreadID) async throws -> Bool {
+        guard let turn = try await writer.read({ store in try await store.latestTurn(of: threadID) }) else { return false }
+        if turn.status == .waitingForApproval { return true }
+        guard turn.status == .running, try !ownership.isAliveElsewhere(turn) else { return false }
+        let entries = try await writer.readJournal { journal in try await journal.journal(of: turn.id) }
+        return TurnResumePoint.analyze(entries).map { $0.stage != .committed } ?? false
     }
 
     /// Records the thread's latest turn interrupted (and the thread idle) if the store shows it running

@@ -76,6 +76,10 @@ public final class AgentRuntime: Sendable {
         /// The memory turns retrieve and completed turns may capture (``AgentMemoryConfiguration``); `nil`
         /// (the default) for none.
         public var memory: AgentMemoryConfiguration?
+        /// What happens to a persistent turn a crashed process left running: recorded interrupted (the
+        /// default), or durable and resumed (``AgentTurnRecoveryPolicy``; the state store must keep
+        /// journals, ``CodexCore/TurnJournaling``: the SQLite and in-memory stores do).
+        public var turnRecovery: AgentTurnRecoveryPolicy
 
         /// Creates a configuration; ``AgentRuntime/init(configuration:)`` validates it.
         public init(
@@ -87,7 +91,8 @@ public final class AgentRuntime: Sendable {
             tools: [AgentTool] = [], skills: [AgentSkill] = [], maximumParallelToolCalls: Int = 4,
             toolImageHTTPClient: (any HTTPClient)? = nil, readinessRetryPolicy: RetryPolicy = .default,
             modelSelector: (any CodexModelSelecting)? = nil, backgroundActivity: AgentBackgroundActivity? = nil,
-            contextCompaction: AgentContextCompactionConfiguration = .init(), memory: AgentMemoryConfiguration? = nil
+            contextCompaction: AgentContextCompactionConfiguration = .init(), memory: AgentMemoryConfiguration? = nil,
+            turnRecovery: AgentTurnRecoveryPolicy = .interrupt
         ) {
             self.authProvider = authProvider
             self.secureStore = secureStore
@@ -110,6 +115,7 @@ public final class AgentRuntime: Sendable {
             self.backgroundActivity = backgroundActivity
             self.contextCompaction = contextCompaction
             self.memory = memory
+            self.turnRecovery = turnRecovery
         }
     }
 
@@ -146,6 +152,9 @@ public final class AgentRuntime: Sendable {
     ///   or the store's error when an owner lease cannot be taken.
     public init(configuration: Configuration) throws {
         try configuration.turnLimits.validate()
+        if configuration.turnRecovery.resumes, !(configuration.stateStore is any TurnJournaling) {
+            throw AgentRuntimeError(code: .invalidConfiguration, message: "resuming turns needs a state store that keeps turn journals")
+        }
         tools = try ToolRegistry(configuration.tools)
         toolImages = ToolImageDownloader(httpClient: configuration.toolImageHTTPClient, logSink: configuration.logSink)
         let authProvider = try Self.sessionAuthProvider(configuration)

@@ -11,7 +11,9 @@ struct RetryingStateStore: RuntimeStateStore {
     let clock: any Clock<Duration>
     let onRetry: @Sendable (String) -> Void
 
-    private func retrying<Value>(_ operation: String, _ call: () async throws -> Value) async throws -> Value {
+    /// Runs `call`, retrying it after a transient failure (for calls outside the protocol, such as a
+    /// journal's).
+    func retrying<Value>(_ operation: String, _ call: () async throws -> Value) async throws -> Value {
         var pause = Duration.milliseconds(5)
         while true {
             do {

@@ -12,6 +12,9 @@ final class RuntimeStateWriter: Sendable {
     typealias Handle = Task<Result<Void, AgentRuntimeError>, Never>
 
     private let store: any RuntimeStateStore
+    /// The store as a journal, when it keeps turn journals, and the retrying its calls go through.
+    private let journalStore: (any TurnJournaling)?
+    private let retrier: RetryingStateStore
     private let tail = Mutex<Handle?>(nil)
 
     /// - Parameters:
@@ -27,6 +30,30 @@ final class RuntimeStateWriter: Sendable {
             logSink.record(AgentLogEvent(level: .notice, category: .persistence, name: "runtime.storage.retry", metadata: ["operation": operation]))
         }
         self.store = ObservedStateStore(base: retrying, feed: changes)
+        journalStore = store as? any TurnJournaling
+        retrier = retrying
+    }
+
+    /// Enqueues a call of the store's journal (``CodexCore/TurnJournaling``) in the same order as every
+    /// other write, retried after transient failures like them.
+    @discardableResult
+    func enqueueJournal(_ operation: @escaping @Sendable (any TurnJournaling) async throws -> Void) -> Handle {
+        let journal = journalStore
+        let retrier = self.retrier
+        return enqueue { _ in
+            guard let journal else { throw AgentRuntimeError(code: .invalidConfiguration, message: "the state store keeps no turn journals") }
+            try await retrier.retrying("journal") { try await operation(journal) }
+        }
+    }
+
+    /// A read of the store's journal after every write enqueued before it.
+    func readJournal<Value: Sendable>(_ operation: @escaping @Sendable (any TurnJournaling) async throws -> Value) async throws -> Value {
+        let journal = journalStore
+        let retrier = self.retrier
+        return try await read { _ in
+            guard let journal else { throw AgentRuntimeError(code: .invalidConfiguration, message: "the state store keeps no turn journals") }
+            return try await retrier.retrying("journal_read") { try await operation(journal) }
+        }
     }
 
     /// Enqueues `operation` after every earlier write. A failure becomes the runtime error its meaning

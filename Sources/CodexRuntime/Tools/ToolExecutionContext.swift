@@ -25,6 +25,18 @@ public struct ToolExecutionContext: Sendable {
     /// The call's ID.
     public var invocationID: ToolInvocationID { invocation.id }
 
+    /// A key for this call that is the same in every process and every resume of its turn (derived from
+    /// the thread, the turn and the call ID): pass it to the systems your tool changes, as a payment
+    /// API's idempotency header or a unique column, so that running the call again (a durable turn
+    /// resumed after a crash) has its effect once. `ck_` followed by 32 hex digits.
+    public var idempotencyKey: String { Self.idempotencyKey(thread: threadID, turn: turnID, call: invocation.id) }
+
+    /// ``idempotencyKey`` of a call.
+    static func idempotencyKey(thread: AgentThreadID, turn: AgentTurnID, call: ToolInvocationID) -> String {
+        let material = "codexkit.tool-call.v1\n\(thread.rawValue)\n\(turn.rawValue)\n\(call.rawValue)"
+        return "ck_" + SHA256.hexDigest(of: Array(material.utf8)).prefix(32)
+    }
+
     /// Whether the turn was interrupted or cancelled: stop soon and throw `CancellationError`.
     public var isCancelled: Bool { Task.isCancelled }
 

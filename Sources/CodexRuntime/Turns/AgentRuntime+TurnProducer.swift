@@ -89,6 +89,9 @@ extension AgentRuntime {
                 memoryApplication: plan.memoryApplication
             )
             try await writer.finish(handle)
+            // The journal's last word; the commit above is what counts (a crash between the two leaves a
+            // completed turn, which is never resumed).
+            if let journal = plan.durability?.journal { Task { try? await journal.record(.committed) } }
             activeTurns.release(plan.threadID, turnID: plan.turnID)
             startAutomaticCapture(plan, success: success)
         }
@@ -108,6 +111,7 @@ extension AgentRuntime {
 
     /// Records and reports a failed or interrupted turn.
     private func end(_ plan: TurnPlan, after error: any Error, channel: AgentEventChannel<AgentEvent>, cancellation: TurnCancellation) async {
+        if plan.persistent, plan.durability != nil, await endDurable(plan, after: error, channel: channel) { return }
         let limitHit = (error as? AgentRuntimeError)?.executionLimit != nil
         let interrupted = !limitHit && (Task.isCancelled || error is CancellationError || error is AgentEventChannel<AgentEvent>.SendFailure)
         if interrupted {
@@ -135,5 +139,37 @@ extension AgentRuntime {
         ))
         try? channel.sendLifecycle(.turnFailed(failure))
         channel.finish(throwing: failure)
+    }
+
+    /// The ends only a durable turn has: parked until an approval is answered (recorded
+    /// `waiting_for_approval`, owned by no runtime, the thread showing the wait), or stopped by a journal
+    /// it could not write (left running under this runtime, so ``resumeTurn(_:in:)`` continues it once the
+    /// store works again). Returns whether `error` was one of them.
+    private func endDurable(_ plan: TurnPlan, after error: any Error, channel: AgentEventChannel<AgentEvent>) async -> Bool {
+        let metadata = ["thread_id": plan.threadID.rawValue, "turn_id": plan.turnID.rawValue]
+        if let parked = error as? TurnParked {
+            var turn = plan.turn
+            turn.status = .waitingForApproval
+            turn.ownerID = nil
+            let record = turn
+            try? await writer.finish(writer.enqueue { store in try await store.upsertTurn(record) })
+            activeTurns.release(plan.threadID, turnID: plan.turnID)
+            configuration.logSink.record(AgentLogEvent(level: .notice, category: .runtime, name: "runtime.turn.parked", metadata: metadata))
+            try? channel.sendLifecycle(.turnInterrupted(AgentTurnInterruption(turnID: plan.turnID, threadID: plan.threadID, reason: "waiting_for_approval")))
+            channel.finish(throwing: AgentRuntimeError(
+                code: .turnWaitingForApproval, message: "the turn waits for approval \(parked.request.id.rawValue); answer it, then resume the turn"
+            ))
+            return true
+        }
+        if let failure = error as? TurnJournalFailure {
+            activeTurns.release(plan.threadID, turnID: plan.turnID)
+            configuration.logSink.record(AgentLogEvent(
+                level: .error, category: .runtime, name: "runtime.turn.journal_failed", metadata: metadata.merging(["error_code": failure.error.code.rawValue]) { $1 }
+            ))
+            try? channel.sendLifecycle(.turnFailed(failure.error))
+            channel.finish(throwing: failure.error)
+            return true
+        }
+        return false
     }
 }

@@ -9,17 +9,29 @@ extension TurnDriver {
     /// are submitted, and calls and results recorded, in the model's call order. A call ID answered
     /// earlier in the turn is answered again from that result without running; the same ID with other
     /// arguments fails the turn with `responses_tool_call_conflict`.
-    func runTools(_ requested: [ToolInvocation], progress: inout Progress, turnStream: AgentTurnStream) async throws {
-        guard runtime.configuration.turnLimits.allowsToolBatch(of: requested.count, afterUsing: progress.toolCalls) else {
-            throw AgentRuntimeError.executionLimitExceeded(.toolCalls)
+    ///
+    /// A durable turn journals the batch before any executor starts, each executor's start and each
+    /// result, then the next pass's request once the round is stored. `resumed` is a batch an earlier
+    /// process left unfinished: it was journaled and counted then; its finished results are reused, and
+    /// its calls cut short follow their replay safety and the recovery policy. Without `turnStream` (a
+    /// resumed batch, before the backend's turn starts) results are stored, not submitted: the backend
+    /// replays them from the history.
+    func runTools(
+        _ requested: [ToolInvocation], progress: inout Progress, turnStream: AgentTurnStream?, resumed: TurnResumePoint.Batch? = nil
+    ) async throws {
+        if resumed == nil {
+            guard runtime.configuration.turnLimits.allowsToolBatch(of: requested.count, afterUsing: progress.toolCalls) else {
+                throw AgentRuntimeError.executionLimitExceeded(.toolCalls)
+            }
+            progress.toolCalls += requested.count
         }
-        progress.toolCalls += requested.count
         let invocations = requested.map { call in
             var invocation = call
             invocation.threadID = plan.threadID
             invocation.turnID = plan.turnID
             return invocation
         }
+        if resumed == nil { try await journal(.toolCalls(pass: progress.pass, items: progress.pendingItems, calls: invocations)) }
         // Repeats (earlier in the turn, or earlier in this batch) are answered without running.
         var firstIndex: [ToolInvocationID: Int] = [:]
         var toRun: [Int] = []
@@ -37,15 +49,17 @@ extension TurnDriver {
             toRun.append(index)
         }
         var results = [ToolResultEnvelope?](repeating: nil, count: invocations.count)
-        if let first = toRun.first { try await showPending(.toolResult, for: invocations[first]) }
-        let parallelSafe = toRun.map { runtime.tools.entry(named: invocations[$0].toolName)?.isParallelSafe ?? true }
+        if let resumed { try await answerFromJournal(resumed, invocations: invocations, toRun: toRun, into: &results) }
+        let runnable = toRun.filter { results[$0] == nil }
+        if let first = runnable.first { try await showPending(.toolResult, for: invocations[first]) }
+        let parallelSafe = runnable.map { runtime.tools.entry(named: invocations[$0].toolName)?.isParallelSafe ?? true }
         for segment in ToolCallSchedule.segments(parallelSafe) {
             switch segment {
             case .alone(let position):
-                let index = toRun[position]
+                let index = runnable[position]
                 results[index] = try await runCall(invocations[index])
             case .together(let positions):
-                for (index, result) in try await runTogether(positions.map { toRun[$0] }, of: invocations) { results[index] = result }
+                for (index, result) in try await runTogether(positions.map { runnable[$0] }, of: invocations) { results[index] = result }
             }
         }
         var calls: [AgentHistoryItem] = []
@@ -53,7 +67,7 @@ extension TurnDriver {
         var resubmitted: Set<ToolInvocationID> = []
         for (index, invocation) in invocations.enumerated() {
             if let result = results[index] {
-                try await turnStream.submit(result, for: invocation)
+                try await turnStream?.submit(result, for: invocation)
                 progress.answeredCalls[invocation.id] = (invocation.arguments, result)
                 calls.append(.toolCall(invocation))
                 outputs.append(.toolResult(result))
@@ -64,13 +78,13 @@ extension TurnDriver {
                     level: .notice, category: .tools, name: "tools.call.repeated", metadata: ["tool": invocation.toolName]
                 ))
                 if firstIndex[invocation.id] == nil, resubmitted.insert(invocation.id).inserted, let answered = progress.answeredCalls[invocation.id] {
-                    try await turnStream.submit(answered.result, for: invocation)
+                    try await turnStream?.submit(answered.result, for: invocation)
                 }
             }
         }
         let ran = toRun.compactMap { results[$0] }
         let images = try await runtime.toolImages.attachments(for: ran)
-        if !toRun.isEmpty { try await showPending(nil, for: nil) }
+        if !runnable.isEmpty { try await showPending(nil, for: nil) }
         progress.pendingItems += calls + outputs
         if !images.isEmpty {
             // Tool images are kept as an assistant message (like generated images), not sent back to the
@@ -80,6 +94,7 @@ extension TurnDriver {
             progress.pendingMessages.append(message)
         }
         try await flush(&progress)
+        try await journalNextRequest(round: calls + outputs, progress: &progress)
     }
 
     /// Shows the thread's one outstanding wait (status `waiting`), or clears it (back to `running`),
@@ -140,6 +155,7 @@ extension TurnDriver {
     /// Runs one call whose started event was sent, and sends its finished event.
     private func finish(_ invocation: ToolInvocation) async throws -> ToolResultEnvelope {
         let result = try await execute(invocation).answering(invocation)
+        try await journal(.toolFinished(result))
         try await channel.send(.toolCallFinished(result))
         return result
     }
@@ -169,7 +185,11 @@ extension TurnDriver {
             arguments = value
         }
         let tool = entry.tool
-        if tool.definition.approvalPolicy == .requiresApproval {
+        if plan.durability != nil, tool.definition.approvalPolicy == .requiresApproval || asksBeforeRunningAgain(invocation, tool: tool) {
+            if try await durableApproval(for: invocation, tool: tool) == .denied {
+                return asksBeforeRunningAgain(invocation, tool: tool) ? Self.unknownOutcome(invocation) : .denied(invocation)
+            }
+        } else if tool.definition.approvalPolicy == .requiresApproval {
             let request = AgentApprovalRequest(
                 threadID: plan.threadID, turnID: plan.turnID, toolInvocation: invocation, title: tool.definition.name,
                 message: tool.definition.approvalMessage
@@ -191,6 +211,7 @@ extension TurnDriver {
             if decision == .denied { return .denied(invocation) }
         }
         let context = ToolExecutionContext(invocation: invocation, threadID: plan.threadID, turnID: plan.turnID, arguments: arguments)
+        try await journal(.toolStarted(invocation.id, idempotencyKey: context.idempotencyKey))
         do {
             return try await tool.execute(invocation, context)
         } catch is CancellationError {

@@ -14,6 +14,10 @@ struct TurnDriver: Sendable {
     /// The turn's mutable progress (local to one drive).
     struct Progress {
         var toolCalls = 0
+        /// The model pass whose response is being read (1-based), for a durable turn's journal.
+        var pass = 1
+        /// The digest of the current pass's input, chained from pass to pass.
+        var inputDigest = ""
         /// Every call answered in this turn: its arguments and result (repeats are answered from it).
         var answeredCalls: [ToolInvocationID: (arguments: String, result: ToolResultEnvelope)] = [:]
         var usage: AgentUsage?
@@ -43,6 +47,7 @@ struct TurnDriver: Sendable {
         var attempt = 1
         var backendRequest = plan.backendRequest
         var compactedAfterLimit = false
+        let start = try await prepareDurableDrive(&backendRequest)
         while true {
             let watch = BeforeOutputWatch()
             let turnStream = try await backend.startTurn(backendRequest)
@@ -61,7 +66,7 @@ struct TurnDriver: Sendable {
                     if plan.persistent { runtime.activeTurns.attachSteering(plan.threadID, turnID: plan.turnID, watch.steer(turnStream.steer)) }
                     plan.readiness.open()
                     do {
-                        return try await run(turnStream, watch: watch)
+                        return try await run(turnStream, watch: watch, start: start)
                     } catch let error as AgentRuntimeError where error.code == .contextLengthExceeded && !watch.reachedHost {
                         // Refused as too long after the request was accepted (`response.failed`), before
                         // anything reached the host or a steer was taken: as safe to retry as a refusal.
@@ -88,8 +93,8 @@ struct TurnDriver: Sendable {
         }
     }
 
-    private func run(_ turnStream: AgentTurnStream, watch: BeforeOutputWatch) async throws -> TurnSuccess {
-        var progress = Progress()
+    private func run(_ turnStream: AgentTurnStream, watch: BeforeOutputWatch, start: Progress) async throws -> TurnSuccess {
+        var progress = start
         var completion: AgentTurnSummary?
         for try await event in turnStream.events {
             try Task.checkCancellation()

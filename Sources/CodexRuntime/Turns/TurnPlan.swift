@@ -9,19 +9,22 @@ final class TurnPlan: Sendable {
     let structured: TurnStructuredMode
     /// Which memories the instructions carry; `nil` without a memory configuration.
     let memoryApplication: AgentMemoryApplication?
+    /// The journal and starting point of a durable turn; `nil` for a turn that is not durable.
+    let durability: TurnDurability?
     /// Opened when the backend accepted the turn's first request (before any output or tool effect), or
     /// failed with the error that ended the turn first.
     let readiness = ReadinessLatch()
 
     init(
         thread: AgentThread, turn: AgentTurn, backendRequest: AgentBackendTurnRequest, structured: TurnStructuredMode,
-        memoryApplication: AgentMemoryApplication?
+        memoryApplication: AgentMemoryApplication?, durability: TurnDurability? = nil
     ) {
         self.thread = thread
         self.turn = turn
         self.backendRequest = backendRequest
         self.structured = structured
         self.memoryApplication = memoryApplication
+        self.durability = durability
     }
 
     var persistent: Bool { turn.executionMode == .threaded }
