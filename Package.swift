@@ -117,7 +117,7 @@ let package = Package(
         // A host that is killed mid-turn (the runtime crash test).
         .executableTarget(
             name: "RuntimeFixture",
-            dependencies: ["CodexRuntime", "CodexStorageSQLite", "CodexCore", "CodexSchema", "CodexTransport", "CodexLoopback", "CodexKitTesting", "CodexTestSupport"],
+            dependencies: ["CodexRuntime", "CodexRecovery", "CodexStorageSQLite", "CodexCore", "CodexSchema", "CodexTransport", "CodexLoopback", "CodexKitTesting", "CodexTestSupport"],
             path: "Tests/RuntimeFixture",
             swiftSettings: swiftSettings
         ),

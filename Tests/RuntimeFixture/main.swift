@@ -3,7 +3,8 @@
 //   --db PATH --thread ID --text TEXT
 // Runs until killed; exits 1 with the error on any failure.
 // `soak-compaction …` instead runs the long-thread compaction soak (CompactionSoak.swift) and exits;
-// `soak …` runs the fault-injecting runtime soak (Soak.swift) and exits.
+// `soak …` runs the fault-injecting runtime soak (Soak.swift) and exits; `durable …` runs or resumes the
+// durable-turn script and can be killed at a journal boundary (DurableTurn.swift).
 import CodexCore
 import CodexKitTesting
 import CodexRuntime
@@ -41,6 +42,8 @@ do {
         try await CompactionSoak.run(option, off: CommandLine.arguments.contains("--off"))
     case "soak":
         try await Soak.run(option)
+    case "durable":
+        exit(try await DurableTurn.run(option) { CommandLine.arguments.contains($0) })
     default:
         try await run()
     }

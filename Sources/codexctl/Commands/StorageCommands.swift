@@ -32,7 +32,9 @@ enum StorageCommandSupport {
         _ body: (ParsedArguments) async throws -> Void
     ) async -> Int32 {
         let validate: (ParsedArguments) throws -> Void = { parsed in
-            guard parsed.positionals.count == positionals else { throw UsageError(positionals == 1 ? "expected one thread ID" : "unexpected argument") }
+            guard parsed.positionals.count == positionals else {
+                throw UsageError(positionals == 1 ? "expected one \(command.help.arguments.first?.0 ?? "argument")" : "unexpected argument")
+            }
             try check(parsed)
         }
         return await command.runParsed(arguments, validate: validate, body)

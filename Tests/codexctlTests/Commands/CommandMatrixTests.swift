@@ -25,7 +25,7 @@ import Testing
 
     @Test func everyCommandHasHelpAndRefusesAnUnknownOptionBeforeDoingAnything() async throws {
         let leaves = try await Self.leafCommands()
-        #expect(leaves.count == 43, "\(leaves.map { $0.joined(separator: " ") })")
+        #expect(leaves.count == 47, "\(leaves.map { $0.joined(separator: " ") })")
         for path in leaves {
             let help = try await CommandRunner.codexctl(["help"] + path)
             let flag = try await CommandRunner.codexctl(path + ["--help"])
@@ -70,6 +70,17 @@ import Testing
         let threads = try JSONValue(parsing: Array(try await CommandRunner.codexctl(["threads", "list", "--db", database, "--json"]).stdout.utf8))
         let threadID = try #require(threads.arrayValue?.first { $0["title"] == "Order A-1" }?["id"]?.stringValue)
         let otherThread = try #require(threads.arrayValue?.first { $0["title"] == "Ops jobs" }?["id"]?.stringValue)
+        // Two approvals a durable turn asked for, to answer.
+        do {
+            let demoStore = try SQLiteRuntimeStateStore(path: database)
+            for id in ["approval-matrix", "approval-deny"] {
+                let call = ToolInvocation(id: ToolInvocationID(rawValue: "call_\(id)"), toolName: "refund_order", arguments: #"{"cents":300}"#)
+                try await demoStore.saveApproval(StoredApproval(
+                    request: AgentApprovalRequest(id: AgentApprovalID(rawValue: id), threadID: AgentThreadID(rawValue: threadID), turnID: AgentTurnID(), toolInvocation: call, title: "refund_order"),
+                    digest: "digest-\(id)", requestedAt: Date(timeIntervalSince1970: 1_800_000_000)
+                ))
+            }
+        }
         let recoveryStore = scratch.appendingPathComponent("recovery")
         let (binding, handles) = try await RecoveryCommandTests.prepared(5, in: recoveryStore)
         let ids = handles.map { $0.operationID.uuidString.lowercased() }
@@ -195,6 +206,25 @@ import Testing
                 // A mistyped path is an error and creates nothing (checked after the table).
                 Case(arguments: ["threads", "delete", otherThread, "--db", path("typo.sqlite")], status: 1, stdout: "",
                      stderr: "Error: sqlite_not_found: cannot open \(path("typo.sqlite")): no such file"),
+            ],
+            "approvals list": [
+                Case(arguments: ["approvals", "list", "--db", database, "--pending"], status: 0,
+                     stdout: "approval-matrix  pending  refund_order  thread \(threadID)\n", stderr: ""),
+                Case(arguments: ["approvals", "list", "--db", path("none/x.sqlite"), "--json"], status: 1, stdout: #"{"error":{"code":"sqlite_not_found""#, stderr: ""),
+            ],
+            "approvals show": [
+                Case(arguments: ["approvals", "show", "approval-matrix", "--db", database], status: 0, stdout: "digest     digest-approval-matrix\n", stderr: ""),
+                Case(arguments: ["approvals", "show", "nope", "--db", database], status: 1, stdout: "", stderr: "Error: approval_not_found: no such approval\n"),
+            ],
+            "approvals approve": [
+                Case(arguments: ["approvals", "approve", "approval-matrix", "--db", database, "--digest", "digest-approval-matrix"], status: 0,
+                     stdout: "approved approval-matrix; the turn continues when its host resumes it\n", stderr: ""),
+                Case(arguments: ["approvals", "approve", "--db", database], status: 64, stdout: "", stderr: "Error: expected one <approval-id>\n"),
+            ],
+            "approvals deny": [
+                Case(arguments: ["approvals", "deny", "approval-deny", "--db", database, "--json"], status: 0, stdout: #""decision":"denied""#, stderr: ""),
+                Case(arguments: ["approvals", "deny", "approval-matrix", "--db", database], status: 1, stdout: "",
+                     stderr: "Error: approval_stale: the approval was already answered approved"),
             ],
             "db check": [
                 Case(arguments: ["db", "check", "--db", database], status: 0, stdout: "integrity  ok\n", stderr: ""),
