@@ -73,7 +73,7 @@ extension AgentRuntime {
             try await journal.record(.turnStarted(settings))
         } catch {
             let failure = (error as? TurnJournalFailure)?.error ?? (error as? AgentRuntimeError)
-            recordEnd(of: turn, status: error is CancellationError ? .interrupted : .failed, failure: failure, items: [])
+            try? await writer.finish(recordEnd(of: turn, status: error is CancellationError ? .interrupted : .failed, failure: failure, items: []))
             activeTurns.release(turn.threadID, turnID: turn.id)
             throw failure ?? error
         }

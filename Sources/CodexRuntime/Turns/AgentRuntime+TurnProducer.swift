@@ -90,8 +90,8 @@ extension AgentRuntime {
             )
             try await writer.finish(handle)
             // The journal's last word; the commit above is what counts (a crash between the two leaves a
-            // completed turn, which is never resumed).
-            if let journal = plan.durability?.journal { Task { try? await journal.record(.committed) } }
+            // completed turn, which is never resumed, and a failure here changes nothing).
+            try? await plan.durability?.journal.record(.committed)
             activeTurns.release(plan.threadID, turnID: plan.turnID)
             startAutomaticCapture(plan, success: success)
         }

@@ -24,9 +24,15 @@ extension TurnDriver {
         if let batch = durability.batch {
             progress.pass = batch.pass
             progress.inputDigest = SHA256.hexDigest(of: Array("resumed \(plan.turnID.rawValue) pass \(batch.pass)".utf8))
-            progress.pendingItems = batch.items
-            // The batch's calls were counted when it was asked for.
-            try await runTools(batch.calls, progress: &progress, turnStream: nil, resumed: batch)
+            if try await isStored(batch) {
+                // Every result was recorded and the round stored; only the next request's entry is missing.
+                progress.pass += 1
+                try await journal(.modelRequest(pass: progress.pass, attempt: 1, inputDigest: progress.inputDigest))
+            } else {
+                progress.pendingItems = batch.items
+                // The batch's calls were counted when it was asked for.
+                try await runTools(batch.calls, progress: &progress, turnStream: nil, resumed: batch)
+            }
         }
         if durability.isResumed {
             backendRequest.history = try await runtime.loadHistory(of: plan.threadID)
@@ -37,6 +43,20 @@ extension TurnDriver {
             try await journal(.modelRequest(pass: progress.pass, attempt: durability.attempt, inputDigest: progress.inputDigest))
         }
         return progress
+    }
+
+    /// Whether a batch's round is already in the thread's history: every call finished, and the history
+    /// holds its results (the drive that stored the round stopped before recording the next request).
+    private func isStored(_ batch: TurnResumePoint.Batch) async throws -> Bool {
+        guard batch.calls.allSatisfy({ batch.finished[$0.id] != nil }) else { return false }
+        let history = try await runtime.loadHistory(of: plan.threadID)
+        let start = history.lastIndex { item in
+            if case .systemEvent(let event) = item { return event.type == .turnStarted && event.turnID == plan.turnID }
+            return false
+        } ?? history.startIndex
+        var stored = Set<ToolInvocationID>()
+        for case .toolResult(let result) in history[start...] { stored.insert(result.invocationID) }
+        return batch.calls.allSatisfy { stored.contains($0.id) }
     }
 
     /// After a stored round: the next pass's request, recorded before the backend can send it.
@@ -114,14 +134,30 @@ extension TurnDriver {
                 return decision
             }
         } else {
-            let rerun = asksBeforeRunningAgain(invocation, tool: tool)
-            request = AgentApprovalRequest(
-                threadID: plan.threadID, turnID: plan.turnID, toolInvocation: invocation, title: tool.definition.name,
-                message: rerun ? "This call was cut short when its process stopped; it may or may not have taken effect. Run it again?" : tool.definition.approvalMessage
-            )
-            let stored = StoredApproval(request: request, digest: digest, requestedAt: runtime.configuration.wallClock.now())
-            try await storeDurably { journal in try await journal.saveApproval(stored) }
+            // An approval stored for this call by a drive that stopped before journaling it is reused, not
+            // asked twice.
+            let thread = plan.threadID
+            let turn = plan.turnID
+            let earlier = try await runtime.writer.readJournal { journal in
+                try await journal.approvals(in: thread).last { $0.request.turnID == turn && $0.request.toolInvocation.id == invocation.id && $0.digest == digest }
+            }
+            if let earlier {
+                request = earlier.request
+            } else {
+                let rerun = asksBeforeRunningAgain(invocation, tool: tool)
+                request = AgentApprovalRequest(
+                    threadID: plan.threadID, turnID: plan.turnID, toolInvocation: invocation, title: tool.definition.name,
+                    message: rerun ? "This call was cut short when its process stopped; it may or may not have taken effect. Run it again?" : tool.definition.approvalMessage
+                )
+                let stored = StoredApproval(request: request, digest: digest, requestedAt: runtime.configuration.wallClock.now())
+                try await storeDurably { journal in try await journal.saveApproval(stored) }
+            }
             try await journal(.approvalRequested(request, digest: digest))
+            if let decision = earlier?.decision {
+                try await journal(.approvalAnswered(request.id, decision))
+                try await channel.send(.approvalResolved(AgentApprovalResolution(requestID: request.id, decision: decision)))
+                return decision
+            }
         }
         try await showPending(.approval, for: invocation, approval: request.id)
         try await channel.send(.approvalRequested(request))
