@@ -127,7 +127,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CodexLoopbackTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "CodexKitTestingTests", dependencies: ["CodexKitTesting", "CodexCore", "CodexRuntime", "CodexTransport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "CodexKitTestingTests",
+            dependencies: ["CodexKitTesting", "CodexCore", "CodexRuntime", "CodexSchema", "CodexTransport", "CodexStorageSQLite", "CodexTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "codexctlTests",
             dependencies: ["codexctl", "CodexTestSupport", "CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery", "CodexStorageSQLite"],

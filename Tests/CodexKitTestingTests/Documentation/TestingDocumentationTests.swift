@@ -1,6 +1,7 @@
 import CodexCore
 import CodexKitTesting
 import CodexRuntime
+import CodexTestSupport
 import CodexTransport
 import Foundation
 import Testing
@@ -42,40 +43,9 @@ import Testing
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let page = try String(contentsOf: root.appendingPathComponent("Docs/Testing.md"), encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let documented = Self.swiftBlocks(page).dropFirst().map { block in
+        let documented = DocumentationExamples.swiftBlocks(inPage: page).dropFirst().map { block in
             block.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("import ") }.joined(separator: "\n")
         }
-        #expect(Array(documented) == Self.examples(source))
-    }
-
-    /// The page's Swift blocks (the `Package.swift` fragment first).
-    static func swiftBlocks(_ page: String) -> [String] {
-        var blocks: [String] = []
-        var block: [String]?
-        for line in page.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line == "```swift" { block = [] } else if line == "```", let current = block {
-                blocks.append(current.joined(separator: "\n"))
-                block = nil
-            } else {
-                block?.append(String(line))
-            }
-        }
-        return blocks
-    }
-
-    /// The text between `// example N` and `// end` in this file, without the test's indentation.
-    static func examples(_ source: String) -> [String] {
-        var examples: [String] = []
-        var example: [String]?
-        for line in source.split(separator: "\n", omittingEmptySubsequences: false) {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.hasPrefix("// example ") { example = [] } else if trimmed == "// end", let current = example {
-                examples.append(current.map { $0.hasPrefix("        ") ? String($0.dropFirst(8)) : String($0) }.joined(separator: "\n"))
-                example = nil
-            } else {
-                example?.append(String(line))
-            }
-        }
-        return examples
+        #expect(Array(documented) == DocumentationExamples.examples(inSource: source))
     }
 }
