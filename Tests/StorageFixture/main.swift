@@ -4,6 +4,8 @@
 //   [--umask OCTAL] [--image] [--lease]: set the umask first; append one message with an image; take a
 //   runtime owner lease (the permissions test creates every file a store makes this way).
 //   [--ready PATH]: create the file PATH once the first turn is committed (the kill test waits for it).
+//   --probe-shared-lock PATH: print "held" when another process holds a lock on the database file's
+//   shared-lock range (SQLite's SHARED lock, which each open connection of a WAL database keeps), else "free".
 // Prints the number of turns it appended; exits 1 with the error on any failure.
 import CodexCore
 import CodexStorageSQLite
@@ -13,6 +15,20 @@ func option(_ name: String) -> String? {
     let arguments = CommandLine.arguments
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
     return arguments[index + 1]
+}
+
+/// Whether another process holds a read or write lock on SQLite's shared-lock range of `path`.
+func sharedLockHeld(_ path: String) throws -> Bool {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { throw SQLiteStoreError(code: .failure, message: "cannot open \(path)") }
+    defer { close(descriptor) }
+    var lock = flock()
+    lock.l_type = Int16(F_WRLCK)
+    lock.l_whence = Int16(SEEK_SET)
+    lock.l_start = 0x4000_0000 + 2   // SQLite's PENDING_BYTE + 2: the first byte of the shared range
+    lock.l_len = 510
+    guard fcntl(descriptor, F_GETLK, &lock) == 0 else { throw SQLiteStoreError(code: .failure, message: "F_GETLK failed") }
+    return lock.l_type != Int16(F_UNLCK)
 }
 
 func run() async throws -> Int {
@@ -54,6 +70,10 @@ func run() async throws -> Int {
 }
 
 do {
+    if let probed = option("--probe-shared-lock") {
+        print(try sharedLockHeld(probed) ? "held" : "free")
+        exit(0)
+    }
     print(try await run())
     exit(0)
 } catch {

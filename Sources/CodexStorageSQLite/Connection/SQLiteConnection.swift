@@ -48,6 +48,26 @@ final class SQLiteConnection: @unchecked Sendable {
         _ = csqlite_db_config_int(handle, SQLITE_DBCONFIG_DEFENSIVE, 1, &ignored)
     }
 
+    /// The first `count` bytes of the database file at `path` (zeros past its end), read through SQLite's
+    /// own file layer rather than a descriptor of ours: closing any descriptor of a file drops every
+    /// POSIX lock the process holds on it, including the locks this process's open connections keep,
+    /// while SQLite's layer keeps such a descriptor open until those locks are released.
+    static func header(of path: String, count: Int) throws(SQLiteStoreError) -> [UInt8] {
+        let connection = try SQLiteConnection(path: path, mode: .readOnly(immutable: false))
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK, let file,
+              let read = file.pointee.pMethods?.pointee.xRead else {
+            throw SQLiteStoreError(code: .ioFailure, message: "cannot read the header of \(path)")
+        }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let result = bytes.withUnsafeMutableBytes { read(file, $0.baseAddress, Int32(count), 0) }
+        // A file shorter than `count` is a short read (SQLITE_IOERR_SHORT_READ), its missing bytes zeros.
+        guard result == SQLITE_OK || result == SQLITE_IOERR | (2 << 8) else {
+            throw SQLiteStoreError(code: .ioFailure, resultCode: result, message: "cannot read the header of \(path)\(Self.systemCause(sqlite3_system_errno(connection.handle)))")
+        }
+        return bytes
+    }
+
     /// `path` for a `file:` URI: everything but unreserved characters and `/` percent-encoded.
     static func uriEscaped(_ path: String) -> String {
         var escaped = ""

@@ -51,13 +51,11 @@ struct SQLiteDatabaseFile {
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else { return .notRegularFile }
         guard info.st_size > 0 else { return .empty }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else { throw failure("cannot open", errno) }
-        defer { close(descriptor) }
-        var header = [UInt8](repeating: 0, count: 100)
-        let count = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, 100, 0) }
+        guard faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0 else { throw failure("cannot open", errno) }
+        // Never a descriptor of our own: closing it would drop the locks of this process's connections.
+        let header = try SQLiteConnection.header(of: path, count: 20)
         // Bytes 18 and 19 are the write and read format versions: 2 means WAL.
-        return .file(walMode: count >= 20 && header[18] == 2 && header[19] == 2)
+        return .file(walMode: info.st_size >= 20 && header[18] == 2 && header[19] == 2)
     }
 
     /// The identity of the file, or `nil` when it cannot be read.
@@ -97,11 +95,12 @@ struct SQLiteDatabaseFile {
     /// Refuses, for writing, a file this process may not write, or a directory it may not create the
     /// `-wal` and `-shm` companions in (a 0400 database, a read-only file system): SQLite would open it
     /// read-only without a word and fail at the first write.
+    ///
+    /// It asks the file system (`faccessat` with the effective IDs: permissions, a read-only mount) and
+    /// never opens the file: closing a descriptor of ours would drop the locks this process's open
+    /// connections hold on it.
     func checkWritable() throws(SQLiteStoreError) {
-        var descriptor: Int32
-        repeat { descriptor = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK) } while descriptor < 0 && errno == EINTR
-        guard descriptor >= 0 else { throw failure("open for writing", errno) }
-        close(descriptor)
+        guard faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0 else { throw failure("open for writing", errno) }
         let parent = (path as NSString).deletingLastPathComponent
         var walInfo = stat()
         let hasCompanions = stat(path + "-wal", &walInfo) == 0 && stat(path + "-shm", &walInfo) == 0
