@@ -50,15 +50,18 @@ public struct AgentTool: Sendable {
     ///   - approvalPolicy: Whether calls need approval. Default `.automatic`.
     ///   - approvalMessage: Shown with approval requests.
     ///   - supportsParallelExecution: Whether calls may run with other parallel-safe calls. Default `false`.
+    ///   - replaySafety: Whether a call cut short by a crash may simply run again when its durable turn
+    ///     resumes. Default `.notReplayable`.
     ///   - execute: Answers one call.
     public init<Input: Decodable & Sendable>(
         name: String, description: String, input: Input.Type = Input.self, schema: JSONSchema,
         approvalPolicy: ToolApprovalPolicy = .automatic, approvalMessage: String? = nil, supportsParallelExecution: Bool = false,
+        replaySafety: ToolReplaySafety = .notReplayable,
         execute: @escaping @Sendable (Input, ToolExecutionContext) async throws -> ToolResultEnvelope
     ) {
         definition = ToolDefinition(
             name: name, description: description, inputSchema: schema.jsonValue, approvalPolicy: approvalPolicy,
-            approvalMessage: approvalMessage, supportsParallelExecution: supportsParallelExecution
+            approvalMessage: approvalMessage, supportsParallelExecution: supportsParallelExecution, replaySafety: replaySafety
         )
         self.execute = { invocation, context in
             let decoded: Input

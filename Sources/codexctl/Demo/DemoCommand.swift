@@ -15,15 +15,20 @@ enum DemoCommand: CLICommand {
         with partial snapshots); two tools run in parallel with their measured concurrency; a steer accepted \
         mid-reply; a structured recovery job whose first attempt is cut mid-stream, whose authorized replacement \
         completes and saves a receipt, which a reopened process gets back without a request before the host \
-        commits and acknowledges; model discovery and rate limits; the thread after a restart.
+        commits and acknowledges; model discovery and rate limits; a durable turn whose worker process is killed \
+        with SIGKILL inside a tool, resumed by a new process that runs the charge again with the same idempotency \
+        key (charged once), parked at an approval that another codexctl process answers, then finished; the \
+        thread after a restart.
         """,
         options: [
             .flag("--json", "Print one JSON object per line (each has \"type\"; see Docs/CLI.md)."),
-            .value("--keep", "dir", "Keep the state database, recovery store and host job file in this new or empty directory."),
+            .value("--keep", "dir", "Keep the state database, recovery store, host job file and the durable step's files in this new or empty directory."),
         ]
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
+        // The durable step's worker: this executable run again by the demo as a child process.
+        if arguments.first == DemoDurableWorker.name { return await DemoDurableWorker.run(Array(arguments.dropFirst())) }
         guard !printsHelp(arguments) else { return Console.Status.success }
         guard let parsed = parse(arguments, validate: { try $0.expectNoPositionals() }) else { return Console.Status.usage }
         let json = parsed.has("--json")

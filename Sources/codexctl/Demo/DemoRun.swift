@@ -59,13 +59,21 @@ struct DemoRun {
     /// A runtime as a host process builds it: the built-in backend against the loopback service, the
     /// account's credentials on the runtime, two host tools, the SQLite store.
     func makeRuntime(_ server: DemoServer, tools: [AgentTool] = []) throws -> AgentRuntime {
+        try Self.makeRuntime(baseURL: server.baseURL, databasePath: databasePath, tools: tools)
+    }
+
+    /// The demo's runtime against the service at `baseURL` (also in the durable step's worker processes,
+    /// which know the parent's server only by its URL).
+    static func makeRuntime(
+        baseURL: URL, databasePath: String, tools: [AgentTool], turnRecovery: AgentTurnRecoveryPolicy = .interrupt
+    ) throws -> AgentRuntime {
         var backendConfiguration = CodexResponsesBackendConfiguration(model: .gpt6Astra, enableReasoningSummaries: true)
-        backendConfiguration.endpoint = try ResponsesEndpoint(baseURL: server.baseURL, profile: .chatGPT)
+        backendConfiguration.endpoint = try ResponsesEndpoint(baseURL: baseURL, profile: .chatGPT)
         return try AgentRuntime(configuration: .init(
             authProvider: DemoAccount(), backend: CodexResponsesBackend(configuration: backendConfiguration),
             stateStore: try SQLiteRuntimeStateStore(path: databasePath),
             persona: AgentPersonaStack(layers: [.init(name: "support", instructions: "You are a concise shipping support agent.")]),
-            tools: tools, maximumParallelToolCalls: 4
+            tools: tools, maximumParallelToolCalls: 4, turnRecovery: turnRecovery
         ))
     }
 
@@ -85,6 +93,7 @@ struct DemoRun {
         try await steering(runtime, thread.id, server)
         try await recovery(server)
         try await account(runtime)
+        try await durableTurn(server)
         try await restart(thread.id, server)
         let elapsed = ContinuousClock.now - started
         let milliseconds = Int(elapsed.inSeconds * 1000)
@@ -96,7 +105,8 @@ struct DemoRun {
     /// Where the files are (with `--keep`), and the next three commands to try.
     private func closing() {
         if kept {
-            narrator.note("kept", "Kept in \(directory.path): state.sqlite (the threads), recovery/ (the recovery store), host-jobs.json (the host's jobs).", [
+            narrator.note("kept", "Kept in \(directory.path): state.sqlite (the threads), recovery/ (the recovery store), host-jobs.json (the host's jobs), "
+                + "durable/ (the durable step's payments, tool runs and worker log).", [
                 "directory": .string(directory.path), "state_store": .string(databasePath), "recovery_store": .string(recoveryDirectory.path),
             ])
         }

@@ -136,6 +136,30 @@ enum DemoScript {
     /// The job's replacement attempt, complete.
     static let completeAttempt = message("resp_digest_2", digest, piece: 20, usage: (300, 30))
 
+    // MARK: - The durable turn
+
+    /// The durable turn's prompt; the server recognises its requests by it.
+    static let durablePrompt = "Charge order A-2 (12.99 EUR) and email the customer a receipt."
+
+    /// What the charge tool returns; a request that carries it is the turn's second model request.
+    static let chargeOutput = "charged 12.99 EUR for order A-2"
+
+    /// What the receipt tool returns; a request that carries it is the turn's third.
+    static let receiptOutput = "receipt emailed for order A-2"
+
+    /// The durable turn's reply.
+    static let durableReply = "Order A-2 is paid and the customer has the receipt."
+
+    /// The response to the durable turn's `pass`-th model request (1: charge the card; 2: email the
+    /// receipt; 3: the reply).
+    static func durableResponse(pass: Int) -> [UInt8] {
+        switch pass {
+        case 1: functionCalls("resp_durable_1", [("call_charge", "charge_card", #"{"order_id":"A-2","amount_cents":1299}"#)], usage: (300, 20))
+        case 2: functionCalls("resp_durable_2", [("call_receipt", "email_receipt", #"{"order_id":"A-2"}"#)], usage: (340, 16))
+        default: message("resp_durable_3", durableReply, piece: 12, usage: (380, 12))
+        }
+    }
+
     // MARK: - The account
 
     /// The account's model catalog (`GET {base}/models`), in the Codex backend's shape.

@@ -10,8 +10,10 @@ final class DemoServer: Sendable {
         var turnRequests = 0
         var recoveryRequests = 0
         var catalogRequests = 0
+        /// The durable step's model requests (from its worker processes).
+        var durableRequests = 0
         var steerSent = false
-        var total: Int { turnRequests + recoveryRequests + catalogRequests }
+        var total: Int { turnRequests + recoveryRequests + catalogRequests + durableRequests }
     }
 
     /// The counts, shared with the server's handler.
@@ -47,6 +49,10 @@ final class DemoServer: Sendable {
         }
         let body = String(decoding: request.body, as: UTF8.self)
         let (number, route) = tally.counts.withLock { counts -> (Int, Route) in
+            if body.contains(DemoScript.durablePrompt) {
+                counts.durableRequests += 1
+                return (counts.total, .durable(body.contains(DemoScript.receiptOutput) ? 3 : body.contains(DemoScript.chargeOutput) ? 2 : 1))
+            }
             if body.contains(DemoScript.digestPrompt) {
                 counts.recoveryRequests += 1
                 return (counts.total, counts.recoveryRequests == 1 ? .cutAttempt : .completeAttempt)
@@ -67,6 +73,8 @@ final class DemoServer: Sendable {
             return ScriptedReply(headers: headers, parts: [.bytes(DemoScript.held.head), .hold, .bytes(DemoScript.held.tail)], framing: .chunked)
         case .turn(let index):
             return ScriptedReply(headers: headers, parts: chunks(DemoScript.turnResponses[index]), framing: .chunked)
+        case .durable(let pass):
+            return ScriptedReply(headers: headers, parts: chunks(DemoScript.durableResponse(pass: pass)), framing: .chunked)
         }
     }
 
@@ -80,6 +88,8 @@ final class DemoServer: Sendable {
         case held
         /// The n-th response of the demo's turns.
         case turn(Int)
+        /// The durable turn's response to its n-th model request (told apart by the tool results it carries).
+        case durable(Int)
     }
 
     /// The body in 512-byte writes, as a real server streams it.

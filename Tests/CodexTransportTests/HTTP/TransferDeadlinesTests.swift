@@ -1,5 +1,6 @@
 import CodexCore
 import CodexKitTesting
+import CodexTestSupport
 @testable import CodexTransport
 import Synchronization
 import Testing
@@ -95,7 +96,7 @@ import Testing
 
 /// The watchdog on a manual clock: one sleep per deadline (no polling), woken early only when a
 /// deadline moves earlier or the exchange finishes.
-@Suite(.timeLimit(.minutes(1))) struct TransferWatchdogTests {
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct TransferWatchdogTests {
     /// A timer on `clock` that counts the sleeps it is asked for.
     private static func timer(_ clock: ManualClock, sleeps: Counter) -> ElapsedTimer {
         let start = clock.now

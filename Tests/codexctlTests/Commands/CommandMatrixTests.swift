@@ -188,7 +188,7 @@ import Testing
                 Case(arguments: ["db", "path", "extra"], status: 64, stdout: "", stderr: "Error: unexpected argument\n"),
             ],
             "threads list": [
-                Case(arguments: ["threads", "list", "--db", database], status: 0, stdout: "2 threads\n", stderr: ""),
+                Case(arguments: ["threads", "list", "--db", database], status: 0, stdout: "3 threads\n", stderr: ""),
                 Case(arguments: ["threads", "list", "--db", path("none/x.sqlite"), "--json"], status: 1,
                      stdout: #"{"error":{"code":"sqlite_not_found","message":"cannot open \#(path("none/x.sqlite")): no such directory"}}"#, stderr: ""),
             ],

@@ -74,8 +74,21 @@ import Testing
         #expect(lines.contains("   listModels() again: served from the cache, no request"))
         // The turns' runtime last heard from the service on the eighth request: 6 + 2 × 8 = 22 % used.
         #expect(lines.contains { $0.hasPrefix("   rateLimits() codex: primary 5-hour window 78% left resets in 2 h; secondary 7-day window 91% left") })
+        let durable = after("8. A durable turn: its process is killed inside a tool, another resumes it, the charge happens once", 8)
+        #expect(durable.count == 8)
+        #expect(durable.dropFirst().first?.wholeMatch(of: #/   worker 1 started the turn; the model asked to charge the card; the payment service took charge ck_[0-9a-f]{32}; the worker was killed with SIGKILL inside the tool/#) != nil, "\(durable)")
+        #expect(Array(durable.dropFirst(2).prefix(3)) == [
+            "   the store: turn running, its journal turn_started, model_request, tool_calls, tool_started",
+            "   worker 2 resumed the turn after model request 1 with 0 results reused; charge_card ran again with the same key (2 runs, 1 key): the payment service charged once",
+            "   the model asked to email the receipt, which needs approval; with no one to ask, the turn is waiting_for_approval and worker 2 exited",
+        ])
+        #expect(durable.dropFirst(5).first?.wholeMatch(of: #/   another process approved it: codexctl approvals approve [0-9a-f-]{36}/#) != nil, "\(durable)")
+        #expect(Array(durable.suffix(2)) == [
+            "   worker 3 emailed the receipt and finished: \"Order A-2 is paid and the customer has the receipt.\"",
+            "   turn completed; card charged once, receipt sent once; the model was asked 3 times, once per step: no request was sent twice",
+        ])
         #expect(lines.contains("After a restart: thread \"Order A-1\" has 30 history items (12 messages), latest turn completed; its turns asked the model 8 times."))
-        #expect(lines.contains { $0.hasPrefix("Done in ") && $0.hasSuffix(" s; the service answered 11 requests.") })
+        #expect(lines.contains { $0.hasPrefix("Done in ") && $0.hasSuffix(" s; the service answered 14 requests.") })
         #expect(!run.stdout.contains("codexkit_structured_output"))
     }
 
@@ -88,7 +101,7 @@ import Testing
         #expect(types.count == objects.count, "every line is an object with a type")
         #expect(types.first == "intro")
         #expect(Array(types.suffix(3)) == ["restart", "done", "next"])
-        #expect(objects.filter { $0["type"]?.stringValue == "step" }.compactMap { $0["step"]?.numberValue?.intValue } == [1, 2, 3, 4, 5, 6, 7])
+        #expect(objects.filter { $0["type"]?.stringValue == "step" }.compactMap { $0["step"]?.numberValue?.intValue } == [1, 2, 3, 4, 5, 6, 7, 8])
         #expect(types.filter { $0 == "partial" }.count == 3)
         #expect(objects.first { $0["type"]?.stringValue == "turn_completed" }?["reasoning_summary"]?.stringValue
             == "The customer asks about order A-1; look it up before answering.")
@@ -97,7 +110,12 @@ import Testing
         #expect(objects.first { $0["type"]?.stringValue == "receipt_returned" }?["requests"]?.numberValue?.intValue == 0)
         #expect(objects.first { $0["type"]?.stringValue == "acknowledged" }?["commits"]?.numberValue?.intValue == 1)
         #expect(objects.first { $0["type"]?.stringValue == "steer_sent" }?["carried"] == .bool(true))
-        #expect(objects.first { $0["type"]?.stringValue == "done" }?["requests"]?.numberValue?.intValue == 11)
+        #expect(objects.first { $0["type"]?.stringValue == "killed" }?["signal"]?.numberValue?.intValue == 9)
+        let counts = try #require(objects.first { $0["type"]?.stringValue == "durable_counts" })
+        #expect([counts["charges"], counts["receipts"], counts["requests"]].map { $0?.numberValue?.intValue } == [1, 1, 3])
+        #expect(objects.first { $0["type"]?.stringValue == "resumed" }?["charge_runs"]?.numberValue?.intValue == 2)
+        #expect(objects.first { $0["type"]?.stringValue == "durable_done" }?["status"]?.stringValue == "completed")
+        #expect(objects.first { $0["type"]?.stringValue == "done" }?["requests"]?.numberValue?.intValue == 14)
         #expect(objects.last?["lines"]?.arrayValue?.count == 3, "the demo ends with the next three commands to try")
     }
 
@@ -109,7 +127,15 @@ import Testing
         defer { try? FileManager.default.removeItem(at: temporary) }
         #expect(run.status == 0, "\(run.stderr)")
         let files = try FileManager.default.contentsOfDirectory(atPath: kept.path).filter { !$0.hasPrefix("state.sqlite-") }.sorted()
-        #expect(files == [".codexctl-demo.lock", "host-jobs.json", "recovery", "state.sqlite", "state.sqlite.owners"])
+        #expect(files == [".codexctl-demo.lock", "durable", "host-jobs.json", "recovery", "state.sqlite", "state.sqlite.owners"])
+        // The payment service's ledger: one charge, whose key both runs of the charge tool used.
+        let durable = kept.appendingPathComponent("durable")
+        let payments = try String(contentsOf: durable.appendingPathComponent("payments.txt"), encoding: .utf8).split(separator: "\n")
+        let runs = try String(contentsOf: durable.appendingPathComponent("tool-runs.txt"), encoding: .utf8).split(separator: "\n")
+        #expect(payments.count == 1)
+        let key = String(payments.first?.split(separator: " ").first ?? "")
+        let chargeRuns: [String] = runs.filter { $0.hasPrefix("charge_card ") }.map { String($0.dropFirst("charge_card ".count)) }
+        #expect(chargeRuns == [key, key])
         let check = try await CommandRunner.codexctl(["db", "check", "--db", kept.appendingPathComponent("state.sqlite").path])
         #expect(check.status == 0, "\(check.stderr)")
         let list = try await CommandRunner.codexctl(["recovery", "list", "--store", kept.appendingPathComponent("recovery").path, "--binding", "acct-demo", "--json"])
