@@ -18,7 +18,9 @@ enum RuntimeBenchCommand: CLICommand {
         streamed in 1 KiB deltas through stream(_:in:response:) (framing, partial snapshots, validation, decoding) \
         and sent as a one-shot reply through send(_:in:response:) (a short-reply turn subtracted), each next to one \
         parse of the same payload; then 1,000 turns of a 4-call parallel batch of no-op tools, per call \
-        (turns without calls subtracted), next to the same executors in a bare TaskGroup; then 550 whole one-pass \
+        (turns without calls subtracted), next to the same executors in a bare TaskGroup; then what a durable \
+        turn's journal costs per tool call (40 persistent turns of that batch on a SQLite store, durable minus not \
+        durable), next to the same number of bare write+fsync calls to a plain file; then 550 whole one-pass \
         turns (500 timed) through the built-in backend, libcurl, a loopback server and a SQLite store, p50 and p99, \
         next to the same HTTP exchange alone. Reports the peak RSS.
         """,
@@ -27,7 +29,7 @@ enum RuntimeBenchCommand: CLICommand {
             .value("--deltas", "n", "Text deltas per turn (default 100000)."),
             .value("--payload-mib", "n", "Structured payload size in MiB (default 4)."),
             .value("--runs", "n", "Runs per figure; the median is reported (default 5)."),
-            .value("--only", "part", "Run one part only (for profiling): stream, one-shot, events, tools or turns. The one parse baseline runs with stream and one-shot."),
+            .value("--only", "part", "Run one part only (for profiling): stream, one-shot, events, tools, journal or turns. The one parse baseline runs with stream and one-shot."),
         ]
     )
 
@@ -81,7 +83,7 @@ struct RuntimeBenchmark {
     var only: String?
 
     /// The parts `--only` accepts.
-    static let parts = ["stream", "one-shot", "events", "tools", "turns"]
+    static let parts = ["stream", "one-shot", "events", "tools", "journal", "turns"]
 
     /// Whether `part` runs in this benchmark.
     func runs(_ part: String) -> Bool { only == nil || only == part }
@@ -91,9 +93,10 @@ struct RuntimeBenchmark {
         if runs("stream") || runs("one-shot") { try await measureStructured(into: &report) }
         if runs("events") { try await measureEvents(into: &report) }
         if runs("tools") { try await measureToolBatches(into: &report) }
+        if runs("journal") { try await measureJournal(into: &report) }
         if runs("turns") { try await measureWholeTurns(into: &report) }
         report.results.append(BenchResult(name: "process", mode: "peak RSS at the end", metric: "memory", value: Self.peakRSSMiB, unit: "MiB"))
-        report.notes.append("fixture backend and in-memory store; the runtime figure includes turn start, the commit and the event channel's hand-offs")
+        report.notes.append("fixture backend; in-memory store except the turn journal's turns (SQLite, synced); the runtime figure includes turn start, the commit and the event channel's hand-offs")
         return report
     }
 

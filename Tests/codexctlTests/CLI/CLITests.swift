@@ -185,6 +185,24 @@ import Testing
     }
 }
 
+extension BenchCommandTests {
+    /// The journal part measures durable turns on a real SQLite file against bare synced writes, and the
+    /// journal it counts is the one a durable turn with a four-call batch writes.
+    @Test func runtimeBenchMeasuresTheTurnJournalNextToBareSyncedWrites() async throws {
+        let result = try await CommandRunner.codexctl(["bench", "runtime", "--json", "--only", "journal", "--runs", "1"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        #expect(object?["suite"] as? String == "runtime")
+        let results = object?["results"] as? [[String: Any]] ?? []
+        try #require(results.count == 4)
+        #expect(results.map { $0["name"] as? String ?? "" } == ["turn journal", "turn journal", "turn journal", "process"])
+        // turn_started, model_request, tool_calls, four tool_started, four tool_finished, model_request, committed.
+        #expect((results[0]["mode"] as? String ?? "").contains("(13 entries a turn, "), "\(results[0])")
+        #expect((results[0]["baseline"] as? [String: Any])?["name"] as? String == "the same number of bare write+fsync of that size to a plain file, per call")
+        #expect(results[0]["ratio"] is Double || results[0]["ratio"] is Int)
+    }
+}
+
 @Suite struct ImportCheckTests {
     @Test func theImportCheckPassesOnTheRepositoryAndCatchesAForbiddenEdge() async throws {
         let script = CommandRunner.repositoryRoot.appendingPathComponent("Scripts/check-imports.sh")
