@@ -11,14 +11,15 @@ import Testing
 @Suite(.timeLimit(.minutes(5 * Sanitizer.slowdown))) struct DurableTurnFaultTests {
     /// The SQLite store with the `failing`-th journal append (0-based) failing as a full disk or an I/O
     /// error until ``clear()``; every other call goes straight through.
-    final class FaultyStore: RuntimeStateStore, TurnJournaling, RuntimeOwnerLeasing {
-        let base: SQLiteRuntimeStateStore
+    final class FaultyStore: ForwardingStateStore, TurnJournaling, RuntimeOwnerLeasing {
+        let sqlite: SQLiteRuntimeStateStore
+        var base: any RuntimeStateStore { sqlite }
         let failing: Int
         let fault: SQLiteStoreError
         private let state = Mutex((appends: 0, cleared: false))
 
         init(_ base: SQLiteRuntimeStateStore, failing: Int, fault: SQLiteStoreError) {
-            self.base = base
+            sqlite = base
             self.failing = failing
             self.fault = fault
         }
@@ -31,32 +32,24 @@ import Testing
                 return !state.cleared && state.appends >= failing
             }
             if fails { throw fault }
-            try await base.appendJournal(entry, sequence: sequence, turn: turn, thread: thread)
+            try await sqlite.appendJournal(entry, sequence: sequence, turn: turn, thread: thread)
         }
 
-        func threads() async throws -> [AgentThread] { try await base.threads() }
-        func thread(_ id: AgentThreadID) async throws -> AgentThread? { try await base.thread(id) }
-        func upsertThread(_ thread: AgentThread) async throws { try await base.upsertThread(thread) }
-        func deleteThread(_ id: AgentThreadID) async throws { try await base.deleteThread(id) }
-        func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws { try await base.appendHistory(items, to: thread) }
-        func history(of thread: AgentThreadID, query: AgentHistoryQuery) async throws -> AgentHistoryPage { try await base.history(of: thread, query: query) }
-        func upsertTurn(_ turn: AgentTurn) async throws { try await base.upsertTurn(turn) }
-        func latestTurn(of thread: AgentThreadID) async throws -> AgentTurn? { try await base.latestTurn(of: thread) }
         func recordTurn(_ turn: AgentTurn, appending history: [AgentHistoryItem], threadStatus: AgentThreadStatus, at date: Date) async throws {
-            try await base.recordTurn(turn, appending: history, threadStatus: threadStatus, at: date)
+            try await sqlite.recordTurn(turn, appending: history, threadStatus: threadStatus, at: date)
         }
-        func journal(of turn: AgentTurnID) async throws -> [TurnJournalEntry] { try await base.journal(of: turn) }
+        func journal(of turn: AgentTurnID) async throws -> [TurnJournalEntry] { try await sqlite.journal(of: turn) }
         func claimTurn(_ turn: AgentTurnID, of thread: AgentThreadID, from expected: String?, to owner: String, at date: Date) async throws -> Bool {
-            try await base.claimTurn(turn, of: thread, from: expected, to: owner, at: date)
+            try await sqlite.claimTurn(turn, of: thread, from: expected, to: owner, at: date)
         }
-        func saveApproval(_ approval: StoredApproval) async throws { try await base.saveApproval(approval) }
-        func approval(_ id: AgentApprovalID) async throws -> StoredApproval? { try await base.approval(id) }
-        func approvals(in thread: AgentThreadID?) async throws -> [StoredApproval] { try await base.approvals(in: thread) }
+        func saveApproval(_ approval: StoredApproval) async throws { try await sqlite.saveApproval(approval) }
+        func approval(_ id: AgentApprovalID) async throws -> StoredApproval? { try await sqlite.approval(id) }
+        func approvals(in thread: AgentThreadID?) async throws -> [StoredApproval] { try await sqlite.approvals(in: thread) }
         func answerApproval(_ id: AgentApprovalID, decision: AgentApprovalDecision, expectedDigest: String?, at date: Date) async throws -> StoredApproval {
-            try await base.answerApproval(id, decision: decision, expectedDigest: expectedDigest, at: date)
+            try await sqlite.answerApproval(id, decision: decision, expectedDigest: expectedDigest, at: date)
         }
-        func acquireOwnerLease() throws -> (any RuntimeOwnerLease)? { try base.acquireOwnerLease() }
-        func isOwnerLeaseHeld(_ ownerID: String) throws -> Bool { try base.isOwnerLeaseHeld(ownerID) }
+        func acquireOwnerLease() throws -> (any RuntimeOwnerLease)? { try sqlite.acquireOwnerLease() }
+        func isOwnerLeaseHeld(_ ownerID: String) throws -> Bool { try sqlite.isOwnerLeaseHeld(ownerID) }
     }
 
     static let faults: [(String, SQLiteStoreError)] = [

@@ -91,17 +91,13 @@ func eventually(_ what: Comment, timeout: Duration = .hangGuard, _ condition: @S
 }
 
 /// A store that fails its first `failures` history appends with a transient error (a locked database).
-final class FlakyStateStore: RuntimeStateStore {
+final class FlakyStateStore: ForwardingStateStore {
     struct Locked: TransientStoreError { var isTransient: Bool { true } }
-    let inner = InMemoryRuntimeStateStore()
+    let base: any RuntimeStateStore = InMemoryRuntimeStateStore()
     private let remaining: Mutex<Int>
     init(failures: Int) { remaining = Mutex(failures) }
     var failuresLeft: Int { remaining.withLock { $0 } }
 
-    func threads() async throws -> [AgentThread] { try await inner.threads() }
-    func thread(_ id: AgentThreadID) async throws -> AgentThread? { try await inner.thread(id) }
-    func upsertThread(_ thread: AgentThread) async throws { try await inner.upsertThread(thread) }
-    func deleteThread(_ id: AgentThreadID) async throws { try await inner.deleteThread(id) }
     func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws {
         let fail = remaining.withLock { left -> Bool in
             guard left > 0 else { return false }
@@ -109,18 +105,13 @@ final class FlakyStateStore: RuntimeStateStore {
             return true
         }
         if fail { throw Locked() }
-        try await inner.appendHistory(items, to: thread)
+        try await base.appendHistory(items, to: thread)
     }
-    func history(of thread: AgentThreadID, query: AgentHistoryQuery) async throws -> AgentHistoryPage {
-        try await inner.history(of: thread, query: query)
-    }
-    func upsertTurn(_ turn: AgentTurn) async throws { try await inner.upsertTurn(turn) }
-    func latestTurn(of thread: AgentThreadID) async throws -> AgentTurn? { try await inner.latestTurn(of: thread) }
 }
 
 /// A state store whose history writes wait at a gate: stands in for a store blocked on a disk lock.
-final class GatedStateStore: RuntimeStateStore {
-    let inner = InMemoryRuntimeStateStore()
+final class GatedStateStore: ForwardingStateStore {
+    let base: any RuntimeStateStore = InMemoryRuntimeStateStore()
     private let gate = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>], blocked: Int, appends: Int, closeAt: Int?)>((true, [], 0, 0, nil))
 
     func close() { gate.withLock { $0.open = false } }
@@ -151,19 +142,10 @@ final class GatedStateStore: RuntimeStateStore {
         }
     }
 
-    func threads() async throws -> [AgentThread] { try await inner.threads() }
-    func thread(_ id: AgentThreadID) async throws -> AgentThread? { try await inner.thread(id) }
-    func upsertThread(_ thread: AgentThread) async throws { try await inner.upsertThread(thread) }
-    func deleteThread(_ id: AgentThreadID) async throws { try await inner.deleteThread(id) }
     func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws {
         await pass()
-        try await inner.appendHistory(items, to: thread)
+        try await base.appendHistory(items, to: thread)
     }
-    func history(of thread: AgentThreadID, query: AgentHistoryQuery) async throws -> AgentHistoryPage {
-        try await inner.history(of: thread, query: query)
-    }
-    func upsertTurn(_ turn: AgentTurn) async throws { try await inner.upsertTurn(turn) }
-    func latestTurn(of thread: AgentThreadID) async throws -> AgentTurn? { try await inner.latestTurn(of: thread) }
 }
 
 /// A tool call for fixtures.
@@ -191,4 +173,23 @@ func slowTool(started: AsyncStream<Void>.Continuation, cancelled: Counter) -> Ag
         }
         return .success(invocation, text: "never")
     }
+}
+
+/// A state store that passes every call to `base`: a test's decorator conforms and writes only the calls
+/// it changes. (`recordTurn` is not forwarded, so a decorator of `appendHistory` sees the turn's history
+/// too; a decorator that keeps `base`'s own atomic `recordTurn` forwards it itself.)
+protocol ForwardingStateStore: RuntimeStateStore {
+    /// The store that does the work.
+    var base: any RuntimeStateStore { get }
+}
+
+extension ForwardingStateStore {
+    func threads() async throws -> [AgentThread] { try await base.threads() }
+    func thread(_ id: AgentThreadID) async throws -> AgentThread? { try await base.thread(id) }
+    func upsertThread(_ thread: AgentThread) async throws { try await base.upsertThread(thread) }
+    func deleteThread(_ id: AgentThreadID) async throws { try await base.deleteThread(id) }
+    func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws { try await base.appendHistory(items, to: thread) }
+    func history(of thread: AgentThreadID, query: AgentHistoryQuery) async throws -> AgentHistoryPage { try await base.history(of: thread, query: query) }
+    func upsertTurn(_ turn: AgentTurn) async throws { try await base.upsertTurn(turn) }
+    func latestTurn(of thread: AgentThreadID) async throws -> AgentTurn? { try await base.latestTurn(of: thread) }
 }
