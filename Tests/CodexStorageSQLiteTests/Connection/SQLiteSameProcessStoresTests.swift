@@ -32,6 +32,31 @@ import Testing
         #expect(try await second.thread(thread.id)?.title == "one")
     }
 
+    /// A reading store opened on a cleanly closed file reads it immutable (no locks, no `-shm`); when a
+    /// writable store opens in the same process and the reader then goes (or moves to an ordinary
+    /// connection because a writer appeared), closing its file must not drop the writer's locks.
+    @Test func closingAnImmutableReaderKeepsTheLocksOfAWriterInTheSameProcess() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("codexkit-same-\(UUID().uuidString).sqlite").path
+        defer { SQLiteRuntimeStateStoreTests.remove(path) }
+        let thread = AgentThread(title: "one")
+        do {
+            let creator = try SQLiteRuntimeStateStore(path: path)
+            try await creator.upsertThread(thread)
+        }
+        // Cleanly closed: the reader is immutable.
+        var reader: SQLiteRuntimeStateStore? = try SQLiteRuntimeStateStore(readingAt: path)
+        #expect(try await reader?.thread(thread.id)?.title == "one")
+        let writer = try SQLiteRuntimeStateStore(path: path)
+        try await writer.upsertThread(AgentThread(title: "two"))
+        #expect(try await Self.probe(path) == "held")
+        // The reader's next read finds the writer's log and moves to an ordinary connection.
+        #expect(try await reader?.threads().count == 2)
+        #expect(try await Self.probe(path) == "held", "after the reader left its immutable connection")
+        reader = nil
+        #expect(try await Self.probe(path) == "held", "after the reader closed")
+        #expect(try await writer.threads().count == 2)
+    }
+
     @Test func writesOfAnotherProcessSurviveWhileThisOneOpensMoreStores() async throws {
         for round in 0..<3 {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("codexkit-same-\(UUID().uuidString).sqlite").path
