@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "CodexTransport", targets: ["CodexTransport"]),
         .library(name: "CodexRecovery", targets: ["CodexRecovery"]),
         .library(name: "CodexStorageSQLite", targets: ["CodexStorageSQLite"]),
+        .library(name: "CodexStoragePostgres", targets: ["CodexStoragePostgres"]),
         .library(name: "CodexRuntime", targets: ["CodexRuntime"]),
         // Test doubles for hosts' tests (and ours): the scripted HTTP client, the fixture backend, the
         // manual clocks, the in-memory log sink and the loopback server. Production modules never import it.
@@ -41,6 +42,9 @@ let package = Package(
         // The system SQLite through a module map (system libraries only this way).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CodexStorageSQLite", dependencies: ["CodexCore", "CSQLite"], swiftSettings: swiftSettings),
+        // The system libpq (the PostgreSQL client library) through a module map, for the PostgreSQL store.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .target(name: "CodexStoragePostgres", dependencies: ["CodexCore", "CLibPQ"], swiftSettings: swiftSettings),
         .target(name: "CodexRuntime", dependencies: ["CodexCore", "CodexSchema", "CodexTransport", "CodexRecovery"], swiftSettings: swiftSettings),
         // The loopback HTTP/1.1 server: scripted replies over real sockets, for tests, benchmarks and the
         // offline demo (one server for all of them).
@@ -124,6 +128,12 @@ let package = Package(
         .testTarget(
             name: "CodexRuntimeTests",
             dependencies: ["CodexRuntime", "CodexCore", "CodexSchema", "CodexTransport", "CodexStorageSQLite", "CSQLite", "CodexTestSupport", "RuntimeFixture"],
+            swiftSettings: swiftSettings
+        ),
+        // The PostgreSQL store against a private cluster the tests start (initdb, a Unix socket only).
+        .testTarget(
+            name: "CodexStoragePostgresTests",
+            dependencies: ["CodexStoragePostgres", "CodexCore", "CodexTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CodexLoopbackTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),

@@ -20,11 +20,13 @@ allowed_for() {
     CodexTransport)     echo "CodexCore CodexSchema CCurl FoundationNetworking $toolchain" ;;
     CodexRecovery)      echo "CodexCore CodexSchema CodexTransport $toolchain" ;;
     CodexStorageSQLite) echo "CodexCore CSQLite $toolchain" ;;
+    CodexStoragePostgres) echo "CodexCore CLibPQ $toolchain" ;;
     CodexRuntime)       echo "CodexCore CodexSchema CodexTransport CodexRecovery Observation $toolchain" ;;
     CodexLoopback)      echo "$toolchain" ;;
     CodexKitTesting)    echo "CodexCore CodexSchema CodexTransport CodexLoopback $toolchain" ;;
     codexctl)           echo "CodexSchema CodexCore CodexTransport CodexRecovery CodexStorageSQLite CodexRuntime CodexLoopback CodexKitTesting FoundationNetworking $toolchain" ;;
     CSQLite)            echo "" ;;
+    CLibPQ)             echo "" ;;
     CCurl)              echo "" ;;
     *)                  return 1 ;;
   esac

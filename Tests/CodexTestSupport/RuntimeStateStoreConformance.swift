@@ -6,10 +6,10 @@ import Foundation
 /// returns the list of broken expectations (empty when the store conforms).
 public enum RuntimeStateStoreConformance {
     /// Names and runs every check; returns `"check: problem"` lines.
-    public static func run(_ makeStore: () throws -> any RuntimeStateStore) async throws -> [String] {
+    public static func run(_ makeStore: () async throws -> any RuntimeStateStore) async throws -> [String] {
         var problems: [String] = []
         for (name, check) in checks + journalChecks {
-            for problem in try await check(try makeStore()) { problems.append("\(name): \(problem)") }
+            for problem in try await check(try await makeStore()) { problems.append("\(name): \(problem)") }
         }
         return problems
     }

@@ -1,0 +1,97 @@
+import CodexCore
+import CodexStoragePostgres
+import CodexTestSupport
+import Foundation
+import Testing
+
+/// The PostgreSQL store against a real server: the shared store contract, unchanged; images in chunked
+/// blobs; the schema's ownership; read-only inspection; passwords kept out of errors.
+@Suite(.timeLimit(.minutes(5 * Sanitizer.slowdown))) struct PostgresRuntimeStateStoreTests {
+    static func store(schema: String = PostgresTestCluster.uniqueSchema()) async throws -> PostgresRuntimeStateStore {
+        try await PostgresRuntimeStateStore(connectionString: try PostgresTestCluster.shared().connectionString, schema: schema)
+    }
+
+    @Test func theStoreSuitePasses() async throws {
+        let problems = try await RuntimeStateStoreConformance.run { try await Self.store() }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test func imagesRoundTripThroughChunkedBlobsAndGoWithTheirLastReference() async throws {
+        let store = try await Self.store()
+        let thread = AgentThread(title: "pictures")
+        try await store.upsertThread(thread)
+        // 2.5 MiB: three chunks of at most 1 MiB.
+        var bytes = [UInt8](repeating: 0, count: 5 << 19)
+        for index in bytes.indices { bytes[index] = UInt8(truncatingIfNeeded: index &* 31 &+ 7) }
+        let image = AgentImageAttachment(id: AgentAttachmentID(rawValue: "img-1"), data: Data(bytes), mimeType: "image/png")
+        let message = AgentMessage(threadID: thread.id, role: .user, text: "look", images: [image])
+        try await store.appendHistory([.message(message), .message(message)], to: thread.id)
+        let items = try await store.history(of: thread.id, query: AgentHistoryQuery()).items
+        #expect(items.count == 2)
+        for item in items {
+            guard case .message(let stored) = item else { Issue.record("not a message"); continue }
+            #expect(stored.images.map(\.data) == [Data(bytes)])
+            #expect(stored.images.map(\.mimeType) == ["image/png"])
+        }
+        let cluster = try PostgresTestCluster.shared()
+        #expect(try cluster.psql("SELECT count(*) FROM \(store.schema).blobs").trimmingCharacters(in: .whitespacesAndNewlines) == "1", "one blob for two references")
+        #expect(try cluster.psql("SELECT count(*) FROM \(store.schema).blob_chunks").trimmingCharacters(in: .whitespacesAndNewlines) == "3")
+        try await store.deleteThread(thread.id)
+        #expect(try cluster.psql("SELECT count(*) FROM \(store.schema).blobs").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
+
+    @Test func aSchemaWithAnotherApplicationsTablesIsRefusedAndLeftAsItWas() async throws {
+        let cluster = try PostgresTestCluster.shared()
+        let schema = PostgresTestCluster.uniqueSchema("foreign")
+        try cluster.psql("CREATE SCHEMA \(schema); CREATE TABLE \(schema).threads (id int); INSERT INTO \(schema).threads VALUES (7)")
+        let refused = await #expect(throws: PostgresStoreError.self) { _ = try await Self.store(schema: schema) }
+        #expect(refused?.code == .foreignSchema)
+        #expect(try cluster.psql("SELECT string_agg(table_name, ',' ORDER BY table_name) FROM information_schema.tables WHERE table_schema = '\(schema)'")
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "threads")
+        #expect(try cluster.psql("SELECT id FROM \(schema).threads").trimmingCharacters(in: .whitespacesAndNewlines) == "7")
+    }
+
+    @Test func aReadingStoreChangesNothingAndRefusesWrites() async throws {
+        let cluster = try PostgresTestCluster.shared()
+        let schema = PostgresTestCluster.uniqueSchema()
+        let missing = await #expect(throws: PostgresStoreError.self) {
+            _ = try await PostgresRuntimeStateStore(readingFrom: cluster.connectionString, schema: schema)
+        }
+        #expect(missing?.code == .schemaOutdated)
+        #expect(try cluster.psql("SELECT count(*) FROM pg_namespace WHERE nspname = '\(schema)'").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+
+        let writer = try await Self.store(schema: schema)
+        let thread = AgentThread(title: "kept")
+        try await writer.upsertThread(thread)
+        let reader = try await PostgresRuntimeStateStore(readingFrom: cluster.connectionString, schema: schema)
+        #expect(try await reader.threads().map(\.title) == ["kept"])
+        #expect(reader.isReadOnly)
+        let refused = await #expect(throws: PostgresStoreError.self) { try await reader.upsertThread(AgentThread(title: "no")) }
+        #expect(refused?.code == .writeRefused)
+        #expect(try reader.acquireOwnerLease() == nil)
+    }
+
+    @Test func aWrongPasswordNeverAppearsInTheError() async throws {
+        let cluster = try PostgresTestCluster.shared()
+        // The cluster trusts its socket, so a wrong database stands in for a refusal; the password must
+        // not leak either way.
+        let secret = "s3cr3t-Canary-9f2"
+        let url = "postgresql://\(PostgresTestCluster.role):\(secret)@/no_such_database?host=\(cluster.directory.path)"
+        let error = await #expect(throws: PostgresStoreError.self) { _ = try await PostgresRuntimeStateStore(connectionString: url) }
+        #expect(error?.code == .authenticationFailed)
+        #expect(!(error?.description.contains(secret) ?? true), "\(error?.description ?? "")")
+        let garbage = await #expect(throws: PostgresStoreError.self) { _ = try await PostgresRuntimeStateStore(connectionString: "host=x password=\(secret) bogus") }
+        #expect(garbage?.code == .invalidConnectionString)
+        #expect(!(garbage?.description.contains(secret) ?? true), "\(garbage?.description ?? "")")
+    }
+
+    @Test func twoReplicasMigratingAtOnceMigrateOnce() async throws {
+        let cluster = try PostgresTestCluster.shared()
+        let schema = PostgresTestCluster.uniqueSchema("race")
+        async let first = PostgresRuntimeStateStore(connectionString: cluster.connectionString, schema: schema)
+        async let second = PostgresRuntimeStateStore(connectionString: cluster.connectionString, schema: schema)
+        let stores = try await [first, second]
+        #expect(try await stores[0].schemaVersion() == 1)
+        #expect(try cluster.psql("SELECT count(*) FROM \(schema).codex_migrations").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+    }
+}

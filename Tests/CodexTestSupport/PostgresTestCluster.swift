@@ -1,0 +1,150 @@
+public import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private PostgreSQL cluster for the tests: `initdb` into a new temporary directory (as the
+/// unprivileged `nobody` when the tests run as root, since PostgreSQL refuses to run as root), the
+/// server listening on a Unix socket in that directory only (no TCP port), trust authentication for the
+/// cluster's own role. ``shared`` is started once per test process and removed when the process exits;
+/// a test that stops or kills its server starts a cluster of its own with ``start()``.
+///
+/// Each test isolates itself with a schema of its own (``uniqueSchema(_:)``) rather than a database.
+public final class PostgresTestCluster: Sendable {
+    /// Why the cluster could not be started.
+    public struct Failure: Error, CustomStringConvertible {
+        /// What failed, with the tool's output.
+        public let description: String
+    }
+
+    /// The cluster's directory (data in `data/`, the socket and the log beside it).
+    public let directory: URL
+    /// The PostgreSQL programs' directory (`/usr/lib/postgresql/<version>/bin`).
+    public let binaries: URL
+    /// The user the server runs as, when the tests run as root.
+    let runAs: String?
+
+    /// The role every test connects as.
+    public static let role = "codexkit"
+
+    /// A connection string for database `postgres` over the cluster's socket.
+    public var connectionString: String { "postgresql:///postgres?host=\(directory.path)&user=\(Self.role)" }
+
+    private static let sharedCluster = Mutex<Result<PostgresTestCluster, Failure>?>(nil)
+
+    /// The cluster shared by every test of this process, started on first use.
+    public static func shared() throws -> PostgresTestCluster {
+        try sharedCluster.withLock { cached throws(Failure) -> PostgresTestCluster in
+            if let cached { return try cached.get() }
+            let started = Result { () throws(Failure) -> PostgresTestCluster in try start() }
+            cached = started
+            if case .success(let cluster) = started { registerRemovalAtExit(cluster) }
+            return try started.get()
+        }
+    }
+
+    /// A schema name no other test uses: `<prefix>_<random hex>`.
+    public static func uniqueSchema(_ prefix: String = "t") -> String {
+        "\(prefix)_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased())"
+    }
+
+    /// Creates and starts a new cluster (blocking, a few seconds).
+    public static func start() throws(Failure) -> PostgresTestCluster {
+        guard let binaries = findBinaries() else {
+            throw Failure(description: "no PostgreSQL server programs under /usr/lib/postgresql (apt install postgresql)")
+        }
+        let directory = URL(fileURLWithPath: "/tmp/codexkit-pg-\(UUID().uuidString.prefix(8).lowercased())")
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        } catch {
+            throw Failure(description: "cannot create \(directory.path): \(error)")
+        }
+        let runAs: String? = geteuid() == 0 ? "nobody" : nil
+        if runAs != nil, chown(directory.path, 65534, 65534) != 0 {
+            throw Failure(description: "cannot hand \(directory.path) to nobody")
+        }
+        let cluster = PostgresTestCluster(directory: directory, binaries: binaries, runAs: runAs)
+        try cluster.tool("initdb", ["-D", cluster.dataDirectory, "-U", role, "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync"])
+        try cluster.startServer()
+        return cluster
+    }
+
+    private init(directory: URL, binaries: URL, runAs: String?) {
+        self.directory = directory
+        self.binaries = binaries
+        self.runAs = runAs
+    }
+
+    var dataDirectory: String { directory.appendingPathComponent("data").path }
+
+    /// Starts the server and waits until it accepts connections.
+    public func startServer() throws(Failure) {
+        try tool("pg_ctl", [
+            "-D", dataDirectory, "-w", "-t", "120", "-l", directory.appendingPathComponent("server.log").path,
+            "-o", "-c listen_addresses='' -k \(directory.path) -c max_connections=300 -c fsync=on", "start",
+        ])
+    }
+
+    /// Stops the server: `fast` disconnects sessions and shuts down cleanly, `immediate` is a crash
+    /// (every backend killed, recovery at the next start).
+    public func stopServer(immediate: Bool = false) throws(Failure) {
+        try tool("pg_ctl", ["-D", dataDirectory, "-w", "-t", "120", "-m", immediate ? "immediate" : "fast", "stop"])
+    }
+
+    /// Runs SQL with `psql` against database `postgres` (for setting up what a test needs: another
+    /// application's tables, a look at `pg_locks`); returns its unaligned, tuples-only output.
+    @discardableResult
+    public func psql(_ sql: String) throws(Failure) -> String {
+        try tool("psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", directory.path, "-U", Self.role, "-d", "postgres", "-c", sql])
+    }
+
+    /// Stops the server and removes the directory.
+    public func remove() {
+        try? stopServer(immediate: true)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Runs one of the PostgreSQL programs (as `nobody` when root) and returns its standard output.
+    @discardableResult
+    func tool(_ name: String, _ arguments: [String]) throws(Failure) -> String {
+        let program = binaries.appendingPathComponent(name).path
+        let executable = runAs == nil ? program : "/usr/sbin/runuser"
+        let full = runAs.map { ["-u", $0, "--", program] + arguments } ?? arguments
+        let output = directory.appendingPathComponent(".tool-\(UUID().uuidString.prefix(8)).out")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let ended: SpawnedProcess.Termination
+        do {
+            let child = try SpawnedProcess(executable, full, directory: directory.path, stdout: .file(output.path), stderr: .file(output.path + ".err"))
+            ended = child.waitForExit()
+        } catch {
+            throw Failure(description: "cannot start \(name): \(error)")
+        }
+        let stdout = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        let stderr = (try? String(contentsOf: URL(fileURLWithPath: output.path + ".err"), encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: output.path + ".err")
+        guard ended.succeeded else {
+            throw Failure(description: "\(name) failed (\(ended.killed ? "signal" : "status") \(ended.status)): \(stderr)\(stdout)")
+        }
+        return stdout
+    }
+
+    /// The newest installed version's programs.
+    static func findBinaries() -> URL? {
+        let root = URL(fileURLWithPath: "/usr/lib/postgresql")
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        return versions.compactMap { version in Int(version).map { ($0, version) } }.max { $0.0 < $1.0 }
+            .map { root.appendingPathComponent($0.1).appendingPathComponent("bin") }
+            .flatMap { FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("initdb").path) ? $0 : nil }
+    }
+
+    /// Removes the shared cluster when the test process exits.
+    private static func registerRemovalAtExit(_ cluster: PostgresTestCluster) {
+        clusterToRemove.withLock { $0 = cluster }
+        atexit {
+            PostgresTestCluster.clusterToRemove.withLock { $0 }?.remove()
+        }
+    }
+
+    private static let clusterToRemove = Mutex<PostgresTestCluster?>(nil)
+}
