@@ -121,7 +121,10 @@ let package = Package(
         // A host that is killed mid-turn (the runtime crash test).
         .executableTarget(
             name: "RuntimeFixture",
-            dependencies: ["CodexRuntime", "CodexRecovery", "CodexStorageSQLite", "CodexCore", "CodexSchema", "CodexTransport", "CodexLoopback", "CodexKitTesting", "CodexTestSupport"],
+            dependencies: [
+                "CodexRuntime", "CodexRecovery", "CodexStorageSQLite", "CodexStoragePostgres", "CodexCore", "CodexSchema", "CodexTransport", "CodexLoopback",
+                "CodexKitTesting", "CodexTestSupport",
+            ],
             path: "Tests/RuntimeFixture",
             swiftSettings: swiftSettings
         ),
@@ -133,7 +136,7 @@ let package = Package(
         // The PostgreSQL store against a private cluster the tests start (initdb, a Unix socket only).
         .testTarget(
             name: "CodexStoragePostgresTests",
-            dependencies: ["CodexStoragePostgres", "CodexCore", "CodexTestSupport"],
+            dependencies: ["CodexStoragePostgres", "CodexCore", "CodexRuntime", "CodexTestSupport", "RuntimeFixture"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CodexLoopbackTests", dependencies: ["CodexTestSupport"], swiftSettings: swiftSettings),

@@ -1,5 +1,6 @@
 public import CodexCore
 import Foundation
+import Synchronization
 
 /// A ``CodexCore/RuntimeStateStore`` on PostgreSQL, for hosts that run many replicas on one database:
 /// threads, ordered paged history, turns and their owners, durable turns' journals and approvals, and
@@ -34,11 +35,12 @@ public final class PostgresRuntimeStateStore: RuntimeStateStore, TurnJournaling,
     ///   - schema: The PostgreSQL schema of the store's tables (default `codexkit`).
     ///   - poolSize: The most connections the store opens at once (default 4; owner leases hold one more
     ///     each).
+    ///   - applicationName: The `application_name` of its sessions, as `pg_stat_activity` shows them.
     /// - Throws: ``PostgresStoreError`` `storage_unavailable`, `postgres_authentication_failed`,
     ///   `postgres_invalid_connection_string`, `postgres_foreign_schema` (the schema holds another
     ///   application's tables; nothing is changed), `postgres_schema_too_new`.
-    public init(connectionString: String, schema: String = "codexkit", poolSize: Int = 4) async throws(PostgresStoreError) {
-        settings = try PostgresConnectionSettings(connectionString: connectionString, schema: schema, readOnly: false)
+    public init(connectionString: String, schema: String = "codexkit", poolSize: Int = 4, applicationName: String = "codexkit") async throws(PostgresStoreError) {
+        settings = try PostgresConnectionSettings(connectionString: connectionString, schema: schema, readOnly: false, applicationName: applicationName)
         self.schema = schema
         leaseProbe = PostgresLeaseProbe(settings: settings)
         database = PostgresDatabase(pool: PostgresPool(settings: settings, size: poolSize), readOnly: false)
@@ -81,6 +83,10 @@ public final class PostgresRuntimeStateStore: RuntimeStateStore, TurnJournaling,
     public func serverVersion() async throws -> Int {
         try await database.pool.withConnection { connection throws(PostgresStoreError) in connection.serverVersion }
     }
+
+    /// Test hook: the next `count` write commits lose their reply (they commit; the store is told the
+    /// connection broke), so a test can see the store ask whether the write landed.
+    package func loseCommitReplies(_ count: Int) { database.lostCommitReplies.withLock { $0 = count } }
 
     /// Closes the idle connections (the store stays usable; connections are opened again on demand).
     public func closeIdleConnections() { database.pool.close() }

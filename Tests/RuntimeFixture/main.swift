@@ -1,6 +1,7 @@
 // RuntimeFixture: a host application that starts a turn and then hangs mid-turn, so the runtime crash
 // test can kill it with SIGKILL and restart on the same SQLite state store.
-//   --db PATH --thread ID --text TEXT
+//   --db PATH --thread ID --text TEXT            (the SQLite store)
+//   --postgres URL --schema S --thread ID --text TEXT   (the PostgreSQL store: a replica)
 // Runs until killed; exits 1 with the error on any failure.
 // `soak-compaction …` instead runs the long-thread compaction soak (CompactionSoak.swift) and exits;
 // `soak …` runs the fault-injecting runtime soak (Soak.swift) and exits; `durable …` runs or resumes the
@@ -8,6 +9,7 @@
 import CodexCore
 import CodexKitTesting
 import CodexRuntime
+import CodexStoragePostgres
 import CodexStorageSQLite
 import Foundation
 
@@ -18,10 +20,17 @@ func option(_ name: String) -> String? {
 }
 
 func run() async throws {
-    guard let path = option("--db"), let threadText = option("--thread"), let text = option("--text") else {
-        throw AgentRuntimeError(code: .invalidRequest, message: "usage: --db PATH --thread ID --text TEXT")
+    guard let threadText = option("--thread"), let text = option("--text") else {
+        throw AgentRuntimeError(code: .invalidRequest, message: "usage: (--db PATH | --postgres URL --schema S) --thread ID --text TEXT")
     }
-    let store = try SQLiteRuntimeStateStore(path: path)
+    let store: any RuntimeStateStore
+    if let url = option("--postgres") {
+        store = try await PostgresRuntimeStateStore(connectionString: url, schema: option("--schema") ?? "codexkit")
+    } else if let path = option("--db") {
+        store = try SQLiteRuntimeStateStore(path: path)
+    } else {
+        throw AgentRuntimeError(code: .invalidRequest, message: "usage: (--db PATH | --postgres URL --schema S) --thread ID --text TEXT")
+    }
     let threadID = AgentThreadID(rawValue: threadText)
     if try await store.thread(threadID) == nil {
         try await store.upsertThread(AgentThread(id: threadID, title: "crash test"))

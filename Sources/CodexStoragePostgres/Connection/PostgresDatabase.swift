@@ -12,6 +12,9 @@ final class PostgresDatabase: Sendable {
     static let busyRetries = 4
     /// Writes since the write log was last pruned.
     private let writesSincePrune = Mutex(0)
+    /// Test hook: how many of the next commits lose their reply (the commit happens; the store is told
+    /// the connection broke), to prove the write-key check.
+    let lostCommitReplies = Mutex(0)
 
     init(pool: PostgresPool, readOnly: Bool) {
         self.pool = pool
@@ -64,6 +67,13 @@ final class PostgresDatabase: Sendable {
                         try connection.run("INSERT INTO codex_write_log(key) VALUES ($1::uuid)", [.text(key)])
                         let value = try body(connection)
                         try connection.execute("COMMIT")
+                        if self.lostCommitReplies.withLock({ count in
+                            guard count > 0 else { return false }
+                            count -= 1
+                            return true
+                        }) {
+                            throw PostgresStoreError(code: .unavailable, message: "the reply to the commit was lost (injected)")
+                        }
                         return value
                     } catch {
                         if connection.isHealthy { try? connection.execute("ROLLBACK") }
