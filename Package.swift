@@ -61,7 +61,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "codexctl",
-            dependencies: ["CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery", "CodexStorageSQLite", "CodexRuntime", "CodexLoopback", "CodexKitTesting"],
+            dependencies: [
+                "CodexSchema", "CodexCore", "CodexTransport", "CodexRecovery", "CodexStorageSQLite", "CodexStoragePostgres", "CodexRuntime", "CodexLoopback",
+                "CodexKitTesting",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

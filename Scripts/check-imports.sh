@@ -24,7 +24,7 @@ allowed_for() {
     CodexRuntime)       echo "CodexCore CodexSchema CodexTransport CodexRecovery Observation $toolchain" ;;
     CodexLoopback)      echo "$toolchain" ;;
     CodexKitTesting)    echo "CodexCore CodexSchema CodexTransport CodexLoopback $toolchain" ;;
-    codexctl)           echo "CodexSchema CodexCore CodexTransport CodexRecovery CodexStorageSQLite CodexRuntime CodexLoopback CodexKitTesting FoundationNetworking $toolchain" ;;
+    codexctl)           echo "CodexSchema CodexCore CodexTransport CodexRecovery CodexStorageSQLite CodexStoragePostgres CodexRuntime CodexLoopback CodexKitTesting FoundationNetworking $toolchain" ;;
     CSQLite)            echo "" ;;
     CLibPQ)             echo "" ;;
     CCurl)              echo "" ;;

@@ -1,6 +1,7 @@
 import CodexCore
 import CodexRecovery
 import CodexSchema
+import CodexStoragePostgres
 import CodexStorageSQLite
 import Foundation
 
@@ -26,6 +27,7 @@ struct CLIFailure {
         case let error as AgentRecoveryError:
             self.init(code: error.code.rawValue, message: error.message + (error.systemErrorNumber.map { " (errno \($0))" } ?? ""))
         case let error as SQLiteStoreError: self.init(code: error.code.rawValue, message: error.message)
+        case let error as PostgresStoreError: self.init(code: error.code.rawValue, message: error.message)
         case let error as MemoryStoreError: self.init(code: error.code.rawValue, message: error.message)
         case let error as CodexSchemaError: self.init(code: error.code.rawValue, message: error.message)
         case let error as UsageError: self.init(code: "usage", message: error.message)

@@ -22,16 +22,13 @@ enum CLIStorePaths {
         directory(environment: environment) + "/memory.sqlite"
     }
 
-    /// The `--db` value as a SQLite path, or `fallback` without one. A value that looks like a URL
-    /// (`postgresql://…`, `file:…`) is refused without being echoed (it may hold a password): it would
-    /// otherwise become a file under a directory named after its scheme.
+    /// The `--db` value (a SQLite path, or a PostgreSQL connection URL or string), or `fallback` without
+    /// one. Any other URL (`file:…`, `mysql://…`) is refused without being echoed (it may hold a
+    /// password): it would otherwise become a file under a directory named after its scheme.
     static func database(_ option: String?, fallback: String) throws(UsageError) -> String {
         guard let option else { return fallback }
-        if let scheme = urlScheme(option) {
-            throw UsageError("--db takes a SQLite file path; a \(scheme): URL is not a store this build can open")
-        }
-        if isConnectionString(option) {
-            throw UsageError("--db takes a SQLite file path; a PostgreSQL connection string is not a store this build can open")
+        if let scheme = urlScheme(option), scheme != "postgres", scheme != "postgresql" {
+            throw UsageError("--db takes a SQLite file path or a PostgreSQL connection URL; a \(scheme): URL is not a store this build can open")
         }
         return option
     }

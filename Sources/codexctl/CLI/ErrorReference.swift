@@ -6,7 +6,7 @@ import Foundation
 enum ErrorReference {
     /// One code of one error type.
     struct Entry {
-        /// The error type that defines it: `AgentRuntimeError`, `AgentRecoveryError`, `SQLiteStoreError`,
+        /// The error type that defines it: `AgentRuntimeError`, `AgentRecoveryError`, `SQLiteStoreError`, `PostgresStoreError`,
         /// `MemoryStoreError`, `CodexSchemaError` or `codexctl`.
         let type: String
         /// The stable code.
@@ -121,6 +121,18 @@ enum ErrorReference {
         Entry(type: "SQLiteStoreError", code: "sqlite_foreign_database", meaning: "The file is a SQLite database of another application (its own tables and no `codex_migrations`, or migrations under other names); it is never adopted or changed.", action: "Point `--db` at a CodexKit state store, or at a new path for a new store."),
         Entry(type: "SQLiteStoreError", code: "sqlite_schema_outdated", meaning: "The database needs migrations that a read-only open cannot apply.", action: "Open it for writing once to migrate it, for example with `codexctl db migrate --db <path>`, then read it again."),
         Entry(type: "SQLiteStoreError", code: "sqlite_write_refused", meaning: "A store opened read-only was asked to write; nothing was written.", action: "Open the store for writing (`SQLiteRuntimeStateStore(path:)`) to change it."),
+        Entry(type: "PostgresStoreError", code: "postgres_invalid_connection_string", meaning: "libpq cannot read the connection string (the message gives libpq's reason, never the string itself).", action: "Fix the URL or `key=value` string; see the libpq documentation on connection strings."),
+        Entry(type: "PostgresStoreError", code: "storage_unavailable", meaning: "The PostgreSQL server cannot be reached, refused the connection, or the connection broke. For a write, the store asked the server whether it was committed: not committed means it is safe to retry (transient); when the server could not be asked, the outcome is unknown and the error is not transient.", action: "Check that the server is up and reachable; the runtime retries transient failures by itself. After an unknown outcome, look at the store (for example `codexctl threads show`) before repeating the action."),
+        Entry(type: "PostgresStoreError", code: "postgres_authentication_failed", meaning: "The server refused the role, its password or the database.", action: "Check the user, the password (or `.pgpass`), the database name and the server's `pg_hba.conf`."),
+        Entry(type: "PostgresStoreError", code: "postgres_busy", meaning: "A transaction kept losing to others (deadlock or serialization failure) after the store's own retries.", action: "Retry; if it persists, look for long transactions holding the store's rows."),
+        Entry(type: "PostgresStoreError", code: "postgres_constraint", meaning: "A write contradicts what is stored (a taken journal number, an approval answered otherwise, a key that exists).", action: "Read the current state; the write was not applied."),
+        Entry(type: "PostgresStoreError", code: "postgres_failure", meaning: "The server refused a statement for another reason; its SQLSTATE is kept with the error.", action: "Look up the SQLSTATE in the PostgreSQL documentation; check the server's log at that time."),
+        Entry(type: "PostgresStoreError", code: "postgres_row_undecodable", meaning: "A stored row or image blob cannot be decoded, or disagrees with its key; `codexctl db check` found problems.", action: "Run `codexctl db check --db <url>` to list them; restore the rows from a backup."),
+        Entry(type: "PostgresStoreError", code: "postgres_foreign_schema", meaning: "The store's PostgreSQL schema (default `codexkit`) holds tables of another application, or migrations this build does not know; nothing was changed.", action: "Give the store a schema of its own (`schema:` in the API, `CODEXKIT_POSTGRES_SCHEMA` for codexctl)."),
+        Entry(type: "PostgresStoreError", code: "postgres_schema_too_new", meaning: "The schema was migrated by a newer build than this one.", action: "Use the newer build, or restore a backup from before the migration."),
+        Entry(type: "PostgresStoreError", code: "postgres_schema_outdated", meaning: "A read-only open found no store in the schema, or migrations not yet applied.", action: "Open the store for writing once (`codexctl db migrate --db <url>`)."),
+        Entry(type: "PostgresStoreError", code: "thread_not_found", meaning: "A write or a codexctl command named a thread that does not exist in the store; nothing was written.", action: "Check the thread ID with `codexctl threads list --db <url>`."),
+        Entry(type: "PostgresStoreError", code: "postgres_write_refused", meaning: "A store opened read-only was asked to write; nothing was written.", action: "Open the store for writing (`PostgresRuntimeStateStore(connectionString:)`) to change it."),
         Entry(type: "MemoryStoreError", code: "memory_record_invalid", meaning: "A memory record breaks a limit, named in the error's limit (an empty or too long summary, too many or too long evidence strings, tags, related IDs or attributes, an importance outside 0 to 10, a bad key, or an update date before the creation date); nothing was written.", action: "Fix the named field to fit the limit (for example a summary of at most 16 KiB) and write the record again."),
         Entry(type: "MemoryStoreError", code: "memory_query_invalid", meaning: "A memory query or list breaks a limit, named in the error's limit: a result or list count out of range, a match count below 1, a non-positive read budget, or too many distinct tokens in the text.", action: "Adjust the named value of the query (for example a smaller `--limit` in `codexctl memory search`) and run it again."),
         Entry(type: "MemoryStoreError", code: "memory_dedupe_conflict", meaning: "An upsert's ID names one record and its dedupe key another, so it is unclear which to replace; nothing was written.", action: "Use the ID of the record that already holds the dedupe key, or change the dedupe key."),
@@ -174,6 +186,7 @@ extension ErrorReference {
         ("AgentRuntimeError", "CodexCore's error, thrown by CodexTransport, CodexRuntime and backends"),
         ("AgentRecoveryError", "CodexRecovery: structured request recovery and its store"),
         ("SQLiteStoreError", "CodexStorageSQLite: the SQLite state store"),
+        ("PostgresStoreError", "CodexStoragePostgres: the PostgreSQL state store"),
         ("MemoryStoreError", "CodexCore's memory-store error, thrown by the memory stores"),
         ("CodexSchemaError", "CodexSchema: JSON parsing, schemas and validation"),
         ("codexctl", "the command-line tool's own failures"),

@@ -1,5 +1,6 @@
 import CodexCore
 import CodexSchema
+import CodexStoragePostgres
 import CodexStorageSQLite
 import Foundation
 
@@ -39,7 +40,7 @@ enum ApprovalsCommand: CLICommand {
     }
 
     /// The approval named by the first argument.
-    static func approval(_ parsed: ParsedArguments, in store: SQLiteRuntimeStateStore) async throws -> StoredApproval {
+    static func approval(_ parsed: ParsedArguments, in store: any CLIStateStore) async throws -> StoredApproval {
         guard let approval = try await store.approval(AgentApprovalID(rawValue: parsed.positionals[0])) else {
             throw AgentRuntimeError(code: .approvalNotFound, message: "no such approval")
         }
@@ -59,7 +60,7 @@ enum ApprovalsCommand: CLICommand {
         )
         static func run(_ arguments: [String]) async -> Int32 {
             await StorageCommandSupport.execute(Self.self, arguments, positionals: 0) { parsed in
-                let store = try StorageCommandSupport.readOnlyStore(parsed)
+                let store = try await StorageCommandSupport.readOnlyStore(parsed)
                 var approvals = try await store.approvals(in: parsed.options["--thread"].map(AgentThreadID.init(rawValue:)))
                 if parsed.has("--pending") { approvals = approvals.filter(\.isPending) }
                 if parsed.has("--json") {
@@ -83,7 +84,7 @@ enum ApprovalsCommand: CLICommand {
         )
         static func run(_ arguments: [String]) async -> Int32 {
             await StorageCommandSupport.execute(Self.self, arguments, positionals: 1) { parsed in
-                let approval = try await ApprovalsCommand.approval(parsed, in: try StorageCommandSupport.readOnlyStore(parsed))
+                let approval = try await ApprovalsCommand.approval(parsed, in: try await StorageCommandSupport.readOnlyStore(parsed))
                 if parsed.has("--json") {
                     Console.exactLine(ApprovalsCommand.object(approval).compactString())
                     return
@@ -102,12 +103,14 @@ enum ApprovalsCommand: CLICommand {
 
     /// `approve` and `deny`: answer once; the same answer again succeeds, another is refused.
     static func answer(_ decision: AgentApprovalDecision, _ parsed: ParsedArguments) async throws {
-        let store = try StorageCommandSupport.store(parsed)
+        let store = try await StorageCommandSupport.store(parsed)
         let id = AgentApprovalID(rawValue: parsed.positionals[0])
         let answered: StoredApproval
         do {
             answered = try await store.answerApproval(id, decision: decision, expectedDigest: parsed.options["--digest"], at: Date())
         } catch let error as SQLiteStoreError where error.code == .constraint {
+            throw AgentRuntimeError(code: .approvalStale, message: error.message)
+        } catch let error as PostgresStoreError where error.code == .constraint {
             throw AgentRuntimeError(code: .approvalStale, message: error.message)
         }
         if parsed.has("--json") {

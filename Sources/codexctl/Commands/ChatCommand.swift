@@ -23,7 +23,7 @@ enum ChatCommand: CLICommand {
         """,
         options: [
             .value("--thread", "id", "Continue this thread (default: a new one)."),
-            .value("--db", "path", "The state database (default as for 'codexctl send')."),
+            .value("--db", "path|url", "The state store (default as for 'codexctl send'; a postgresql:// URL for PostgreSQL)."),
             .value("--model", "id", "The model of new threads.").aliased("-m"),
             .value("--endpoint", "url", "The Responses base URL (default: chosen by the credential)."),
             .value("--auth", "source", "Use only this credential: apikey, codex or session."),
@@ -91,10 +91,10 @@ struct ChatSession {
         let gate = interactive ? nil : LineGate()
         LineReader.start(feed, gate: gate)
         do {
-            if threadID != nil, let database = live.database, !FileManager.default.fileExists(atPath: database) {
+            if threadID != nil, let database = live.database, !CLIStateStores.isPostgres(database), !FileManager.default.fileExists(atPath: database) {
                 throw AgentRuntimeError(code: .threadNotFound, message: "no database at \(database)")
             }
-            let runtime = try live.make()
+            let runtime = try await live.make()
             var thread: AgentThread
             if let threadID {
                 thread = try await runtime.resumeThread(threadID)

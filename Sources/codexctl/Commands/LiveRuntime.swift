@@ -13,13 +13,13 @@ struct LiveRuntime {
     let endpoint: URL?
     let model: CodexModel?
     let reasoningSummaries: Bool
-    /// The SQLite database, or `nil` to keep nothing.
+    /// The state store (a SQLite file, or a PostgreSQL connection URL), or `nil` to keep nothing.
     let database: String?
 
     /// The runtime.
     /// - Throws: `not_signed_in` without credentials, `invalid_endpoint` for a bad `OPENAI_BASE_URL`, or
     ///   what opening the database throws.
-    func make() throws -> AgentRuntime {
+    func make() async throws -> AgentRuntime {
         guard let service = try CLIAuth.environment(store: store, codexHome: codexHome, only: auth) else {
             throw AgentRuntimeError(code: .notSignedIn, message: "no credentials found")
         }
@@ -28,12 +28,14 @@ struct LiveRuntime {
         // --endpoint replaces the base, keeping the profile the credential needs.
         let chosen = try endpoint.map(service.replacingBaseURL) ?? service
         let backend = CodexResponsesBackend(environment: chosen, configuration: configuration)
-        return try AgentRuntime(configuration: .init(backend: backend, stateStore: try stateStore()))
+        return try AgentRuntime(configuration: .init(backend: backend, stateStore: try await stateStore()))
     }
 
-    /// In memory without a database; else the SQLite database, its directory created private (0700).
-    private func stateStore() throws -> any RuntimeStateStore {
+    /// In memory without a database; a PostgreSQL database for a connection URL; else the SQLite
+    /// database, its directory created private (0700).
+    private func stateStore() async throws -> any RuntimeStateStore {
         guard let database else { return InMemoryRuntimeStateStore() }
+        if CLIStateStores.isPostgres(database) { return try await CLIStateStores.open(database, creating: true) }
         let directory = URL(fileURLWithPath: database).deletingLastPathComponent()
         if !FileManager.default.fileExists(atPath: directory.path) {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -35,7 +35,7 @@ enum SendCommand: CLICommand {
             .value("--schema", "file", "A JSON Schema the reply must match: validated locally, printed as one JSON value.").aliased("--output-schema"),
             .flag("--ephemeral", "Keep nothing: no database is opened or written."),
             .value("--thread", "id", "Continue this thread of the database."),
-            .value("--db", "path", "The state database (default $XDG_STATE_HOME/codexkit/state.sqlite, else ~/.local/state/codexkit/state.sqlite)."),
+            .value("--db", "path|url", "The state store: a SQLite file (default $XDG_STATE_HOME/codexkit/state.sqlite, else ~/.local/state/codexkit/state.sqlite) or a postgresql:// URL."),
             .value("--endpoint", "url", "The Responses base URL (default: chosen by the credential: OPENAI_BASE_URL or the public API for a key, the ChatGPT backend for a session)."),
             .value("--auth", "source", "Use only this credential: apikey, codex or session."),
             .flag("--reasoning-summaries", "Ask the model for reasoning summaries (shown on stderr)."),

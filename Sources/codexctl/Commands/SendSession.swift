@@ -22,10 +22,10 @@ struct SendSession {
         let interrupts = InterruptWatcher()
         defer { interrupts.stop() }
         do {
-            if options.threadID != nil, !FileManager.default.fileExists(atPath: options.database) {
+            if options.threadID != nil, !CLIStateStores.isPostgres(options.database), !FileManager.default.fileExists(atPath: options.database) {
                 throw AgentRuntimeError(code: .threadNotFound, message: "no database at \(options.database)")
             }
-            let runtime = try LiveRuntime(
+            let runtime = try await LiveRuntime(
                 auth: options.auth, codexHome: options.codexHome, store: options.store, endpoint: options.endpoint, model: options.model,
                 reasoningSummaries: options.reasoningSummaries, database: options.ephemeral ? nil : options.database
             ).make()

@@ -1,24 +1,20 @@
 import CodexCore
 import CodexSchema
+import CodexStoragePostgres
 import CodexStorageSQLite
 import Foundation
 
 /// Opens the `--db` store for a storage command.
 enum StorageCommandSupport {
-    /// The store for a command that changes it (`delete`, `migrate`): opened for writing.
-    static func store(_ parsed: ParsedArguments, creating: Bool = false) throws -> SQLiteRuntimeStateStore {
-        let path = try path(parsed)
-        // A command that changes a store never creates one from a mistyped path (only `db migrate` does).
-        guard creating || FileManager.default.fileExists(atPath: path) else {
-            throw SQLiteStoreError(code: .notFound, message: "cannot open \(path): no such file")
-        }
-        return try SQLiteRuntimeStateStore(path: path)
+    /// The store for a command that changes it (`delete`, `migrate`, `approve`): opened for writing.
+    static func store(_ parsed: ParsedArguments, creating: Bool = false) async throws -> any CLIStateStore {
+        try await CLIStateStores.open(try path(parsed), creating: creating)
     }
 
     /// The store for a command that only looks: opened read-only, so nothing is created, migrated or
     /// changed (a missing file is an error naming it).
-    static func readOnlyStore(_ parsed: ParsedArguments) throws -> SQLiteRuntimeStateStore {
-        try SQLiteRuntimeStateStore(readingAt: try path(parsed))
+    static func readOnlyStore(_ parsed: ParsedArguments) async throws -> any CLIStateStore {
+        try await CLIStateStores.openReadOnly(try path(parsed))
     }
 
     /// `--db`, else the store `send` and `chat` use.
@@ -41,8 +37,8 @@ enum StorageCommandSupport {
     }
 
     /// The store and the existing thread named by the first positional argument.
-    static func existingThread(_ parsed: ParsedArguments, readOnly: Bool = true) async throws -> (SQLiteRuntimeStateStore, AgentThread) {
-        let store = try readOnly ? readOnlyStore(parsed) : store(parsed)
+    static func existingThread(_ parsed: ParsedArguments, readOnly: Bool = true) async throws -> (any CLIStateStore, AgentThread) {
+        let store = try await readOnly ? readOnlyStore(parsed) : store(parsed)
         guard let thread = try await store.thread(AgentThreadID(rawValue: parsed.positionals[0])) else {
             throw SQLiteStoreError(code: .threadNotFound, message: "no such thread")
         }
@@ -58,7 +54,9 @@ enum StorageCommandSupport {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    static let dbOption = CLIOption.value("--db", "path", "The SQLite state store (default: the one send and chat use; see 'codexctl db path').")
+    static let dbOption = CLIOption.value(
+        "--db", "path|url", "The state store: a SQLite file (default: the one send and chat use; see 'codexctl db path') or a postgresql:// URL."
+    )
     /// The thread a command acts on.
     static let threadArgument = ("<thread-id>", "The thread's ID.")
 }
@@ -66,10 +64,10 @@ enum StorageCommandSupport {
 /// `codexctl threads`.
 enum ThreadsCommand: CLICommand {
     static let name = "threads"
-    static let summary = "Inspect the threads of a SQLite state store."
+    static let summary = "Inspect the threads of a state store (SQLite or PostgreSQL)."
     static let help = CommandHelp(
         command: "threads",
-        overview: "Inspect the threads of a SQLite state store.",
+        overview: "Inspect the threads of a state store (SQLite or PostgreSQL).",
         subcommands: subcommandRows
     )
     static var subcommands: [any CLICommand.Type] { [List.self, Show.self, Export.self, Delete.self] }
@@ -219,10 +217,10 @@ enum ThreadsCommand: CLICommand {
 /// `codexctl db`.
 enum DatabaseCommand: CLICommand {
     static let name = "db"
-    static let summary = "Locate, check or migrate a SQLite state store."
+    static let summary = "Locate, check or migrate a state store (SQLite or PostgreSQL)."
     static let help = CommandHelp(
         command: "db",
-        overview: "Locate, check or migrate a SQLite state store.",
+        overview: "Locate, check or migrate a state store (SQLite or PostgreSQL).",
         subcommands: subcommandRows
     )
     static var subcommands: [any CLICommand.Type] { [Path.self, Check.self, Migrate.self] }
@@ -255,23 +253,30 @@ enum DatabaseCommand: CLICommand {
 
     enum Check: CLICommand {
         static let name = "check"
-        static let summary = "Run PRAGMA integrity_check and print the schema version."
+        static let summary = "Check a store without changing it and print its schema version."
         static let help = CommandHelp(
             command: "db check",
             overview: """
             Check a state store without changing it (it is opened read-only): SQLite's integrity check, then the expected \
-            tables and columns, every row decoded and checked against its key, foreign keys, and every image blob. Exit 1 \
-            when anything is wrong; the first problems are printed with their table and row key.
+            tables and columns, every row decoded and checked against its key, foreign keys, and every image blob. A \
+            PostgreSQL store gets the same checks of its migrations, tables, rows and blobs (the server keeps its own \
+            pages). Exit 1 when anything is wrong; the first problems are printed with their table and row key.
             """,
             options: [StorageCommandSupport.dbOption, .flag("--quick", "Run SQLite's integrity check only."), .flag("--json", "Print one JSON object.")]
         )
         static func run(_ arguments: [String]) async -> Int32 {
             return await StorageCommandSupport.execute(Self.self, arguments, positionals: 0) { parsed in
-                let store = try StorageCommandSupport.readOnlyStore(parsed)
+                let store = try await StorageCommandSupport.readOnlyStore(parsed)
+                if let postgres = store as? PostgresRuntimeStateStore {
+                    try await checkPostgres(postgres, json: parsed.has("--json"))
+                    return
+                }
+                guard let store = store as? SQLiteRuntimeStateStore else { return }
                 let report = try await store.check(parsed.has("--quick") ? .quick : .full)
                 if parsed.has("--json") {
                     struct Checked: Encodable {
                         let healthy: Bool
+                        let engine = "sqlite"
                         let integrity: [String]
                         let schemaVersion: Int
                         let sqliteVersion: Int
@@ -304,6 +309,41 @@ enum DatabaseCommand: CLICommand {
                 }
             }
         }
+
+        /// The same deep checks on a PostgreSQL store: migrations, tables and columns, every row and every
+        /// image blob (the server keeps its own pages; there is no file to check).
+        static func checkPostgres(_ store: PostgresRuntimeStateStore, json: Bool) async throws {
+            let report = try await store.check()
+            if json {
+                struct Checked: Encodable {
+                    let healthy: Bool
+                    let engine = "postgres"
+                    let schema: String
+                    let schemaVersion: Int
+                    let serverVersion: Int
+                    let deep = true
+                    let rowsChecked: Int
+                    let problemCount: Int
+                    let problems: [PostgresStoreCheckReport.Problem]
+                }
+                Console.exactLine(try StorageCommandSupport.json(Checked(
+                    healthy: report.isHealthy, schema: store.schema, schemaVersion: report.schemaVersion, serverVersion: report.serverVersion,
+                    rowsChecked: report.rowsChecked, problemCount: report.problemCount, problems: report.problems
+                )))
+            } else {
+                Console.line("server     PostgreSQL \(report.serverVersion / 10_000).\(report.serverVersion % 10_000)")
+                Console.line("schema     \(report.schemaVersion) (\(Console.display(store.schema)))")
+                Console.line("rows       \(report.rowsChecked) checked, \(report.problemCount) problem\(report.problemCount == 1 ? "" : "s")")
+                for problem in report.problems {
+                    let key = problem.rowKey.map { " row \(Console.display($0))" } ?? ""
+                    Console.line("problem    \(problem.table)\(key): \(problem.message)")
+                }
+            }
+            guard report.isHealthy else {
+                if json { throw CLIFailure.Reported() }
+                throw PostgresStoreError(code: .rowUndecodable, message: "the store has \(report.problemCount) problem(s)")
+            }
+        }
     }
 
     enum Migrate: CLICommand {
@@ -316,7 +356,7 @@ enum DatabaseCommand: CLICommand {
         )
         static func run(_ arguments: [String]) async -> Int32 {
             return await StorageCommandSupport.execute(Self.self, arguments, positionals: 0) { parsed in
-                let version = try StorageCommandSupport.store(parsed, creating: true).schemaVersion
+                let version = try await StorageCommandSupport.store(parsed, creating: true).appliedMigrations()
                 Console.exactLine(parsed.has("--json") ? JSONValue.object(["schema_version": .number(JSONNumber(version))]).compactString() : "schema \(version)")
             }
         }

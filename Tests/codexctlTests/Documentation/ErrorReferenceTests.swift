@@ -13,6 +13,7 @@ import Testing
             ("AgentRuntimeError", "Sources/CodexCore/Errors/AgentRuntimeError.swift"), ("MemoryStoreError", "Sources/CodexCore/Memory/MemoryStoreError.swift"),
             ("AgentRecoveryError", "Sources/CodexRecovery/Errors/AgentRecoveryError.swift"), ("CodexSchemaError", "Sources/CodexSchema/Errors/CodexSchemaError.swift"),
             ("SQLiteStoreError", "Sources/CodexStorageSQLite/Errors/SQLiteStoreError.swift"),
+            ("PostgresStoreError", "Sources/CodexStoragePostgres/Errors/PostgresStoreError.swift"),
         ]
         var codes: Set<String> = []
         for (type, path) in types {
