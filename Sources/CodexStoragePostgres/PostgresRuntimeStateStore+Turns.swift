@@ -40,19 +40,26 @@ struct PostgresHistoryRows: Sendable {
         }
     }
 
-    /// Inserts the rows after the thread's last position (inside the caller's transaction, which holds
-    /// the thread's row lock, so positions never collide).
+    /// Inserts the rows after the thread's last item (inside the caller's transaction). The thread's row
+    /// is locked first, so appends to one thread take turns and commit in the order of their positions
+    /// (taken from one sequence, increasing, never reused); rows without images are queued to travel with
+    /// the commit in one round trip.
+    /// - Throws: ``PostgresStoreError`` `thread_not_found` when the thread does not exist.
     func insert(into thread: AgentThreadID, connection: PostgresConnection) throws(PostgresStoreError) {
-        var next: Int64 = 0
-        try connection.run("SELECT COALESCE(MAX(position), 0) FROM history_items WHERE thread_id = $1", [.text(thread.rawValue)]) { row throws(PostgresStoreError) in
-            next = row.integer(0)
-        }
+        var exists = false
+        try connection.run("SELECT 1 FROM threads WHERE id = $1 FOR UPDATE", [.text(thread.rawValue)]) { _ throws(PostgresStoreError) in exists = true }
+        guard exists else { throw PostgresStoreError(code: .threadNotFound, message: "no such thread") }
+        let insert = "INSERT INTO history_items(thread_id, kind, body) VALUES ($1, $2, $3)"
         for row in rows {
-            next += 1
-            try connection.run(
-                "INSERT INTO history_items(thread_id, position, kind, body) VALUES ($1, $2, $3, $4)",
-                [.text(thread.rawValue), .integer(next), .text(row.kind), .bytes(row.body)]
-            )
+            guard !row.images.isEmpty else {
+                connection.enqueue(insert, [.text(thread.rawValue), .text(row.kind), .bytes(row.body)])
+                continue
+            }
+            var position: Int64 = 0
+            try connection.run(insert + " RETURNING position", [.text(thread.rawValue), .text(row.kind), .bytes(row.body)]) { result throws(PostgresStoreError) in
+                position = result.integer(0)
+            }
+            let next = position
             for (ordinal, image) in row.images.enumerated() {
                 let key = SHA256.hexDigest(of: image.data)
                 try PostgresRuntimeStateStore.storeBlob(image.data, key: key, connection)

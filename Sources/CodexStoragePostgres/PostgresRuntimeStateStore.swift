@@ -158,10 +158,7 @@ public final class PostgresRuntimeStateStore: RuntimeStateStore, TurnJournaling,
     /// - Throws: ``PostgresStoreError`` `thread_not_found` when the thread does not exist.
     public func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws {
         let rows = try PostgresHistoryRows(items)
-        try await database.write { connection throws(PostgresStoreError) in
-            try Self.lockThread(thread, connection)
-            try rows.insert(into: thread, connection: connection)
-        }
+        try await database.write { connection throws(PostgresStoreError) in try rows.insert(into: thread, connection: connection) }
     }
 
     /// One page of a thread's history; the cursor is the position of the last item returned.
@@ -175,35 +172,53 @@ public final class PostgresRuntimeStateStore: RuntimeStateStore, TurnJournaling,
             cursor = value
         }
         let forward = query.direction == .forward
-        let sql = forward
-            ? "SELECT position, body FROM history_items WHERE thread_id = $1 AND position > $2 ORDER BY position LIMIT $3"
-            : "SELECT position, body FROM history_items WHERE thread_id = $1 AND position < $2 ORDER BY position DESC LIMIT $3"
         let start = cursor ?? (forward ? 0 : Int64.max)
-        return try await database.read { connection throws(PostgresStoreError) in
-            var items: [AgentHistoryItem] = []
-            var positions: [Int64] = []
-            items.reserveCapacity(min(limit, 16_384))
-            var last: Int64?
-            try connection.run(sql, [.text(thread.rawValue), .integer(start), .integer(Int64(limit))]) { row throws(PostgresStoreError) in
-                let position = row.integer(0)
-                items.append(try row.withBytes(1) { body throws(PostgresStoreError) in
-                    try Self.decodeItem(body, thread: thread, key: "\(thread.rawValue)/\(position)")
-                })
-                positions.append(position)
-                last = position
-            }
-            if let low = positions.min(), let high = positions.max() {
-                try Self.reattachImages(&items, positions: positions, range: low...high, thread: thread, connection)
-            }
-            var more = false
-            if let last {
-                let probe = forward
-                    ? "SELECT 1 FROM history_items WHERE thread_id = $1 AND position > $2 LIMIT 1"
-                    : "SELECT 1 FROM history_items WHERE thread_id = $1 AND position < $2 LIMIT 1"
-                try connection.run(probe, [.text(thread.rawValue), .integer(last)]) { _ throws(PostgresStoreError) in more = true }
-            }
-            return AgentHistoryPage(items: items, nextCursor: more ? last.map(String.init) : nil)
+        // One statement, one round trip: a page holds no image (the usual case) and one row more than
+        // asked tells whether more follow. A page with images is read again in one snapshot with them.
+        let plain = try await database.readStatement { connection throws(PostgresStoreError) in
+            try Self.page(of: thread, from: start, forward: forward, limit: limit, images: false, connection)
         }
+        if let plain { return plain }
+        return try await database.read { connection throws(PostgresStoreError) -> AgentHistoryPage in
+            try Self.page(of: thread, from: start, forward: forward, limit: limit, images: true, connection) ?? AgentHistoryPage(items: [], nextCursor: nil)
+        }
+    }
+
+    /// One page of history after (or before) position `start`; `nil` when a row of the page has images
+    /// and `images` is false (the caller reads the page again in a transaction with them).
+    static func page(
+        of thread: AgentThreadID, from start: Int64, forward: Bool, limit: Int, images: Bool, _ connection: PostgresConnection
+    ) throws(PostgresStoreError) -> AgentHistoryPage? {
+        let sql = """
+            SELECT h.position, h.body, EXISTS (SELECT 1 FROM history_images i WHERE i.thread_id = h.thread_id AND i.position = h.position)
+            FROM history_items h WHERE h.thread_id = $1 AND h.position \(forward ? ">" : "<") $2 ORDER BY h.position \(forward ? "" : "DESC") LIMIT $3
+            """
+        var items: [AgentHistoryItem] = []
+        var positions: [Int64] = []
+        items.reserveCapacity(min(limit, 16_384))
+        var more = false
+        var withImages = false
+        try connection.run(sql, [.text(thread.rawValue), .integer(start), .integer(Int64(min(limit, Int(Int32.max)) + 1))]) { row throws(PostgresStoreError) in
+            guard items.count < limit else {
+                more = true
+                return
+            }
+            if row.bool(2) {
+                withImages = true
+                guard images else { return }
+            }
+            guard !withImages || images else { return }
+            let position = row.integer(0)
+            items.append(try row.withBytes(1) { body throws(PostgresStoreError) in
+                try Self.decodeItem(body, thread: thread, key: "\(thread.rawValue)/\(position)")
+            })
+            positions.append(position)
+        }
+        if withImages && !images { return nil }
+        if withImages, let low = positions.min(), let high = positions.max() {
+            try Self.reattachImages(&items, positions: positions, range: low...high, thread: thread, connection)
+        }
+        return AgentHistoryPage(items: items, nextCursor: more ? positions.last.map(String.init) : nil)
     }
 
     /// The whole history of a thread, checked with ``CodexCore/AgentHistoryReplay`` so it can be sent as

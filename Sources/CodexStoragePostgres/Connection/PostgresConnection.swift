@@ -12,6 +12,9 @@ final class PostgresConnection: @unchecked Sendable {
     /// Secrets of the connection string, removed from any text that could reach an error.
     private let secrets: [String]
     private var statements: [String: String] = [:]
+    /// Statements whose replies nobody waits for (`BEGIN`, a write key, row inserts): sent together with
+    /// the next statement that needs a reply, in one pipelined round trip.
+    private var pending: [(sql: String, parameters: [PostgresValue])] = []
 
     /// Connects with `settings` (blocking; call it on a queue of its own).
     /// - Throws: ``PostgresStoreError`` `storage_unavailable` (no server, refused, lost),
@@ -45,6 +48,9 @@ final class PostgresConnection: @unchecked Sendable {
             throw Self.connectFailure(text)
         }
         handle = connection
+        // Notices (a cascading drop, a rollback outside a transaction) are not errors, and libpq's default
+        // prints them to standard error.
+        _ = PQsetNoticeReceiver(connection, { _, _ in }, nil)
         queue = DispatchQueue(label: "codexkit.postgres.connection")
         if let schema = settings.schema {
             try execute("SET search_path TO \(PostgresConnection.quoted(schema)), pg_catalog")
@@ -81,38 +87,14 @@ final class PostgresConnection: @unchecked Sendable {
     /// - Returns: The number of rows the statement affected (0 for a query).
     @discardableResult
     func run(_ sql: String, _ parameters: [PostgresValue] = [], row: ((PostgresRow) throws(PostgresStoreError) -> Void)? = nil) throws(PostgresStoreError) -> Int {
-        let name = try prepared(sql)
-        var owned: [UnsafeMutablePointer<CChar>?] = []
-        defer { owned.forEach { free($0) } }
-        var lengths: [Int32] = []
-        var formats: [Int32] = []
-        for parameter in parameters {
-            switch parameter {
-            case .null:
-                owned.append(nil)
-                lengths.append(0)
-                formats.append(0)
-            case .bytes(let bytes):
-                let copy = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, bytes.count))
-                bytes.withUnsafeBytes { source in
-                    if let base = source.baseAddress { UnsafeMutableRawPointer(copy).copyMemory(from: base, byteCount: bytes.count) }
-                }
-                owned.append(copy)
-                lengths.append(Int32(bytes.count))
-                formats.append(1)
-            default:
-                let text = parameter.text ?? ""
-                owned.append(strdup(text))
-                lengths.append(Int32(text.utf8.count))
-                formats.append(0)
-            }
+        if !pending.isEmpty {
+            let batch = pending + [(sql, parameters)]
+            pending = []
+            return try pipeline(batch, row: row)
         }
-        let result: OpaquePointer? = owned.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
-            lengths.withUnsafeBufferPointer { lengths in
-                formats.withUnsafeBufferPointer { formats in
-                    PQexecPrepared(handle, name, Int32(parameters.count), values.baseAddress, lengths.baseAddress, formats.baseAddress, 1)
-                }
-            }
+        let name = try prepared(sql)
+        let result: OpaquePointer? = Self.withParameters(parameters) { count, values, lengths, formats in
+            PQexecPrepared(handle, name, count, values, lengths, formats, 1)
         }
         guard let result else { throw lost() }
         defer { PQclear(result) }
@@ -126,6 +108,117 @@ final class PostgresConnection: @unchecked Sendable {
             }
         }
         return Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    /// Queues a statement whose reply nobody needs now: it is sent with the next statement that needs one
+    /// (or with ``commit()``), in one pipelined round trip; its failure is thrown there.
+    func enqueue(_ sql: String, _ parameters: [PostgresValue] = []) {
+        pending.append((sql, parameters))
+    }
+
+    /// Opens a transaction; `BEGIN` travels with the transaction's first statement.
+    func begin(_ sql: String = "BEGIN") { enqueue(sql) }
+
+    /// Commits: the queued statements and `COMMIT` in one round trip.
+    func commit() throws(PostgresStoreError) { try run("COMMIT") }
+
+    /// Rolls back, dropping what was queued.
+    func rollback() {
+        pending = []
+        if isHealthy { try? execute("ROLLBACK") }
+    }
+
+    /// Sends `batch` in libpq's pipeline mode and reads every reply in order; `row` sees the last
+    /// statement's rows. The first failure is thrown once every reply is read (the statements after it
+    /// were not applied; the caller's transaction rolls back).
+    /// - Returns: The rows the last statement affected.
+    private func pipeline(_ batch: [(sql: String, parameters: [PostgresValue])], row: ((PostgresRow) throws(PostgresStoreError) -> Void)?) throws(PostgresStoreError) -> Int {
+        var names: [String] = []
+        for statement in batch { names.append(try prepared(statement.sql)) }
+        guard PQenterPipelineMode(handle) == 1 else { throw lost() }
+        defer { _ = PQexitPipelineMode(handle) }
+        for (index, statement) in batch.enumerated() {
+            let sent = Self.withParameters(statement.parameters) { count, values, lengths, formats in
+                PQsendQueryPrepared(handle, names[index], count, values, lengths, formats, 1)
+            }
+            guard sent == 1 else { throw lost() }
+        }
+        guard PQpipelineSync(handle) == 1 else { throw lost() }
+        var failure: PostgresStoreError?
+        var index = 0
+        var affected = 0
+        // Each statement's result is followed by a null; the sync point ends the batch.
+        while true {
+            guard let result = PQgetResult(handle) else {
+                guard isHealthy else { throw failure ?? lost() }
+                index += 1
+                continue
+            }
+            defer { PQclear(result) }
+            let status = PQresultStatus(result)
+            if status == PGRES_PIPELINE_SYNC { break }
+            if status == PGRES_PIPELINE_ABORTED { continue }
+            do throws(PostgresStoreError) {
+                try check(result)
+            } catch {
+                if failure == nil { failure = error }
+                continue
+            }
+            if index == batch.count - 1, failure == nil {
+                if let row {
+                    let count = PQntuples(result)
+                    var tuple: Int32 = 0
+                    while tuple < count {
+                        do throws(PostgresStoreError) { try row(PostgresRow(result: result, index: tuple)) } catch { failure = error }
+                        tuple += 1
+                    }
+                }
+                affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+            }
+        }
+        if let failure { throw failure }
+        return affected
+    }
+
+    /// Calls `body` with libpq's parameter arrays for `parameters`: numbers, text and booleans as text
+    /// (the server parses them into the column's type), bytes in binary.
+    private static func withParameters<T>(
+        _ parameters: [PostgresValue],
+        _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
+    ) -> T {
+        var owned: [UnsafeMutablePointer<CChar>?] = []
+        defer { owned.forEach { free($0) } }
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
+        for parameter in parameters {
+            switch parameter {
+            case .null:
+                owned.append(nil)
+                lengths.append(0)
+                formats.append(0)
+            case .bytes(let bytes):
+                // malloc, as every other buffer here: all are released with free.
+                let copy = malloc(max(1, bytes.count))
+                bytes.withUnsafeBytes { source in
+                    if let copy, let base = source.baseAddress { copy.copyMemory(from: base, byteCount: bytes.count) }
+                }
+                owned.append(copy?.assumingMemoryBound(to: CChar.self))
+                lengths.append(Int32(bytes.count))
+                formats.append(1)
+            default:
+                let text = parameter.text ?? ""
+                owned.append(strdup(text))
+                lengths.append(Int32(text.utf8.count))
+                formats.append(0)
+            }
+        }
+        return owned.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
+            lengths.withUnsafeBufferPointer { lengths in
+                formats.withUnsafeBufferPointer { formats in
+                    body(Int32(parameters.count), values.baseAddress, lengths.baseAddress, formats.baseAddress)
+                }
+            }
+        }
     }
 
     /// The name of `sql`'s prepared statement, preparing it on first use.

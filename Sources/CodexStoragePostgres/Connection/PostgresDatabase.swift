@@ -29,17 +29,31 @@ final class PostgresDatabase: Sendable {
             attempt += 1
             do throws(PostgresStoreError) {
                 return try await pool.withConnection { connection throws(PostgresStoreError) -> T in
-                    try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    connection.begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                     do throws(PostgresStoreError) {
                         let value = try body(connection)
-                        try connection.execute("COMMIT")
+                        try connection.commit()
                         return value
                     } catch {
-                        if connection.isHealthy { try? connection.execute("ROLLBACK") }
+                        connection.rollback()
                         throw error
                     }
                 }
             } catch where (error.code == .unavailable && attempt < 2) || (error.code == .busy && attempt <= Self.busyRetries) {
+                continue
+            }
+        }
+    }
+
+    /// Runs `body`, which issues exactly one statement, outside an explicit transaction (the statement is
+    /// its own snapshot): one round trip. A broken connection is replaced and the read runs once more.
+    func readStatement<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws(PostgresStoreError) -> T) async throws(PostgresStoreError) -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do throws(PostgresStoreError) {
+                return try await pool.withConnection(body)
+            } catch where error.code == .unavailable && attempt < 2 {
                 continue
             }
         }
@@ -59,14 +73,16 @@ final class PostgresDatabase: Sendable {
         var lostOnce = false
         var busy = 0
         while true {
-            let key = UUID().uuidString.lowercased()
+            let key = Self.writeKey()
             do throws(PostgresStoreError) {
                 let value = try await pool.withConnection { connection throws(PostgresStoreError) -> T in
-                    try connection.execute("BEGIN")
+                    // BEGIN and the write key travel with the body's first statement; COMMIT with what the
+                    // body queued last.
+                    connection.begin()
+                    connection.enqueue("INSERT INTO codex_write_log(key) VALUES ($1::uuid)", [.text(key)])
                     do throws(PostgresStoreError) {
-                        try connection.run("INSERT INTO codex_write_log(key) VALUES ($1::uuid)", [.text(key)])
                         let value = try body(connection)
-                        try connection.execute("COMMIT")
+                        try connection.commit()
                         if self.lostCommitReplies.withLock({ count in
                             guard count > 0 else { return false }
                             count -= 1
@@ -76,7 +92,7 @@ final class PostgresDatabase: Sendable {
                         }
                         return value
                     } catch {
-                        if connection.isHealthy { try? connection.execute("ROLLBACK") }
+                        connection.rollback()
                         throw error
                     }
                 }
@@ -112,6 +128,23 @@ final class PostgresDatabase: Sendable {
         try await write(body, ifLanded: {})
     }
 
+    /// A write key: a time-ordered UUID (version 7: milliseconds since 1970, then random bits), so the
+    /// keys of a day ago are one range of the primary key's index and pruning needs no index of its own.
+    /// With `random` false, the smallest key of that millisecond.
+    static func writeKey(at date: Date = Date(), random: Bool = true) -> String {
+        let milliseconds = UInt64(max(0, date.timeIntervalSince1970 * 1000))
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
+        if random {
+            for index in 6..<16 { bytes[index] = UInt8.random(in: 0...255) }
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x70
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let hex = bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
+        return parts.joined(separator: "-")
+    }
+
     /// Every 1,024 writes, removes write keys older than a day (a key is only asked about right after
     /// its own write broke).
     private func pruneWriteLogNow() async {
@@ -123,7 +156,11 @@ final class PostgresDatabase: Sendable {
         }
         guard due else { return }
         _ = try? await pool.withConnection { connection throws(PostgresStoreError) in
-            try connection.run("DELETE FROM codex_write_log WHERE at < now() - interval '1 day'")
+            try connection.run("DELETE FROM codex_write_log WHERE key < $1::uuid", [.text(Self.writeKey(at: Date().addingTimeInterval(-86_400), random: false))])
         }
     }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

@@ -22,9 +22,10 @@ enum PostgresStateSchema {
                 body bytea NOT NULL
             );
             CREATE INDEX threads_by_update ON threads(updated_at DESC, id);
+            CREATE SEQUENCE history_positions;
             CREATE TABLE history_items (
                 thread_id text NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
-                position bigint NOT NULL,
+                position bigint NOT NULL DEFAULT nextval('history_positions'),
                 kind text NOT NULL,
                 body bytea NOT NULL,
                 PRIMARY KEY (thread_id, position)
@@ -80,10 +81,8 @@ enum PostgresStateSchema {
                 acquired_at double precision NOT NULL
             );
             CREATE TABLE codex_write_log (
-                key uuid PRIMARY KEY,
-                at timestamptz NOT NULL DEFAULT now()
+                key uuid PRIMARY KEY
             );
-            CREATE INDEX codex_write_log_by_age ON codex_write_log(at);
             """),
     ]
 
@@ -99,6 +98,6 @@ enum PostgresStateSchema {
         ("turn_journal", ["turn_id", "sequence", "thread_id", "body"]),
         ("approvals", ["id", "thread_id", "requested_at", "body"]),
         ("codex_owners", ["owner_id", "lock_key", "acquired_at"]),
-        ("codex_write_log", ["key", "at"]),
+        ("codex_write_log", ["key"]),
     ]
 }

@@ -6,26 +6,31 @@ import Foundation
 /// state store, each next to a raw prepared-statement loop over the same rows.
 enum StorageBenchCommand: CLICommand {
     static let name = "storage"
-    static let summary = "SQLite state store: appends, restore and paging next to raw SQLite loops."
+    static let summary = "State stores: appends, restore and paging next to raw SQLite (and libpq) loops."
     static let help = CommandHelp(
         command: "bench storage",
         overview: """
         Append realistic history items (~300 bytes: user and assistant messages, function calls and outputs) one \
         transaction per item and 10 per transaction, in about ten rounds alternating with the raw loop, restore a 10,000-item thread and page through it, each next to a \
         raw prepared-statement loop doing the same inserts or selects in the same run, plus the cost of an empty append; restore also next to a raw select \
-        that decodes and keeps every row with the store's row decoder. WAL, synchronous=FULL.
+        that decodes and keeps every row with the store's row decoder. WAL, synchronous=FULL. With --postgres, the same \
+        appends and restore on the PostgreSQL store next to raw libpq prepared-statement loops on the same server.
         """,
         options: [
             .flag("--json", "Print one JSON object (the shared benchmark shape)."),
             .value("--items", "n", "Items appended per mode (default 100000)."),
             .value("--restore", "n", "Items in the restored thread (default 10000)."),
             .value("--directory", "dir", "Where the databases go (default the temporary directory)."),
+            .value("--postgres", "url", "Also measure the PostgreSQL store at this database (in a scratch schema, dropped afterwards) next to raw libpq loops."),
+            .flag("--postgres-only", "With --postgres, skip the SQLite figures."),
         ]
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
         guard !printsHelp(arguments) else { return Console.Status.success }
-        guard let parsed = parse(arguments) else { return Console.Status.usage }
+        guard let parsed = parse(arguments, validate: { parsed in
+            if parsed.has("--postgres-only"), parsed.options["--postgres"] == nil { throw UsageError("--postgres-only needs --postgres <url>") }
+        }) else { return Console.Status.usage }
         guard let items = Int(parsed.options["--items"] ?? "100000"), items >= 10, let restore = Int(parsed.options["--restore"] ?? "10000"), restore > 0 else {
             return Console.usageFailure("--items must be at least 10 and --restore positive", help: help)
         }
@@ -34,7 +39,9 @@ enum StorageBenchCommand: CLICommand {
         defer { try? FileManager.default.removeItem(at: directory) }
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let report = try await StorageBenchmark(directory: directory, items: items, restoreItems: restore).run()
+            let benchmark = StorageBenchmark(directory: directory, items: items, restoreItems: restore)
+            var report = parsed.has("--postgres-only") ? BenchReport(suite: "storage") : try await benchmark.run()
+            if let url = parsed.options["--postgres"] { try await benchmark.measurePostgres(url, into: &report) }
             report.print(json: parsed.has("--json"))
             return Console.Status.success
         } catch {

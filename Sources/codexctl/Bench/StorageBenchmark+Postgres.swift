@@ -1,0 +1,69 @@
+import CodexCore
+import CodexStoragePostgres
+import CodexStorageSQLite
+import Foundation
+
+extension StorageBenchmark {
+    /// The same appends and restore on the PostgreSQL store at `connectionString` (in a scratch schema,
+    /// dropped afterwards), each next to a raw libpq loop over the same rows in the same run.
+    func measurePostgres(_ connectionString: String, into report: inout BenchReport) async throws {
+        let schema = "codexkit_bench_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased())"
+        defer { try? PostgresBaseline.dropSchema(connectionString: connectionString, schema: schema) }
+        let store = try await PostgresRuntimeStateStore(connectionString: connectionString, schema: schema)
+        let thread = AgentThreadID()
+        let all = (0..<items).map { Self.item($0, thread: thread) }
+        let rows = all.map(SQLiteRuntimeStateStore.encodedRow(of:))
+        for (mode, perTransaction) in [("1 item per transaction", 1), ("10 items per transaction", 10)] {
+            let storeThread = AgentThreadID()
+            let rawThread = AgentThreadID()
+            try await store.upsertThread(AgentThread(id: storeThread))
+            try await store.upsertThread(AgentThread(id: rawThread))
+            let raw = try PostgresBaseline.InsertLoop(connectionString: connectionString, schema: schema, threadID: rawThread.rawValue)
+            let roundItems = Self.roundItems(items: items, perTransaction: perTransaction)
+            let clock = ContinuousClock()
+            func storeRound(_ range: Range<Int>) async throws -> Double {
+                let started = clock.now
+                for index in stride(from: range.lowerBound, to: range.upperBound, by: perTransaction) {
+                    try await store.appendHistory(Array(all[index..<min(range.upperBound, index + perTransaction)]), to: storeThread)
+                }
+                return (clock.now - started).inSeconds
+            }
+            var storeSeconds = 0.0
+            var rawSeconds = 0.0
+            var round = 0
+            for start in stride(from: 0, to: all.count, by: roundItems) {
+                let range = start..<min(all.count, start + roundItems)
+                if round.isMultiple(of: 2) {
+                    storeSeconds += try await storeRound(range)
+                    rawSeconds += try raw.insert(rows[range], perTransaction: perTransaction)
+                } else {
+                    rawSeconds += try raw.insert(rows[range], perTransaction: perTransaction)
+                    storeSeconds += try await storeRound(range)
+                }
+                round += 1
+            }
+            report.results.append(BenchResult(
+                name: "postgres append", mode: "\(mode), \(round) interleaved rounds", metric: "throughput", value: Double(items) / storeSeconds, unit: "items/s",
+                baseline: ("raw libpq prepared-statement loop", Double(items) / rawSeconds)
+            ))
+            if perTransaction == 10 {
+                let count = min(restoreItems, items)
+                var times: [Double] = []
+                var rawTimes: [Double] = []
+                for _ in 0..<5 {
+                    let started = clock.now
+                    let page = try await store.history(of: storeThread, query: AgentHistoryQuery(limit: count))
+                    times.append((clock.now - started).inSeconds)
+                    guard page.items.count == count else { throw PostgresStoreError(code: .failure, message: "restore returned \(page.items.count) items") }
+                    rawTimes.append(try PostgresBaseline.selectLoop(connectionString: connectionString, schema: schema, threadID: rawThread.rawValue, count: count).seconds)
+                }
+                report.results.append(BenchResult(
+                    name: "postgres restore", mode: "\(count)-item thread", metric: "latency", value: times.sorted()[2] * 1000, unit: "ms",
+                    baseline: ("raw libpq select of the same rows (no decoding)", rawTimes.sorted()[2] * 1000)
+                ))
+            }
+        }
+        let version = try await store.serverVersion()
+        report.notes.append("PostgreSQL \(version / 10_000).\(version % 10_000) as the connection string names it (its own fsync and commit settings)")
+    }
+}
