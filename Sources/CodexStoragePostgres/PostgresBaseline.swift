@@ -1,4 +1,4 @@
-import CodexCore
+package import CodexCore
 import Foundation
 
 /// The raw libpq loops `codexctl bench storage --postgres` compares the store with: the same server, the
@@ -62,6 +62,24 @@ package enum PostgresBaseline {
 }
 
 extension PostgresBaseline {
+    /// Selects the same rows as ``selectLoop(connectionString:schema:threadID:count:)`` and decodes each
+    /// into a kept history item with the store's row decoder: the floor under a restore. Returns the
+    /// seconds taken and the items decoded.
+    /// - Throws: ``PostgresStoreError``.
+    package static func selectDecodeLoop(connectionString: String, schema: String, thread: AgentThreadID, count: Int) throws -> (seconds: Double, items: Int) {
+        let connection = try PostgresConnection(PostgresConnectionSettings(connectionString: connectionString, schema: schema, readOnly: true))
+        let clock = ContinuousClock()
+        let started = clock.now
+        var items: [AgentHistoryItem] = []
+        items.reserveCapacity(count)
+        try connection.run(
+            "SELECT position, body FROM history_items WHERE thread_id = $1 ORDER BY position LIMIT $2", [.text(thread.rawValue), .integer(Int64(count))]
+        ) { row throws(PostgresStoreError) in
+            items.append(try row.withBytes(1) { body throws(PostgresStoreError) in try PostgresRuntimeStateStore.decodeItem(body, thread: thread, key: "") })
+        }
+        return ((clock.now - started).inSeconds, items.count)
+    }
+
     /// Drops `schema` with everything in it (the benchmark's scratch schema).
     /// - Throws: ``PostgresStoreError``.
     package static func dropSchema(connectionString: String, schema: String) throws {

@@ -189,9 +189,12 @@ public final class PostgresRuntimeStateStore: RuntimeStateStore, TurnJournaling,
     static func page(
         of thread: AgentThreadID, from start: Int64, forward: Bool, limit: Int, images: Bool, _ connection: PostgresConnection
     ) throws(PostgresStoreError) -> AgentHistoryPage? {
+        // Whether any image lies beyond the cursor is asked once for the page (an uncorrelated subquery,
+        // evaluated once), not once per row; a page that may hold one is read again in a transaction.
+        let comparison = forward ? ">" : "<"
         let sql = """
-            SELECT h.position, h.body, EXISTS (SELECT 1 FROM history_images i WHERE i.thread_id = h.thread_id AND i.position = h.position)
-            FROM history_items h WHERE h.thread_id = $1 AND h.position \(forward ? ">" : "<") $2 ORDER BY h.position \(forward ? "" : "DESC") LIMIT $3
+            SELECT position, body, (SELECT EXISTS (SELECT 1 FROM history_images WHERE thread_id = $1 AND position \(comparison) $2))
+            FROM history_items WHERE thread_id = $1 AND position \(comparison) $2 ORDER BY position \(forward ? "" : "DESC") LIMIT $3
             """
         var items: [AgentHistoryItem] = []
         var positions: [Int64] = []
