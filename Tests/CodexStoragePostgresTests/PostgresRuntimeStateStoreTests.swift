@@ -33,6 +33,25 @@ import Testing
             #expect(stored.images.map(\.data) == [Data(bytes)])
             #expect(stored.images.map(\.mimeType) == ["image/png"])
         }
+        // Paged one item at a time both ways, with a plain item after the pictures: each page comes back
+        // whole, with or without images.
+        try await store.appendHistory([.message(AgentMessage(threadID: thread.id, role: .assistant, text: "plain"))], to: thread.id)
+        var forward: [Int] = []
+        var cursor: String?
+        repeat {
+            let page = try await store.history(of: thread.id, query: AgentHistoryQuery(limit: 1, direction: .forward, cursor: cursor))
+            forward += page.items.map { item in if case .message(let message) = item { message.images.count } else { -1 } }
+            cursor = page.nextCursor
+        } while cursor != nil
+        #expect(forward == [1, 1, 0])
+        var backward: [String] = []
+        cursor = nil
+        repeat {
+            let page = try await store.history(of: thread.id, query: AgentHistoryQuery(limit: 2, direction: .backward, cursor: cursor))
+            backward += page.items.map { item in if case .message(let message) = item { "\(message.text)/\(message.images.count)" } else { "?" } }
+            cursor = page.nextCursor
+        } while cursor != nil
+        #expect(backward == ["plain/0", "look/1", "look/1"])
         let cluster = try PostgresTestCluster.shared()
         #expect(try cluster.psql("SELECT count(*) FROM \(store.schema).blobs").trimmingCharacters(in: .whitespacesAndNewlines) == "1", "one blob for two references")
         #expect(try cluster.psql("SELECT count(*) FROM \(store.schema).blob_chunks").trimmingCharacters(in: .whitespacesAndNewlines) == "3")
