@@ -70,4 +70,23 @@ import Testing
         #expect(refused.stderr.hasPrefix("Error: postgres_authentication_failed: "), "\(refused.stderr)")
         #expect(!(refused.stdout + refused.stderr).contains(secret))
     }
+
+    @Test func theStorageBenchMeasuresThePostgresStoreNextToRawLibpqLoops() async throws {
+        let cluster = try PostgresTestCluster.shared()
+        let result = try await CommandRunner.codexctl([
+            "bench", "storage", "--postgres", cluster.connectionString, "--postgres-only", "--items", "20", "--restore", "20", "--json",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONValue(parsing: Array(result.stdout.utf8))
+        let results = object["results"]?.arrayValue ?? []
+        #expect(results.compactMap { $0["name"]?.stringValue } == ["postgres append", "postgres append", "postgres restore", "postgres restore"])
+        #expect(results.compactMap { $0["baseline"]?["name"]?.stringValue } == [
+            "raw libpq prepared-statement loop", "raw libpq prepared-statement loop", "raw libpq select of the same rows (no decoding)",
+            "raw libpq select decoding each row into a kept item (the store's row decoder)",
+        ])
+        // The scratch schema is gone afterwards.
+        #expect(try cluster.psql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'codexkit_bench_%'").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        let refused = try await CommandRunner.codexctl(["bench", "storage", "--postgres-only"])
+        #expect(refused.status == 64)
+    }
 }

@@ -42,8 +42,12 @@ import Testing
     }
 
     /// The README's dependency fragment, its URL requirement replaced by `path`.
-    static func manifest(readme fragment: String, dependencyPath path: String, testTargets: [String]) throws -> String {
-        let lines = fragment.split(separator: "\n", omittingEmptySubsequences: false)
+    static func manifest(readme fragment: String, dependencyPath path: String, testTargets: [String], extraProducts: [String] = []) throws -> String {
+        var lines = fragment.split(separator: "\n", omittingEmptySubsequences: false)
+        // Products other pages import that the README's lines leave out (a host adds the ones it uses).
+        if let app = lines.firstIndex(where: { $0.contains(#".executableTarget(name: "App", dependencies: ["#) }) {
+            lines.insert(contentsOf: extraProducts.map { Substring("        .product(name: \"\($0)\", package: \"CodexKit\"),") }, at: app + 1)
+        }
         let requirement = try #require(lines.firstIndex { $0.contains(".package(url:") }, "the README names the package by URL")
         #expect(lines[requirement].contains(#"branch: "main")"#), "until releases are tagged, the README depends on the main branch: \(lines[requirement])")
         var body = lines.dropFirst().map(String.init)
@@ -128,7 +132,11 @@ import Testing
             try files.createDirectory(at: scratch.appendingPathComponent("Tests/\(name)"), withIntermediateDirectories: true)
             testTargets.append(target)
         }
-        try Data(try Self.manifest(readme: readme.text, dependencyPath: link.path, testTargets: testTargets).utf8)
+        // Library products the pages import beyond the README's (the storage page's PostgreSQL store).
+        let listed = Set(readme.text.matches(of: /\.product\(name: "(\w+)"/).map { String($0.1) })
+        let imported = Set(blocks.flatMap { $0.text.matches(of: /(?m)^import (Codex\w+)$/).map { String($0.1) } })
+        let extra = imported.subtracting(listed).subtracting(["CodexKitTesting", "CodexCore", "CodexSchema", "CodexTransport", "CodexRecovery"]).sorted()
+        try Data(try Self.manifest(readme: readme.text, dependencyPath: link.path, testTargets: testTargets, extraProducts: extra).utf8)
             .write(to: scratch.appendingPathComponent("Package.swift"))
         try Data("// The examples are compiled, not run, here.\n".utf8).write(to: scratch.appendingPathComponent("Sources/App/main.swift"))
         let testTarget = try #require(testTargets.first, "a page shows a test target for the testing product's examples")
