@@ -17,27 +17,16 @@ struct PostgresHistoryRows: Sendable {
         var rows: [Row] = []
         for item in items {
             guard case .message(var message) = item, !message.images.isEmpty else {
-                rows.append(Row(kind: Self.kind(of: item), body: item.storageRow(), images: [], metadata: []))
+                rows.append(Row(kind: item.storageKind, body: item.storageRow(), images: [], metadata: []))
                 continue
             }
             let images = message.images
             message.images = []
             var metadata: [[UInt8]?] = []
             for image in images { metadata.append(try image.generationMetadata.map(PostgresRuntimeStateStore.encode)) }
-            rows.append(Row(kind: Self.kind(of: item), body: AgentHistoryItem.message(message).storageRow(), images: images, metadata: metadata))
+            rows.append(Row(kind: item.storageKind, body: AgentHistoryItem.message(message).storageRow(), images: images, metadata: metadata))
         }
         self.rows = rows
-    }
-
-    static func kind(of item: AgentHistoryItem) -> String {
-        switch item {
-        case .message: "message"
-        case .toolCall: "tool_call"
-        case .toolResult: "tool_result"
-        case .reasoning: "reasoning"
-        case .systemEvent: "system_event"
-        case .contextCompaction: "compaction"
-        }
     }
 
     /// Inserts the rows after the thread's last item (inside the caller's transaction). The thread's row

@@ -224,20 +224,6 @@ public final class PostgresRuntimeStateStore: RuntimeStateStore, TurnJournaling,
         return AgentHistoryPage(items: items, nextCursor: more ? positions.last.map(String.init) : nil)
     }
 
-    /// The whole history of a thread, checked with ``CodexCore/AgentHistoryReplay`` so it can be sent as
-    /// a Responses input.
-    public func replayableHistory(of thread: AgentThreadID) async throws -> [AgentHistoryItem] {
-        var items: [AgentHistoryItem] = []
-        var cursor: String?
-        repeat {
-            let page = try await history(of: thread, query: AgentHistoryQuery(limit: 4096, cursor: cursor))
-            items += page.items
-            cursor = page.nextCursor
-        } while cursor != nil
-        try AgentHistoryReplay.validate(items)
-        return items
-    }
-
     /// Locks the thread's row for the rest of the transaction (writes to one thread take turns), or
     /// throws `thread_not_found`.
     static func lockThread(_ thread: AgentThreadID, _ connection: PostgresConnection) throws(PostgresStoreError) {

@@ -107,7 +107,7 @@ package enum SQLiteBaseline {
 extension SQLiteRuntimeStateStore {
     /// The kind column and encoded body the store writes for one history item (for benchmark baselines).
     package static func encodedRow(of item: AgentHistoryItem) -> (kind: String, body: [UInt8]) {
-        (kind(of: item), item.storageRow())
+        (item.storageKind, item.storageRow())
     }
 
     /// Folds the write-ahead log into the database file (`PRAGMA wal_checkpoint(TRUNCATE)`).

@@ -10,11 +10,11 @@ struct HistoryRows {
     init(_ items: [AgentHistoryItem], externalizingImages: Bool) throws(SQLiteStoreError) {
         rows = items.map { item -> (kind: String, body: [UInt8], images: [AgentImageAttachment]) in
             guard externalizingImages, case .message(var message) = item, !message.images.isEmpty else {
-                return (SQLiteRuntimeStateStore.kind(of: item), item.storageRow(), [])
+                return (item.storageKind, item.storageRow(), [])
             }
             let images = message.images
             message.images = []
-            return (SQLiteRuntimeStateStore.kind(of: item), AgentHistoryItem.message(message).storageRow(), images)
+            return (item.storageKind, AgentHistoryItem.message(message).storageRow(), images)
         }
         var metadata: [[[UInt8]?]] = []
         for row in rows {

@@ -221,22 +221,6 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
         }
     }
 
-    /// The whole history of a thread, checked with ``CodexCore/AgentHistoryReplay`` so it can be sent as
-    /// a Responses input.
-    /// - Throws: ``CodexCore/AgentRuntimeError`` `history_replay_invalid` for a history cut mid tool call or
-    ///   with an orphaned reasoning item (nothing is sent), or ``SQLiteStoreError``.
-    public func replayableHistory(of thread: AgentThreadID) async throws -> [AgentHistoryItem] {
-        var items: [AgentHistoryItem] = []
-        var cursor: String?
-        repeat {
-            let page = try await history(of: thread, query: AgentHistoryQuery(limit: 4096, cursor: cursor))
-            items += page.items
-            cursor = page.nextCursor
-        } while cursor != nil
-        try AgentHistoryReplay.validate(items)
-        return items
-    }
-
     // MARK: - Turns
 
     /// Inserts or replaces a turn record.
@@ -329,17 +313,6 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
             return try AgentHistoryItem(storageRow: bytes, thread: thread)
         } catch {
             throw SQLiteStoreError(code: .rowUndecodable, message: "a stored history item could not be decoded", table: "history_items", rowKey: key())
-        }
-    }
-
-    static func kind(of item: AgentHistoryItem) -> String {
-        switch item {
-        case .message: "message"
-        case .toolCall: "tool_call"
-        case .toolResult: "tool_result"
-        case .reasoning: "reasoning"
-        case .systemEvent: "system_event"
-        case .contextCompaction: "compaction"
         }
     }
 }

@@ -5,6 +5,19 @@ import Foundation
 /// written before the binary form (compact JSON) are still read. Rare nested values (image attachments,
 /// structured-output metadata) are stored as their `Codable` JSON, read with Foundation's decoder.
 extension AgentHistoryItem {
+    /// The kind column a store keeps beside the row: `message`, `tool_call`, `tool_result`, `reasoning`,
+    /// `system_event`, `compaction`.
+    package var storageKind: String {
+        switch self {
+        case .message: "message"
+        case .toolCall: "tool_call"
+        case .toolResult: "tool_result"
+        case .reasoning: "reasoning"
+        case .systemEvent: "system_event"
+        case .contextCompaction: "compaction"
+        }
+    }
+
     /// The item as a binary storage row.
     package func storageRow() -> [UInt8] {
         switch self {

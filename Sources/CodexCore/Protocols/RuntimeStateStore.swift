@@ -41,6 +41,22 @@ public protocol RuntimeStateStore: Sendable {
 }
 
 extension RuntimeStateStore {
+    /// The whole history of a thread, read page by page and checked with ``AgentHistoryReplay`` so it can
+    /// be sent as a Responses input.
+    /// - Throws: ``AgentRuntimeError`` `history_replay_invalid` for a history cut mid tool call or with an
+    ///   orphaned reasoning item (nothing is sent), or the store's error.
+    public func replayableHistory(of thread: AgentThreadID) async throws -> [AgentHistoryItem] {
+        var items: [AgentHistoryItem] = []
+        var cursor: String?
+        repeat {
+            let page = try await history(of: thread, query: AgentHistoryQuery(limit: 4096, cursor: cursor))
+            items += page.items
+            cursor = page.nextCursor
+        } while cursor != nil
+        try AgentHistoryReplay.validate(items)
+        return items
+    }
+
     /// A default for stores without a transaction: the same three writes one after another (history,
     /// turn, thread status). Stores that can should make it atomic.
     public func recordTurn(_ turn: AgentTurn, appending history: [AgentHistoryItem], threadStatus: AgentThreadStatus, at date: Date) async throws {

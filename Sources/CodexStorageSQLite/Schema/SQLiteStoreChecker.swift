@@ -1,25 +1,10 @@
-import CodexCore
+public import CodexCore
 import Foundation
 
 /// What ``SQLiteRuntimeStateStore/check(_:)`` found.
 public struct SQLiteStoreCheckReport: Sendable, Hashable, Codable {
-    /// One thing wrong with the store: a table or column that is missing or unexpected, or a row that
-    /// cannot be decoded, disagrees with its key, or refers to something missing.
-    public struct Problem: Sendable, Hashable, Codable {
-        /// The table.
-        public var table: String
-        /// The row's key (a thread ID, `thread-id/position`, …), for row problems.
-        public var rowKey: String?
-        /// What is wrong (log-safe: never stored content).
-        public var message: String
-
-        /// Creates a problem.
-        public init(table: String, rowKey: String? = nil, message: String) {
-            self.table = table
-            self.rowKey = rowKey
-            self.message = message
-        }
-    }
+    /// One thing the check found wrong (the same type for every store).
+    public typealias Problem = StateStoreCheckProblem
 
     /// The lines of `PRAGMA integrity_check` (`["ok"]` for a healthy file).
     public var integrity: [String]
@@ -167,7 +152,7 @@ struct SQLiteStoreChecker {
             let thread = row.text(0) ?? ""
             let key = "\(thread)/\(row.integer(1))"
             guard let item = try? AgentHistoryItem(storageRow: row.blob(3)) else { return (key, "a stored history item could not be decoded") }
-            if SQLiteRuntimeStateStore.kind(of: item) != row.text(2) { return (key, "the row's kind disagrees with its body") }
+            if item.storageKind != row.text(2) { return (key, "the row's kind disagrees with its body") }
             if case .message(let message) = item, message.threadID.rawValue != thread { return (key, "a message row's body names another thread") }
             return (key, nil)
         }

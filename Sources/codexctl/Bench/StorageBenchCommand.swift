@@ -80,6 +80,40 @@ struct StorageBenchmark {
         max(perTransaction, (items / 10) / perTransaction * perTransaction)
     }
 
+    /// Appends `all` to `thread` of `store`, `perTransaction` items per call, in about ten rounds that
+    /// alternate with `raw` inserting the same rows' bytes, the order swapped each round: both loops wait on
+    /// the same disk's fsyncs, and its speed drifts over a run; alternating cancels the drift.
+    /// - Returns: The seconds the store and the raw loop took, and the number of rounds.
+    func interleavedAppends(
+        _ all: [AgentHistoryItem], rows: [(kind: String, body: [UInt8])], perTransaction: Int, into store: any RuntimeStateStore, thread: AgentThreadID,
+        raw: (ArraySlice<(kind: String, body: [UInt8])>) throws -> Double
+    ) async throws -> (store: Double, raw: Double, rounds: Int) {
+        let roundItems = Self.roundItems(items: all.count, perTransaction: perTransaction)
+        let clock = ContinuousClock()
+        func storeRound(_ range: Range<Int>) async throws -> Double {
+            let started = clock.now
+            for index in stride(from: range.lowerBound, to: range.upperBound, by: perTransaction) {
+                try await store.appendHistory(Array(all[index..<min(range.upperBound, index + perTransaction)]), to: thread)
+            }
+            return (clock.now - started).inSeconds
+        }
+        var storeSeconds = 0.0
+        var rawSeconds = 0.0
+        var round = 0
+        for start in stride(from: 0, to: all.count, by: roundItems) {
+            let range = start..<min(all.count, start + roundItems)
+            if round.isMultiple(of: 2) {
+                storeSeconds += try await storeRound(range)
+                rawSeconds += try raw(rows[range])
+            } else {
+                rawSeconds += try raw(rows[range])
+                storeSeconds += try await storeRound(range)
+            }
+            round += 1
+        }
+        return (storeSeconds, rawSeconds, round)
+    }
+
     func run() async throws -> BenchReport {
         var report = BenchReport(suite: "storage")
         let thread = AgentThreadID()
@@ -90,32 +124,11 @@ struct StorageBenchmark {
             let path = directory.appendingPathComponent("store-\(perTransaction).sqlite").path
             let store = try SQLiteRuntimeStateStore(path: path)
             try await store.upsertThread(AgentThread(id: thread))
-            // Interleaved rounds, the order swapped each round: both loops wait on the same disk's
-            // fsyncs, and its speed drifts over a run; alternating cancels the drift.
             let rawPath = directory.appendingPathComponent("raw-\(perTransaction).sqlite").path
             let raw = try SQLiteBaseline.InsertLoop(path: rawPath, threadID: thread.rawValue)
-            let roundItems = Self.roundItems(items: items, perTransaction: perTransaction)
             let clock = ContinuousClock()
-            func storeRound(_ range: Range<Int>) async throws -> Double {
-                let started = clock.now
-                for index in stride(from: range.lowerBound, to: range.upperBound, by: perTransaction) {
-                    try await store.appendHistory(Array(all[index..<min(range.upperBound, index + perTransaction)]), to: thread)
-                }
-                return (clock.now - started).inSeconds
-            }
-            var storeSeconds = 0.0
-            var rawSeconds = 0.0
-            var round = 0
-            for start in stride(from: 0, to: all.count, by: roundItems) {
-                let range = start..<min(all.count, start + roundItems)
-                if round.isMultiple(of: 2) {
-                    storeSeconds += try await storeRound(range)
-                    rawSeconds += try raw.insert(rows[range], perTransaction: perTransaction)
-                } else {
-                    rawSeconds += try raw.insert(rows[range], perTransaction: perTransaction)
-                    storeSeconds += try await storeRound(range)
-                }
-                round += 1
+            let (storeSeconds, rawSeconds, round) = try await interleavedAppends(all, rows: rows, perTransaction: perTransaction, into: store, thread: thread) {
+                try raw.insert($0, perTransaction: perTransaction)
             }
             report.results.append(BenchResult(
                 name: "append", mode: "\(mode), \(round) interleaved rounds", metric: "throughput", value: Double(items) / storeSeconds, unit: "items/s",

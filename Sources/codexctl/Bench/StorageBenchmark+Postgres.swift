@@ -19,28 +19,9 @@ extension StorageBenchmark {
             try await store.upsertThread(AgentThread(id: storeThread))
             try await store.upsertThread(AgentThread(id: rawThread))
             let raw = try PostgresBaseline.InsertLoop(connectionString: connectionString, schema: schema, threadID: rawThread.rawValue)
-            let roundItems = Self.roundItems(items: items, perTransaction: perTransaction)
             let clock = ContinuousClock()
-            func storeRound(_ range: Range<Int>) async throws -> Double {
-                let started = clock.now
-                for index in stride(from: range.lowerBound, to: range.upperBound, by: perTransaction) {
-                    try await store.appendHistory(Array(all[index..<min(range.upperBound, index + perTransaction)]), to: storeThread)
-                }
-                return (clock.now - started).inSeconds
-            }
-            var storeSeconds = 0.0
-            var rawSeconds = 0.0
-            var round = 0
-            for start in stride(from: 0, to: all.count, by: roundItems) {
-                let range = start..<min(all.count, start + roundItems)
-                if round.isMultiple(of: 2) {
-                    storeSeconds += try await storeRound(range)
-                    rawSeconds += try raw.insert(rows[range], perTransaction: perTransaction)
-                } else {
-                    rawSeconds += try raw.insert(rows[range], perTransaction: perTransaction)
-                    storeSeconds += try await storeRound(range)
-                }
-                round += 1
+            let (storeSeconds, rawSeconds, round) = try await interleavedAppends(all, rows: rows, perTransaction: perTransaction, into: store, thread: storeThread) {
+                try raw.insert($0, perTransaction: perTransaction)
             }
             report.results.append(BenchResult(
                 name: "postgres append", mode: "\(mode), \(round) interleaved rounds", metric: "throughput", value: Double(items) / storeSeconds, unit: "items/s",
