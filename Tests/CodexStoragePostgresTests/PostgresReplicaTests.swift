@@ -15,7 +15,7 @@ import Testing
     static let fixture = ChildProcess.product("RuntimeFixture")
 
     static func store(_ schema: String) async throws -> PostgresRuntimeStateStore {
-        try await PostgresRuntimeStateStore(connectionString: try PostgresTestCluster.shared().connectionString, schema: schema)
+        try await PostgresRuntimeStateStore(connectionString: try await PostgresTestCluster.shared().connectionString, schema: schema)
     }
 
     /// Runs a replica process whose turn on `thread` hangs until it is killed.
@@ -50,7 +50,7 @@ import Testing
         let thread = AgentThreadID()
         let pid = Mutex<Int32>(0)
         async let host = ChildProcess.run(Self.fixture, [
-            "--postgres", try PostgresTestCluster.shared().connectionString, "--schema", schema, "--thread", thread.rawValue, "--text", "hello",
+            "--postgres", try await PostgresTestCluster.shared().connectionString, "--schema", schema, "--thread", thread.rawValue, "--text", "hello",
         ]) { started in pid.withLock { $0 = started } }
         #expect(try await Self.eventually { try await other.latestTurn(of: thread)?.status == .running })
         let hostOwner = try #require(try await other.latestTurn(of: thread)?.ownerID)
@@ -62,7 +62,7 @@ import Testing
 
     @Test func twoReplicasKeepEachOthersLiveTurnsAndOnlyTheKilledOnesTurnIsRecovered() async throws {
         let schema = PostgresTestCluster.uniqueSchema("replicas")
-        let url = try PostgresTestCluster.shared().connectionString
+        let url = try await PostgresTestCluster.shared().connectionString
         let store = try await Self.store(schema)
         let killed = AgentThreadID()
         let alive = AgentThreadID()
@@ -128,7 +128,7 @@ import Testing
 
     @Test func aCommitWhoseReplyIsLostLandsOnceAndABrokenConnectionIsReplaced() async throws {
         let schema = PostgresTestCluster.uniqueSchema("lost")
-        let store = try await PostgresRuntimeStateStore(connectionString: try PostgresTestCluster.shared().connectionString, schema: schema, applicationName: schema)
+        let store = try await PostgresRuntimeStateStore(connectionString: try await PostgresTestCluster.shared().connectionString, schema: schema, applicationName: schema)
         let thread = AgentThread(title: "once")
         try await store.upsertThread(thread)
         // The commit happens but its reply is lost: the store finds its write key and does not write again.
@@ -138,8 +138,8 @@ import Testing
 
         // Every session of the store ended by the server: the next write finds its connection broken
         // before anything was written, and runs once on a new one.
-        let cluster = try PostgresTestCluster.shared()
-        try cluster.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '\(schema)' AND pid <> pg_backend_pid()")
+        let cluster = try await PostgresTestCluster.shared()
+        try await cluster.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '\(schema)' AND pid <> pg_backend_pid()")
         try await store.appendHistory(RuntimeStateStoreConformance.sampleHistory(thread: thread.id, turn: AgentTurnID(), index: 1), to: thread.id)
         #expect(try await store.history(of: thread.id, query: AgentHistoryQuery()).items.count == 12)
         let answered = try await store.replayableHistory(of: thread.id)

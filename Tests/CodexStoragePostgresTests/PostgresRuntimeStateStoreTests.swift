@@ -8,7 +8,7 @@ import Testing
 /// blobs; the schema's ownership; read-only inspection; passwords kept out of errors.
 @Suite(.timeLimit(.minutes(5 * Sanitizer.slowdown))) struct PostgresRuntimeStateStoreTests {
     static func store(schema: String = PostgresTestCluster.uniqueSchema()) async throws -> PostgresRuntimeStateStore {
-        try await PostgresRuntimeStateStore(connectionString: try PostgresTestCluster.shared().connectionString, schema: schema)
+        try await PostgresRuntimeStateStore(connectionString: try await PostgresTestCluster.shared().connectionString, schema: schema)
     }
 
     @Test func theStoreSuitePasses() async throws {
@@ -52,32 +52,32 @@ import Testing
             cursor = page.nextCursor
         } while cursor != nil
         #expect(backward == ["plain/0", "look/1", "look/1"])
-        let cluster = try PostgresTestCluster.shared()
-        #expect(try cluster.psql("SELECT count(*) FROM \(store.schema).blobs").trimmingCharacters(in: .whitespacesAndNewlines) == "1", "one blob for two references")
-        #expect(try cluster.psql("SELECT count(*) FROM \(store.schema).blob_chunks").trimmingCharacters(in: .whitespacesAndNewlines) == "3")
+        let cluster = try await PostgresTestCluster.shared()
+        #expect(try await cluster.psql("SELECT count(*) FROM \(store.schema).blobs").trimmingCharacters(in: .whitespacesAndNewlines) == "1", "one blob for two references")
+        #expect(try await cluster.psql("SELECT count(*) FROM \(store.schema).blob_chunks").trimmingCharacters(in: .whitespacesAndNewlines) == "3")
         try await store.deleteThread(thread.id)
-        #expect(try cluster.psql("SELECT count(*) FROM \(store.schema).blobs").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        #expect(try await cluster.psql("SELECT count(*) FROM \(store.schema).blobs").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 
     @Test func aSchemaWithAnotherApplicationsTablesIsRefusedAndLeftAsItWas() async throws {
-        let cluster = try PostgresTestCluster.shared()
+        let cluster = try await PostgresTestCluster.shared()
         let schema = PostgresTestCluster.uniqueSchema("foreign")
-        try cluster.psql("CREATE SCHEMA \(schema); CREATE TABLE \(schema).threads (id int); INSERT INTO \(schema).threads VALUES (7)")
+        try await cluster.psql("CREATE SCHEMA \(schema); CREATE TABLE \(schema).threads (id int); INSERT INTO \(schema).threads VALUES (7)")
         let refused = await #expect(throws: PostgresStoreError.self) { _ = try await Self.store(schema: schema) }
         #expect(refused?.code == .foreignSchema)
-        #expect(try cluster.psql("SELECT string_agg(table_name, ',' ORDER BY table_name) FROM information_schema.tables WHERE table_schema = '\(schema)'")
+        #expect(try await cluster.psql("SELECT string_agg(table_name, ',' ORDER BY table_name) FROM information_schema.tables WHERE table_schema = '\(schema)'")
             .trimmingCharacters(in: .whitespacesAndNewlines) == "threads")
-        #expect(try cluster.psql("SELECT id FROM \(schema).threads").trimmingCharacters(in: .whitespacesAndNewlines) == "7")
+        #expect(try await cluster.psql("SELECT id FROM \(schema).threads").trimmingCharacters(in: .whitespacesAndNewlines) == "7")
     }
 
     @Test func aReadingStoreChangesNothingAndRefusesWrites() async throws {
-        let cluster = try PostgresTestCluster.shared()
+        let cluster = try await PostgresTestCluster.shared()
         let schema = PostgresTestCluster.uniqueSchema()
         let missing = await #expect(throws: PostgresStoreError.self) {
             _ = try await PostgresRuntimeStateStore(readingFrom: cluster.connectionString, schema: schema)
         }
         #expect(missing?.code == .schemaOutdated)
-        #expect(try cluster.psql("SELECT count(*) FROM pg_namespace WHERE nspname = '\(schema)'").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        #expect(try await cluster.psql("SELECT count(*) FROM pg_namespace WHERE nspname = '\(schema)'").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
 
         let writer = try await Self.store(schema: schema)
         let thread = AgentThread(title: "kept")
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func aWrongPasswordNeverAppearsInTheError() async throws {
-        let cluster = try PostgresTestCluster.shared()
+        let cluster = try await PostgresTestCluster.shared()
         // The cluster trusts its socket, so a wrong database stands in for a refusal; the password must
         // not leak either way.
         let secret = "s3cr3t-Canary-9f2"
@@ -105,12 +105,12 @@ import Testing
     }
 
     @Test func twoReplicasMigratingAtOnceMigrateOnce() async throws {
-        let cluster = try PostgresTestCluster.shared()
+        let cluster = try await PostgresTestCluster.shared()
         let schema = PostgresTestCluster.uniqueSchema("race")
         async let first = PostgresRuntimeStateStore(connectionString: cluster.connectionString, schema: schema)
         async let second = PostgresRuntimeStateStore(connectionString: cluster.connectionString, schema: schema)
         let stores = try await [first, second]
         #expect(try await stores[0].schemaVersion() == 1)
-        #expect(try cluster.psql("SELECT count(*) FROM \(schema).codex_migrations").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        #expect(try await cluster.psql("SELECT count(*) FROM \(schema).codex_migrations").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
     }
 }

@@ -12,7 +12,7 @@ import Testing
 /// crash is lost. On a private cluster, since the test stops its server.
 @Suite(.serialized, .timeLimit(.minutes(5 * Sanitizer.slowdown))) struct PostgresServerRestartTests {
     @Test func aServerCrashMidTurnLosesNothingCommittedAndCommitsTheTurnOnce() async throws {
-        let cluster = try PostgresTestCluster.start()
+        let cluster = try await PostgresTestCluster.start()
         defer { cluster.remove() }
         let store = try await PostgresRuntimeStateStore(connectionString: cluster.connectionString)
         let clock = ManualClock()
@@ -32,7 +32,7 @@ import Testing
             if case .assistantMessageDelta = event { break }
         }
         await clock.waitForSleepers(count: 1)
-        try cluster.stopServer(immediate: true)
+        try await cluster.stopServer(immediate: true)
 
         // While it is down: typed, transient errors.
         let down = await #expect(throws: PostgresStoreError.self) { _ = try await store.threads() }
@@ -44,7 +44,7 @@ import Testing
         let deadline = ContinuousClock.now + .hangGuard
         while log.events(named: "runtime.storage.retry").isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(!log.events(named: "runtime.storage.retry").isEmpty, "the commit waited for the server")
-        try cluster.startServer()
+        try await cluster.startServer()
         var completed = false
         while let event = try await events.next() {
             if case .turnCompleted = event { completed = true }

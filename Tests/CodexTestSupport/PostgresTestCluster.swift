@@ -31,17 +31,22 @@ public final class PostgresTestCluster: Sendable {
     /// A connection string for database `postgres` over the cluster's socket.
     public var connectionString: String { "postgresql:///postgres?host=\(directory.path)&user=\(Self.role)" }
 
-    private static let sharedCluster = Mutex<Result<PostgresTestCluster, Failure>?>(nil)
+    private static let sharedCluster = Mutex<Task<PostgresTestCluster, any Error>?>(nil)
 
-    /// The cluster shared by every test of this process, started on first use.
-    public static func shared() throws -> PostgresTestCluster {
-        try sharedCluster.withLock { cached throws(Failure) -> PostgresTestCluster in
-            if let cached { return try cached.get() }
-            let started = Result { () throws(Failure) -> PostgresTestCluster in try start() }
-            cached = started
-            if case .success(let cluster) = started { registerRemovalAtExit(cluster) }
-            return try started.get()
+    /// The cluster shared by every test of this process, started on first use (the tests that ask
+    /// meanwhile wait for the same start, without holding a thread).
+    public static func shared() async throws -> PostgresTestCluster {
+        let starting = sharedCluster.withLock { task -> Task<PostgresTestCluster, any Error> in
+            if let task { return task }
+            let started = Task<PostgresTestCluster, any Error> {
+                let cluster = try await start()
+                registerRemovalAtExit(cluster)
+                return cluster
+            }
+            task = started
+            return started
         }
+        return try await starting.value
     }
 
     /// A schema name no other test uses: `<prefix>_<random hex>`.
@@ -49,8 +54,8 @@ public final class PostgresTestCluster: Sendable {
         "\(prefix)_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased())"
     }
 
-    /// Creates and starts a new cluster (blocking, a few seconds).
-    public static func start() throws(Failure) -> PostgresTestCluster {
+    /// Creates and starts a new cluster (a few seconds; the programs are awaited off the cooperative pool).
+    public static func start() async throws(Failure) -> PostgresTestCluster {
         guard let binaries = findBinaries() else {
             throw Failure(description: "no PostgreSQL server programs under /usr/lib/postgresql (apt install postgresql)")
         }
@@ -65,8 +70,8 @@ public final class PostgresTestCluster: Sendable {
             throw Failure(description: "cannot hand \(directory.path) to nobody")
         }
         let cluster = PostgresTestCluster(directory: directory, binaries: binaries, runAs: runAs)
-        try cluster.tool("initdb", ["-D", cluster.dataDirectory, "-U", role, "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync"])
-        try cluster.startServer()
+        try await cluster.tool("initdb", ["-D", cluster.dataDirectory, "-U", role, "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync"])
+        try await cluster.startServer()
         return cluster
     }
 
@@ -79,8 +84,8 @@ public final class PostgresTestCluster: Sendable {
     var dataDirectory: String { directory.appendingPathComponent("data").path }
 
     /// Starts the server and waits until it accepts connections.
-    public func startServer() throws(Failure) {
-        try tool("pg_ctl", [
+    public func startServer() async throws(Failure) {
+        try await tool("pg_ctl", [
             "-D", dataDirectory, "-w", "-t", "120", "-l", directory.appendingPathComponent("server.log").path,
             "-o", "-c listen_addresses='' -k \(directory.path) -c max_connections=300 -c fsync=on", "start",
         ])
@@ -88,41 +93,57 @@ public final class PostgresTestCluster: Sendable {
 
     /// Stops the server: `fast` disconnects sessions and shuts down cleanly, `immediate` is a crash
     /// (every backend killed, recovery at the next start).
-    public func stopServer(immediate: Bool = false) throws(Failure) {
-        try tool("pg_ctl", ["-D", dataDirectory, "-w", "-t", "120", "-m", immediate ? "immediate" : "fast", "stop"])
+    public func stopServer(immediate: Bool = false) async throws(Failure) {
+        try await tool("pg_ctl", ["-D", dataDirectory, "-w", "-t", "120", "-m", immediate ? "immediate" : "fast", "stop"])
     }
 
     /// Runs SQL with `psql` against database `postgres` (for setting up what a test needs: another
     /// application's tables, a look at `pg_locks`); returns its unaligned, tuples-only output.
     @discardableResult
-    public func psql(_ sql: String) throws(Failure) -> String {
-        try tool("psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", directory.path, "-U", Self.role, "-d", "postgres", "-c", sql])
+    public func psql(_ sql: String) async throws(Failure) -> String {
+        try await tool("psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", directory.path, "-U", Self.role, "-d", "postgres", "-c", sql])
     }
 
-    /// Stops the server and removes the directory.
+    /// Stops the server and removes the directory (blocking: it also runs at process exit).
     public func remove() {
-        try? stopServer(immediate: true)
+        _ = try? toolBlocking("pg_ctl", ["-D", dataDirectory, "-w", "-t", "120", "-m", "immediate", "stop"])
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Runs one of the PostgreSQL programs (as `nobody` when root) and returns its standard output.
+    /// Runs one of the PostgreSQL programs (as `nobody` when root) and returns its standard output; the
+    /// wait for it runs on a thread of its own.
     @discardableResult
-    func tool(_ name: String, _ arguments: [String]) throws(Failure) -> String {
+    func tool(_ name: String, _ arguments: [String]) async throws(Failure) -> String {
+        let (child, output) = try launch(name, arguments)
+        return try finish(name, await child.exit(), output)
+    }
+
+    /// ``tool(_:_:)`` waiting on the calling thread (for the removal at process exit).
+    @discardableResult
+    func toolBlocking(_ name: String, _ arguments: [String]) throws(Failure) -> String {
+        let (child, output) = try launch(name, arguments)
+        return try finish(name, child.waitForExit(), output)
+    }
+
+    private func launch(_ name: String, _ arguments: [String]) throws(Failure) -> (SpawnedProcess, URL) {
         let program = binaries.appendingPathComponent(name).path
         let executable = runAs == nil ? program : "/usr/sbin/runuser"
         let full = runAs.map { ["-u", $0, "--", program] + arguments } ?? arguments
         let output = directory.appendingPathComponent(".tool-\(UUID().uuidString.prefix(8)).out")
-        defer { try? FileManager.default.removeItem(at: output) }
-        let ended: SpawnedProcess.Termination
         do {
-            let child = try SpawnedProcess(executable, full, directory: directory.path, stdout: .file(output.path), stderr: .file(output.path + ".err"))
-            ended = child.waitForExit()
+            return (try SpawnedProcess(executable, full, directory: directory.path, stdout: .file(output.path), stderr: .file(output.path + ".err")), output)
         } catch {
             throw Failure(description: "cannot start \(name): \(error)")
         }
+    }
+
+    private func finish(_ name: String, _ ended: SpawnedProcess.Termination, _ output: URL) throws(Failure) -> String {
+        defer {
+            try? FileManager.default.removeItem(at: output)
+            try? FileManager.default.removeItem(atPath: output.path + ".err")
+        }
         let stdout = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         let stderr = (try? String(contentsOf: URL(fileURLWithPath: output.path + ".err"), encoding: .utf8)) ?? ""
-        try? FileManager.default.removeItem(atPath: output.path + ".err")
         guard ended.succeeded else {
             throw Failure(description: "\(name) failed (\(ended.killed ? "signal" : "status") \(ended.status)): \(stderr)\(stdout)")
         }

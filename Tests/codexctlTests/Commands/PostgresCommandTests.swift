@@ -7,7 +7,7 @@ import Testing
 /// approvals, db), the same deep check, and the connection string's password shown nowhere.
 @Suite(.timeLimit(.minutes(5 * Sanitizer.slowdown))) struct PostgresCommandTests {
     @Test func sendThreadsAndDbWorkOnAPostgresStoreAndThePasswordIsShownNowhere() async throws {
-        let cluster = try PostgresTestCluster.shared()
+        let cluster = try await PostgresTestCluster.shared()
         let directory = try temporaryDirectory("postgres-cli")
         defer { try? FileManager.default.removeItem(at: directory) }
         let schema = PostgresTestCluster.uniqueSchema("cli")
@@ -51,7 +51,7 @@ import Testing
         #expect(report["rows_checked"]?.numberValue?.intValue == 6, "a thread, four history items, a turn: \(checked.stdout)")
 
         // A row spoiled behind the store's back is found, named by its table and key.
-        try cluster.psql("UPDATE \(schema).turns SET body = '\\x7b7d'::bytea")
+        try await cluster.psql("UPDATE \(schema).turns SET body = '\\x7b7d'::bytea")
         let spoiled = try await CommandRunner.codexctl(["db", "check", "--db", url], environment: environment)
         #expect(spoiled.status == 1)
         #expect(spoiled.stdout.contains("problem    turns row "), "\(spoiled.stdout)")
@@ -72,7 +72,7 @@ import Testing
     }
 
     @Test func theStorageBenchMeasuresThePostgresStoreNextToRawLibpqLoops() async throws {
-        let cluster = try PostgresTestCluster.shared()
+        let cluster = try await PostgresTestCluster.shared()
         let result = try await CommandRunner.codexctl([
             "bench", "storage", "--postgres", cluster.connectionString, "--postgres-only", "--items", "20", "--restore", "20", "--json",
         ])
@@ -85,7 +85,7 @@ import Testing
             "raw libpq select decoding each row into a kept item (the store's row decoder)",
         ])
         // The scratch schema is gone afterwards.
-        #expect(try cluster.psql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'codexkit_bench_%'").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        #expect(try await cluster.psql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'codexkit_bench_%'").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
         let refused = try await CommandRunner.codexctl(["bench", "storage", "--postgres-only"])
         #expect(refused.status == 64)
     }
