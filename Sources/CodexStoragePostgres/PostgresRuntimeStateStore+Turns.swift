@@ -35,10 +35,18 @@ struct PostgresHistoryRows: Sendable {
     /// the commit in one round trip.
     /// - Throws: ``PostgresStoreError`` `thread_not_found` when the thread does not exist.
     func insert(into thread: AgentThreadID, connection: PostgresConnection) throws(PostgresStoreError) {
-        var exists = false
-        try connection.run("SELECT 1 FROM threads WHERE id = $1 FOR UPDATE", [.text(thread.rawValue)]) { _ throws(PostgresStoreError) in exists = true }
-        guard exists else { throw PostgresStoreError(code: .threadNotFound, message: "no such thread") }
+        let lock = "SELECT 1 FROM threads WHERE id = $1 FOR UPDATE"
         let insert = "INSERT INTO history_items(thread_id, kind, body) VALUES ($1, $2, $3)"
+        if !rows.isEmpty, rows.allSatisfy(\.images.isEmpty) {
+            // Nothing here needs a reply: the lock and the inserts travel with the commit, so a write is one
+            // round trip. A missing thread fails the inserts' foreign key (see `missingThread`).
+            connection.enqueue(lock, [.text(thread.rawValue)])
+            for row in rows { connection.enqueue(insert, [.text(thread.rawValue), .text(row.kind), .bytes(row.body)]) }
+            return
+        }
+        var exists = false
+        try connection.run(lock, [.text(thread.rawValue)]) { _ throws(PostgresStoreError) in exists = true }
+        guard exists else { throw PostgresStoreError(code: .threadNotFound, message: "no such thread") }
         for row in rows {
             guard !row.images.isEmpty else {
                 connection.enqueue(insert, [.text(thread.rawValue), .text(row.kind), .bytes(row.body)])
@@ -59,6 +67,16 @@ struct PostgresHistoryRows: Sendable {
                 )
             }
         }
+    }
+}
+
+extension PostgresStoreError {
+    /// A history insert refused because its thread does not exist (the foreign key of `history_items`),
+    /// as ``PostgresHistoryRows/insert(into:connection:)`` reports a missing thread when its inserts
+    /// travel with the commit: `thread_not_found`.
+    var missingThread: PostgresStoreError {
+        guard code == .constraint, sqlState == "23503", table == "history_items" else { return self }
+        return PostgresStoreError(code: .threadNotFound, message: "no such thread")
     }
 }
 

@@ -158,7 +158,11 @@ public final class PostgresRuntimeStateStore: RuntimeStateStore, TurnJournaling,
     /// - Throws: ``PostgresStoreError`` `thread_not_found` when the thread does not exist.
     public func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws {
         let rows = try PostgresHistoryRows(items)
-        try await database.write { connection throws(PostgresStoreError) in try rows.insert(into: thread, connection: connection) }
+        do throws(PostgresStoreError) {
+            try await database.write { connection throws(PostgresStoreError) in try rows.insert(into: thread, connection: connection) }
+        } catch {
+            throw error.missingThread
+        }
     }
 
     /// One page of a thread's history; the cursor is the position of the last item returned.
