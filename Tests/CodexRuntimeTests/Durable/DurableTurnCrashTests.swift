@@ -204,8 +204,11 @@ import Testing
         async let one = ChildProcess.run(Self.fixture, base + ["--resume"])
         async let two = ChildProcess.run(Self.fixture, base + ["--resume"])
         let statuses = try await [one.status, two.status].sorted()
-        // One resumes the turn (and parks at the refund's approval); the other finds it taken.
-        #expect(statuses == [3, 4], "\(statuses)")
+        // One resumes the turn and parks at the refund's approval (3). The other either finds the turn
+        // taken by a live owner or loses the claim (4, thread_busy), or, when it comes after the first has
+        // already parked, finds the turn waiting for its approval (3). Never do both resume: the charge
+        // runs once, in one host.
+        #expect(statuses == [3, 4] || statuses == [3, 3], "\(statuses)")
         let runs = try String(contentsOfFile: path("runs"), encoding: .utf8).split(separator: "\n").map { $0.split(separator: " ")[0] }
         #expect(runs == ["lookup_order", "charge_card"], "the charge ran once, in the one host that resumed")
     }
