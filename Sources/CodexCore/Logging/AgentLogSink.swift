@@ -60,6 +60,8 @@ public struct AgentLogCategory: OpenVocabulary {
     public static let compaction = AgentLogCategory(rawValue: "compaction")
     /// Memory retrieval and capture.
     public static let memory = AgentLogCategory(rawValue: "memory")
+    /// MCP servers: connections, protocol problems and the servers' own standard error.
+    public static let mcp = AgentLogCategory(rawValue: "mcp")
 }
 
 /// One log or telemetry event. A struct, so fields can be added without breaking sinks.

@@ -24,6 +24,10 @@ public struct AgentTool: Sendable {
     public var definition: ToolDefinition
     /// Answers one call whose arguments passed the input schema.
     public var execute: @Sendable (ToolInvocation, ToolExecutionContext) async throws -> ToolResultEnvelope
+    /// The schema arguments are checked against before ``execute`` runs, when it differs from the
+    /// definition's input schema (which the model sees): an MCP tool whose schema uses keywords
+    /// CodexSchema cannot enforce is checked against the rest. `nil` (the default) checks the input schema.
+    public var argumentSchema: JSONValue?
 
     /// Creates a tool whose executor reads the invocation (arguments as the model wrote them).
     public init(definition: ToolDefinition, execute: @escaping @Sendable (ToolInvocation) async throws -> ToolResultEnvelope) {

@@ -43,7 +43,7 @@ struct ToolRegistry: Sendable {
             }
             let validator: JSONSchemaValidator
             do {
-                validator = try JSONSchemaValidator(schema: tool.definition.inputSchema)
+                validator = try JSONSchemaValidator(schema: tool.argumentSchema ?? tool.definition.inputSchema)
             } catch {
                 let places = (error.unsupportedLocations.isEmpty ? [error.schemaPointer ?? ""] : error.unsupportedLocations)
                     .map { $0.isEmpty ? "(root)" : $0 }.joined(separator: ", ")

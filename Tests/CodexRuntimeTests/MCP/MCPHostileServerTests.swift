@@ -1,0 +1,124 @@
+import CodexCore
+@testable import CodexRuntime
+import CodexSchema
+import CodexTestSupport
+import Foundation
+import Testing
+
+/// The client against servers that misbehave on purpose (`Tests/MCPServers/hostile_server.py`): every
+/// failure is a typed error, nothing hangs, and no process is left behind.
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct MCPHostileServerTests {
+    private func hostile(_ mode: String, clock: any Clock<Duration> = ContinuousClock(), log: any AgentLogSink = NoOpAgentLogSink()) async throws -> MCPClient {
+        try MCPClient(try await MCPServers.stdio("hostile", script: "hostile_server.py", arguments: [mode], maximumMessageBytes: 1 << 20), logSink: log, clock: clock)
+    }
+
+    private func failure(_ body: () async throws -> Void) async -> MCPError? {
+        do {
+            try await body()
+            return nil
+        } catch {
+            return error as? MCPError
+        }
+    }
+
+    @Test func fallsBackToTheHandshakeWhenTheProbeIsRefused() async throws {
+        let client = try await hostile("ok")
+        defer { Task { await client.shutdown() } }
+        let description = try await client.connect()
+        #expect(description.era == .handshake(version: "2025-11-25") && description.name == "hostile")
+        #expect(try await client.callTool("poke").content == [.text("ok")])
+        try await client.ping()
+        #expect(client.processStarts == 1)
+    }
+
+    @Test func restartsAServerThatExitsOnTheProbeAndShakesHands() async throws {
+        let client = try await hostile("exit-on-probe")
+        defer { Task { await client.shutdown() } }
+        #expect(try await client.connect().era == .handshake(version: "2025-11-25"))
+        #expect(client.processStarts == 2)
+    }
+
+    @Test func refusesServersThatShareNoRevision() async throws {
+        let future = try await hostile("future")
+        let futureError = await failure { try await future.connect() }
+        #expect(futureError?.code == .unsupportedProtocolVersion)
+        let statelessOnly = try await hostile("stateless-only")
+        let statelessError = await failure { try await statelessOnly.connect() }
+        #expect(statelessError?.code == .unsupportedProtocolVersion && statelessError?.rpcCode == -32022)
+        await future.shutdown()
+        await statelessOnly.shutdown()
+    }
+
+    @Test func stopsAServerThatWritesSomethingElseThanJSONRPCAndStartsItAgain() async throws {
+        let client = try await hostile("malformed")
+        try await client.connect()
+        let first = try #require(client.processIdentifier)
+        let error = await failure { _ = try await client.callTool("poke") }
+        #expect(error?.code == .malformedMessage && error?.server == "hostile")
+        // The next use starts a new process (and meets the same server).
+        let again = await failure { _ = try await client.callTool("poke") }
+        #expect(again?.code == .malformedMessage && client.processStarts == 2)
+        await client.shutdown()
+        #expect(!MCPServers.exists(first))
+    }
+
+    @Test func stopsAServerWhoseMessageIsOverTheLimit() async throws {
+        let client = try await hostile("oversize")
+        let error = await failure { _ = try await client.callTool("poke") }
+        #expect(error?.code == .messageTooLarge)
+        await client.shutdown()
+    }
+
+    @Test func failsACallWhoseServerDiesAndRestartsItOnTheNextUse() async throws {
+        let client = try await hostile("die")
+        let error = await failure { _ = try await client.callTool("poke") }
+        #expect(error?.code == .serverExited)
+        #expect(try await client.listTools().map(\.name) == ["poke"])
+        #expect(client.processStarts == 2)
+        await client.shutdown()
+    }
+
+    @Test func timesOutAReplyThatNeverComesAndTellsTheServer() async throws {
+        let clock = ManualClock()
+        let log = WaitingLogSink()
+        let client = try await hostile("silent", clock: clock, log: log)
+        defer { Task { await client.shutdown() } }
+        try await client.connect()
+        let call = Task { try await client.callTool("poke") }
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .seconds(60))
+        let error = await failure { _ = try await call.value }
+        #expect(error?.code == .timeout)
+        // Request 1 was the probe, 2 the handshake, 3 the call.
+        let line = await log.stderrLine(containing: "cancelled")
+        #expect(line == "silent: cancelled 3")
+        try await client.ping()
+    }
+
+    @Test func survivesAFloodOfNotifications() async throws {
+        let client = try await hostile("flood")
+        defer { Task { await client.shutdown() } }
+        #expect(try await client.callTool("poke").content == [.text("survived")])
+    }
+
+    @Test func refusesTheRequestsItDoesNotSupportAndAnswersPing() async throws {
+        let client = try await hostile("requests")
+        defer { Task { await client.shutdown() } }
+        let result = try await client.callTool("poke")
+        guard case .text(let text)? = result.content.first else {
+            Issue.record("no text")
+            return
+        }
+        let replies = try JSONValue(parsing: text)
+        for key in ["s0", "s1", "s2"] { #expect(replies[key]?["code"] == -32601) }
+        #expect(replies["s3"] == .object(JSONObject()))
+    }
+
+    @Test func reportsAServerThatCannotStart() async throws {
+        let client = try MCPClient(MCPServerConfiguration(name: "missing", transport: .stdio(command: "/nonexistent/codexkit-mcp-server")))
+        let error = await failure { try await client.connect() }
+        #expect(error?.code == .spawnFailed && error?.server == "missing")
+        #expect(throws: MCPError.self) { try MCPClient(MCPServerConfiguration(name: "bad name", transport: .stdio(command: "x"))) }
+        #expect(throws: MCPError.self) { try MCPClient(MCPServerConfiguration(name: "x", transport: .stdio(command: ""))) }
+    }
+}
