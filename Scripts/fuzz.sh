@@ -33,7 +33,7 @@ swift_flags=(
   -I "$lib" -I "$root/Sources/CCurl" -I "$root/Sources/CSQLite"
 )
 
-targets=(json sse events schema structured recovery storage)
+targets=(json sse events schema structured recovery storage mcp)
 
 # The library modules, in dependency order, each with the modules it imports.
 module_deps() {
@@ -59,6 +59,7 @@ target_spec() {
     structured) echo "Structured CodexRuntime CodexSchema CodexCore CodexTransport CodexRecovery" ;;
     recovery) echo "Recovery CodexRecovery CodexSchema CodexCore CodexTransport" ;;
     storage) echo "Storage own CodexSchema CodexCore" ;;
+    mcp) echo "MCP CodexRuntime CodexSchema CodexCore CodexTransport CodexRecovery" ;;
     *) echo "fuzz.sh: unknown target '$1' (Scripts/fuzz.sh list)" >&2; exit 2 ;;
   esac
 }
