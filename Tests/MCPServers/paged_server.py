@@ -1,7 +1,7 @@
 # CodexKit test server on the official Python SDK (mcp 2.x, low-level Server API): tools/list is paginated,
 # five tools two per page with an opaque nextCursor; an unknown cursor is a -32602 error.
 #   python paged_server.py             stdio
-#   python paged_server.py --http PORT  Streamable HTTP at http://127.0.0.1:PORT/mcp
+#   python paged_server.py --http       Streamable HTTP at http://127.0.0.1:PORT/mcp (PORT printed first)
 import sys
 
 import anyio
@@ -52,7 +52,9 @@ async def run_stdio() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--http":
-        uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+    if len(sys.argv) == 2 and sys.argv[1] == "--http":
+        from reference_server import serve_http
+
+        serve_http(server.streamable_http_app())
     else:
         anyio.run(run_stdio)

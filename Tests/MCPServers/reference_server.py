@@ -1,6 +1,6 @@
 # CodexKit's reference MCP server for the tests, on the official Python SDK (mcp 2.x).
 #   python reference_server.py             stdio
-#   python reference_server.py --http PORT  Streamable HTTP at http://127.0.0.1:PORT/mcp
+#   python reference_server.py --http       Streamable HTTP at http://127.0.0.1:PORT/mcp (PORT printed first)
 import struct
 import sys
 import zlib
@@ -48,6 +48,9 @@ def picture() -> Image:
     return Image(data=tiny_png(), format="png")
 
 
+CANCELLED = {"slow": 0}
+
+
 @server.tool(structured_output=False)
 async def slow(steps: int, ctx: Context) -> str:
     """Report `steps` progress notifications, then wait until cancelled (steps < 0 waits at once)."""
@@ -57,8 +60,22 @@ async def slow(steps: int, ctx: Context) -> str:
         await anyio.sleep(3600)
         return "never"
     except anyio.get_cancelled_exc_class():
+        CANCELLED["slow"] += 1
         print("slow: cancelled", file=sys.stderr, flush=True)
         raise
+
+
+@server.tool(structured_output=False)
+def cancelled_count() -> str:
+    """How many `slow` calls were cancelled so far."""
+    return str(CANCELLED["slow"])
+
+
+@server.tool(structured_output=False)
+def regional(region: str = Field(json_schema_extra={"x-mcp-header": "Region"})) -> str:
+    """Answer with the region (a stateless HTTP request mirrors it into the Mcp-Param-Region header)."""
+    return f"region {region}"
+
 
 
 @server.tool(structured_output=False)
@@ -114,8 +131,21 @@ async def add_tool(name: str, ctx: Context) -> str:
     return f"added tool {name}"
 
 
+def serve_http(app) -> None:
+    """Serves `app` on a port the system picks, printed as the first line of standard output."""
+    import socket
+
+    import uvicorn
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    print(listener.getsockname()[1], flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--http":
-        server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    if len(sys.argv) == 2 and sys.argv[1] == "--http":
+        serve_http(server.streamable_http_app())
     else:
         server.run("stdio")

@@ -71,7 +71,13 @@ public final class MCPClient: Sendable {
     public var processStarts: Int { state.withLock { $0.connectionsStarted } }
 
     /// The live server process's ID, while one runs.
-    var processIdentifier: Int32? { state.withLock { $0.connection?.process.pid } }
+    var processIdentifier: Int32? { state.withLock { $0.connection?.processIdentifier } }
+
+    /// The HTTP session the server issued, for a handshake session over Streamable HTTP.
+    var sessionIdentifier: String? {
+        guard let connection = state.withLock({ $0.connection }), case .http(let http) = connection.link else { return nil }
+        return http.sessionID
+    }
 
     /// Registers `handler`, called (on a reader thread) whenever the server announces that its tool list
     /// changed. The client's cached list is dropped first, so ``listTools()`` fetches the new one.
@@ -84,7 +90,10 @@ public final class MCPClient: Sendable {
     ///
     /// - Throws: ``MCPError``.
     public func listTools() async throws -> [MCPTool] {
-        let (connection, description) = try await live()
+        try await withSession { connection, description in try await self.listTools(on: connection, description) }
+    }
+
+    private func listTools(on connection: MCPConnection, _ description: MCPServerDescription) async throws -> [MCPTool] {
         let generation = state.withLock { $0.toolGeneration }
         if let cached = state.withLock({ $0.tools }), cached.generation == generation { return cached.list }
         var tools: [MCPTool] = []
@@ -98,7 +107,17 @@ public final class MCPClient: Sendable {
             guard case .array(let entries)? = result["tools"] else {
                 throw MCPError(code: .protocolViolation, message: "a tools/list result without a tools array", server: name)
             }
-            for entry in entries { tools.append(try Self.naming(name) { () throws(MCPError) in try MCPTool(entry) }) }
+            for entry in entries {
+                var tool = try Self.naming(name) { () throws(MCPError) in try MCPTool(entry) }
+                if case .http = connection.link, case .stateless = description.era {
+                    guard let headers = MCPParameterHeaders.declared(in: tool.inputSchema) else {
+                        connection.log(.warning, "mcp.tool.dropped", "a tool declares x-mcp-header arguments the specification does not allow", ["tool": MCPToolNaming.printable(tool.name)])
+                        continue
+                    }
+                    tool.parameterHeaders = headers
+                }
+                tools.append(tool)
+            }
             cursor = result["nextCursor"]?.stringValue
             pages += 1
             if let cursor {
@@ -124,12 +143,33 @@ public final class MCPClient: Sendable {
     /// - Throws: ``MCPError`` (`mcp_remote_error` when the server refused the call, `mcp_timeout`, …),
     ///   or `CancellationError` when the task was cancelled (the server is told).
     public func callTool(_ name: String, arguments: JSONObject = JSONObject(), progress: (@Sendable (MCPProgress) -> Void)? = nil) async throws -> MCPToolResult {
+        try await withSession { connection, description in
+            var headers: [String: String] = [:]
+            if case .http = connection.link, case .stateless = description.era {
+                let tools = try await self.listTools(on: connection, description)
+                headers = MCPParameterHeaders.values(tools.first { $0.name == name }?.parameterHeaders ?? [], arguments: arguments)
+            }
+            var params = JSONObject()
+            params["name"] = .string(name)
+            params["arguments"] = .object(arguments)
+            let result = try await self.request(
+                "tools/call", params, on: connection, era: description.era, timeout: self.configuration.requestTimeout, progress: progress, parameterHeaders: headers
+            )
+            return try Self.naming(self.name) { () throws(MCPError) in try MCPToolResult(result) }
+        }
+    }
+
+    /// Runs `body` on the live connection; when the server ended the HTTP session, once more on a new one
+    /// (the server refused the request with the 404, so it did not run).
+    private func withSession<T>(_ body: (MCPConnection, MCPServerDescription) async throws -> T) async throws -> T {
         let (connection, description) = try await live()
-        var params = JSONObject()
-        params["name"] = .string(name)
-        params["arguments"] = .object(arguments)
-        let result = try await request("tools/call", params, on: connection, era: description.era, timeout: configuration.requestTimeout, progress: progress)
-        return try Self.naming(self.name) { () throws(MCPError) in try MCPToolResult(result) }
+        do {
+            return try await body(connection, description)
+        } catch let error as MCPError where error.code == .sessionExpired {
+            connection.log(.info, "mcp.http.session_restarted", "the server ended the session; starting a new one")
+            let (fresh, freshDescription) = try await live()
+            return try await body(fresh, freshDescription)
+        }
     }
 
     /// Checks that the server answers (`ping` on a handshake connection; `server/discover` on a
@@ -137,10 +177,9 @@ public final class MCPClient: Sendable {
     ///
     /// - Throws: ``MCPError``.
     public func ping() async throws {
-        let (connection, description) = try await live()
-        switch description.era {
-        case .handshake: _ = try await request("ping", JSONObject(), on: connection, era: description.era, timeout: configuration.requestTimeout)
-        case .stateless: _ = try await request("server/discover", JSONObject(), on: connection, era: description.era, timeout: configuration.requestTimeout)
+        try await withSession { connection, description in
+            let method = if case .handshake = description.era { "ping" } else { "server/discover" }
+            _ = try await self.request(method, JSONObject(), on: connection, era: description.era, timeout: self.configuration.requestTimeout)
         }
     }
 
@@ -194,7 +233,7 @@ public final class MCPClient: Sendable {
     }
 
     private func start() throws(MCPError) -> MCPConnection {
-        let connection = try MCPConnection(configuration: configuration, logSink: logSink) { [weak self] in self?.toolsChanged() }
+        let connection = try MCPConnection(configuration: configuration, logSink: logSink, clock: clock) { [weak self] in self?.toolsChanged() }
         state.withLock { $0.connectionsStarted += 1 }
         return connection
     }
@@ -215,6 +254,7 @@ public final class MCPClient: Sendable {
     /// one would otherwise settle on the stateless revision after the client moved on).
     private func establish() async throws -> (MCPConnection, MCPServerDescription) {
         var connection = try start()
+        if configuration.revisions == .handshakeOnly { return try await handshake(on: connection) }
         do {
             let result = try await request("server/discover", JSONObject(), on: connection, era: .stateless(version: MCPProtocolRevision.stateless), timeout: configuration.connectTimeout)
             let versions = result["supportedVersions"]?.arrayValue?.compactMap(\.stringValue) ?? []
@@ -227,17 +267,24 @@ public final class MCPClient: Sendable {
                 version: result["_meta"]?["io.modelcontextprotocol/serverInfo"]?["version"]?.stringValue,
                 capabilities: result["capabilities"] ?? .object(JSONObject()), instructions: result["instructions"]?.stringValue
             )
+            connection.negotiated(description.era)
             connection.log(.info, "mcp.server.connected", "stateless revision \(MCPProtocolRevision.stateless)")
             if description.announcesToolListChanges { listenForToolChanges(on: connection, era: description.era) }
             return (connection, description)
         } catch let error as MCPError where error.code == .remoteError && Self.isStatelessRefusal(error.rpcCode) {
             await connection.close(error)
             throw MCPError(code: .unsupportedProtocolVersion, message: "the server speaks only revisions this client does not", server: name, rpcCode: error.rpcCode, underlying: error)
-        } catch let error as MCPError where error.code == .remoteError || error.code == .protocolViolation {
-            // A handshake server: go on with `initialize` on this process.
-        } catch let error as MCPError where error.code == .timeout || error.code == .serverExited || error.code == .malformedMessage {
+        } catch let error as MCPError where configuration.revisions == .statelessOnly {
+            await connection.close(error)
+            throw MCPError(code: .unsupportedProtocolVersion, message: "the server did not answer the stateless probe", server: name, rpcCode: error.rpcCode, underlying: error)
+        } catch let error as MCPError where error.code == .timeout || error.code == .serverExited || error.code == .malformedMessage || error.code == .messageTooLarge {
+            // The server may have exited, or may settle on the stateless revision when its late answer
+            // arrives: start it again before the handshake.
             await connection.close(error)
             connection = try start()
+        } catch let error as MCPError where error.code != .closed && error.code != .spawnFailed && error.code != .unauthorized {
+            // Any other refusal: a handshake server. Go on with `initialize` on this connection.
+            connection.log(.debug, "mcp.server.probe_refused", "the stateless probe was refused; trying the handshake", ["code": error.code.rawValue])
         }
         return try await handshake(on: connection)
     }
@@ -264,7 +311,8 @@ public final class MCPClient: Sendable {
             await connection.close(error)
             throw error
         }
-        try await connection.send(.notification(method: "notifications/initialized", params: nil))
+        connection.negotiated(.handshake(version: version))
+        try await connection.send(.notification(method: "notifications/initialized", params: nil), era: .handshake(version: version))
         connection.log(.info, "mcp.server.connected", "handshake revision \(version)")
         let description = MCPServerDescription(
             era: .handshake(version: version), name: result["serverInfo"]?["name"]?.stringValue, version: result["serverInfo"]?["version"]?.stringValue,
@@ -283,7 +331,7 @@ public final class MCPClient: Sendable {
         let message = MCPMessage.request(id: .number(entry.id), method: "subscriptions/listen", params: .object(Self.stamped(params, era: era, progressToken: nil)))
         Task {
             do {
-                try await connection.send(message)
+                try await connection.send(message, era: era)
             } catch {
                 _ = connection.remove(entry.id)
             }
@@ -309,7 +357,7 @@ public final class MCPClient: Sendable {
     /// withdrawn with `notifications/cancelled` (unless `cancellable` is false: `initialize` must not be).
     private func request(
         _ method: String, _ params: JSONObject, on connection: MCPConnection, era: MCPSessionEra?, timeout: Duration,
-        progress: (@Sendable (MCPProgress) -> Void)? = nil, cancellable: Bool = true
+        progress: (@Sendable (MCPProgress) -> Void)? = nil, cancellable: Bool = true, parameterHeaders: [String: String] = [:]
     ) async throws -> JSONValue {
         let waiter = MCPReplyWaiter(progress: progress)
         guard let entry = connection.open(method: method, waiter: waiter) else {
@@ -325,7 +373,7 @@ public final class MCPClient: Sendable {
         defer { timer.cancel() }
         let result = try await withTaskCancellationHandler {
             do {
-                try await connection.send(message)
+                try await connection.send(message, era: era, parameterHeaders: parameterHeaders)
             } catch {
                 _ = connection.remove(id)
                 throw error
@@ -341,11 +389,12 @@ public final class MCPClient: Sendable {
     private func withdraw(_ id: Int64, on connection: MCPConnection, because error: any Error, notify: Bool) {
         guard let entry = connection.remove(id) else { return }
         entry.waiter.finish(.failure(error))
-        guard notify else { return }
+        guard notify, !connection.cancelsByClosingStreams else { return }
         var params = JSONObject()
         params["requestId"] = .number(JSONNumber(id))
         params["reason"] = .string(error is CancellationError ? "The client cancelled the request." : "The request timed out.")
-        Task { try? await connection.send(.notification(method: "notifications/cancelled", params: .object(params))) }
+        let era = state.withLock { $0.description?.era }
+        Task { try? await connection.send(.notification(method: "notifications/cancelled", params: .object(params)), era: era) }
     }
 
     /// The request's params with the envelope of `era` in `_meta` (the stateless revision's version,

@@ -1,17 +1,28 @@
 import CodexCore
 import CodexSchema
+import CodexTransport
+import Foundation
 import Synchronization
 
-/// One live link to a server (one process for stdio): its outstanding requests, what the server
-/// sends, and how the link ended. A crashed server's connection is dropped; the client starts another.
+/// One live link to a server (a process for stdio, a session for Streamable HTTP): its outstanding
+/// requests, what the server sends, and how the link ended. An ended connection is dropped; the client
+/// starts another on the next use.
 final class MCPConnection: Sendable {
+    /// How messages travel.
+    enum Link: Sendable {
+        /// A child process.
+        case stdio(MCPStdioProcess)
+        /// A Streamable HTTP endpoint.
+        case http(MCPHTTPLink)
+    }
+
     /// The server's name, for errors and logs.
     let server: String
-    /// The process.
-    let process: MCPStdioProcess
+    /// The link.
+    let link: Link
     private let inbox: Inbox
 
-    /// What the reader threads share with the connection.
+    /// What the reader threads and streams share with the connection.
     private final class Inbox: Sendable {
         struct State {
             var table = MCPRequestTable<MCPReplyWaiter>()
@@ -24,8 +35,8 @@ final class MCPConnection: Sendable {
         let redactor: SecretRedactor
         let toolsChanged: @Sendable () -> Void
         let state = Mutex<State>(State())
-        /// The process, once started (replies to server requests go through it).
-        let process = Mutex<MCPStdioProcess?>(nil)
+        /// Sends the client's answers to server requests, and stops the link after a protocol break.
+        let replier = Mutex<(send: @Sendable (MCPMessage) async -> Void, stop: @Sendable () async -> Void)?>(nil)
 
         init(server: String, maximumMessageBytes: Int, logSink: any AgentLogSink, redactor: SecretRedactor, toolsChanged: @escaping @Sendable () -> Void) {
             self.server = server
@@ -35,10 +46,10 @@ final class MCPConnection: Sendable {
             self.toolsChanged = toolsChanged
         }
 
-        func receive(_ line: [UInt8]) {
+        func receive(_ bytes: [UInt8]) {
             let messages: [MCPMessage]
             do {
-                messages = try MCPMessage.decode(line, maximumBytes: maximumMessageBytes)
+                messages = try MCPMessage.decode(bytes, maximumBytes: maximumMessageBytes)
             } catch {
                 end(error.naming(server), stop: true)
                 return
@@ -61,8 +72,8 @@ final class MCPConnection: Sendable {
             case .toolsChanged:
                 toolsChanged()
             case .reply(let reply):
-                guard let process = process.withLock({ $0 }) else { return }
-                Task { try? await process.send(reply.encoded()) }
+                guard let replier = replier.withLock({ $0 }) else { return }
+                Task { await replier.send(reply) }
             case .log(let level, let text):
                 log(.debug, "mcp.server.log", redactor.redact(String(text.prefix(4_096))), ["level": level])
             case .unattributedError(let remote):
@@ -72,23 +83,29 @@ final class MCPConnection: Sendable {
             }
         }
 
-        /// Ends the connection: every waiting request fails with `error`; with `stop`, the process is
-        /// ended too (it broke the protocol).
+        /// Fails one request (its reply will not come), unless it was answered.
+        func fail(_ id: Int64, _ error: MCPError) {
+            let entry = state.withLock { $0.table.remove(id) }
+            entry?.waiter.finish(.failure(error.naming(server)))
+        }
+
+        /// Ends the connection: every waiting request fails with `error`; with `stop`, the link is
+        /// stopped too (the process ended, the session closed).
         func end(_ error: MCPError, stop: Bool) {
-            let drained = state.withLock { state -> [MCPRequestTable<MCPReplyWaiter>.Entry] in
-                guard state.ended == nil else { return [] }
+            let drained = state.withLock { state -> [MCPRequestTable<MCPReplyWaiter>.Entry]? in
+                guard state.ended == nil else { return nil }
                 state.ended = error
                 return state.table.drain()
             }
+            guard let drained else { return }
             for entry in drained { entry.waiter.finish(.failure(error)) }
-            if stop, let process = process.withLock({ $0 }) {
-                if error.code == .serverExited {
-                    log(.notice, "mcp.server.exited", "the server closed its output", [:])
-                } else {
-                    log(.warning, "mcp.server.stopped", "the server broke the protocol and was stopped", ["code": error.code.rawValue])
-                }
-                Task { await process.terminate(grace: .milliseconds(200)) }
+            guard stop, let replier = replier.withLock({ $0 }) else { return }
+            switch error.code {
+            case .serverExited: log(.notice, "mcp.server.exited", "the server closed its output", [:])
+            case .sessionExpired, .closed: break
+            default: log(.warning, "mcp.server.stopped", "the server broke the protocol and was stopped", ["code": error.code.rawValue])
             }
+            Task { await replier.stop() }
         }
 
         func stderr(_ line: String) {
@@ -102,43 +119,73 @@ final class MCPConnection: Sendable {
         }
     }
 
-    /// Starts the server process.
+    /// Starts the server process, or prepares the HTTP session (nothing is sent yet).
     ///
     /// - Throws: ``MCPError`` `mcp_spawn_failed`.
     init(
-        configuration: MCPServerConfiguration, logSink: any AgentLogSink, toolsChanged: @escaping @Sendable () -> Void
+        configuration: MCPServerConfiguration, logSink: any AgentLogSink, clock: any Clock<Duration>, toolsChanged: @escaping @Sendable () -> Void
     ) throws(MCPError) {
         server = configuration.name
+        let name = configuration.name
         switch configuration.transport {
         case .stdio(let command, let arguments, let environment, let directory):
-            let redactor = SecretRedactor(secrets: configuration.secrets + Array(environment.values))
             let inbox = Inbox(
-                server: configuration.name, maximumMessageBytes: configuration.maximumMessageBytes, logSink: logSink, redactor: redactor,
-                toolsChanged: toolsChanged
+                server: name, maximumMessageBytes: configuration.maximumMessageBytes, logSink: logSink,
+                redactor: SecretRedactor(secrets: configuration.secrets + Array(environment.values)), toolsChanged: toolsChanged
             )
             let callbacks = MCPStdioProcess.Callbacks(
                 line: { inbox.receive($0) },
-                ended: { error in inbox.end(error.naming(configuration.name), stop: true) },
+                ended: { error in inbox.end(error.naming(name), stop: true) },
                 stderr: { inbox.stderr($0) }
             )
-            let started: MCPStdioProcess
+            let process: MCPStdioProcess
             do {
-                started = try MCPStdioProcess(
+                process = try MCPStdioProcess(
                     command: command, arguments: arguments, environment: configuration.childEnvironment(environment), directory: directory,
                     maximumMessageBytes: configuration.maximumMessageBytes, callbacks: callbacks
                 )
             } catch {
-                throw error.naming(configuration.name)
+                throw error.naming(name)
             }
-            inbox.process.withLock { $0 = started }
-            process = started
+            inbox.replier.withLock {
+                $0 = (send: { message in try? await process.send(message.encoded()) }, stop: { await process.terminate(grace: .milliseconds(200)) })
+            }
+            link = .stdio(process)
             self.inbox = inbox
-            inbox.log(.info, "mcp.server.started", "started \(MCPStdioProcess.displayName(command))", ["pid": String(started.pid)])
+            inbox.log(.info, "mcp.server.started", "started \(MCPStdioProcess.displayName(command))", ["pid": String(process.pid)])
+        case .streamableHTTP(let url, let headers, let bearerToken):
+            let inbox = Inbox(
+                server: name, maximumMessageBytes: configuration.maximumMessageBytes, logSink: logSink,
+                redactor: SecretRedactor(secrets: configuration.secrets + (bearerToken.map { [$0] } ?? [])), toolsChanged: toolsChanged
+            )
+            var middlewares = configuration.middlewares
+            if let bearerToken {
+                middlewares.insert(AuthenticationMiddleware(credentials: AuthCredentials(bearerToken: bearerToken, binding: "mcp:\(name)", secrets: [bearerToken])), at: 0)
+            }
+            let http = MCPHTTPLink(
+                url: url, headers: headers, middlewares: middlewares, httpClient: configuration.httpClient ?? MCPServerConfiguration.sharedHTTPClient,
+                maximumMessageBytes: configuration.maximumMessageBytes, requestTimeout: configuration.requestTimeout, clock: clock,
+                callbacks: MCPHTTPLink.Callbacks(
+                    message: { inbox.receive($0) }, failed: { inbox.fail($0, $1) }, ended: { inbox.end($0.naming(name), stop: false) },
+                    log: { level, event, message in inbox.log(level, event, message, [:]) }
+                )
+            )
+            inbox.replier.withLock {
+                $0 = (send: { message in try? await http.post(message, era: nil) }, stop: { await http.close() })
+            }
+            link = .http(http)
+            self.inbox = inbox
         }
     }
 
     /// Why the connection ended, or nil while it is live.
     var endedError: MCPError? { inbox.state.withLock { $0.ended } }
+
+    /// The server process's ID, for a stdio server.
+    var processIdentifier: Int32? {
+        if case .stdio(let process) = link { return process.pid }
+        return nil
+    }
 
     /// Registers a request, or returns nil when the connection has ended.
     func open(method: String, waiter: MCPReplyWaiter) -> MCPRequestTable<MCPReplyWaiter>.Entry? {
@@ -148,24 +195,43 @@ final class MCPConnection: Sendable {
         }
     }
 
-    /// Removes a request that will not be answered (cancelled, timed out, or never sent).
+    /// Removes a request that will not be answered (cancelled, timed out, or never sent), and stops
+    /// reading its HTTP stream.
     func remove(_ id: Int64) -> MCPRequestTable<MCPReplyWaiter>.Entry? {
-        inbox.state.withLock { $0.table.remove(id) }
+        if case .http(let http) = link { http.closeStream(of: id) }
+        return inbox.state.withLock { $0.table.remove(id) }
     }
 
-    /// Writes a message.
-    func send(_ message: MCPMessage) async throws(MCPError) {
+    /// Whether a withdrawn request is cancelled by closing its stream (no `notifications/cancelled`).
+    var cancelsByClosingStreams: Bool {
+        if case .http(let http) = link { return http.cancelsByClosingStreams }
+        return false
+    }
+
+    /// Settles the revision on the link.
+    func negotiated(_ era: MCPSessionEra) {
+        if case .http(let http) = link { http.negotiated(era) }
+    }
+
+    /// Writes a message in `era`'s form (HTTP headers; stdio ignores it).
+    func send(_ message: MCPMessage, era: MCPSessionEra?, parameterHeaders: [String: String] = [:]) async throws(MCPError) {
         do {
-            try await process.send(message.encoded())
+            switch link {
+            case .stdio(let process): try await process.send(message.encoded())
+            case .http(let http): try await http.post(message, era: era, parameterHeaders: parameterHeaders)
+            }
         } catch {
             throw error.naming(server)
         }
     }
 
-    /// Ends the connection (requests fail with `error`) and the process.
+    /// Ends the connection (requests fail with `error`) and the process or session.
     func close(_ error: MCPError) async {
         inbox.end(error, stop: false)
-        await process.terminate()
+        switch link {
+        case .stdio(let process): await process.terminate()
+        case .http(let http): await http.close()
+        }
     }
 
     /// Records a log event naming the server.

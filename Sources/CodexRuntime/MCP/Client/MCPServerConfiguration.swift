@@ -1,4 +1,5 @@
-import Foundation
+public import CodexTransport
+public import Foundation
 
 /// How to reach one MCP server, and the limits the client holds it to.
 ///
@@ -19,12 +20,39 @@ public struct MCPServerConfiguration: Sendable {
         ///     ``MCPServerConfiguration/inheritedEnvironment``.
         ///   - workingDirectory: Its working directory; nil keeps this process's.
         case stdio(command: String, arguments: [String] = [], environment: [String: String] = [:], workingDirectory: String? = nil)
+        /// A Streamable HTTP endpoint (one URL that takes POSTs; `http` or `https`).
+        ///
+        /// - Parameters:
+        ///   - url: The MCP endpoint.
+        ///   - headers: Extra headers on every request.
+        ///   - bearerToken: Sent as `Authorization: Bearer …` through the authentication middleware
+        ///     (for credentials that renew, put an ``CodexTransport/AuthenticationMiddleware`` with a
+        ///     provider in ``MCPServerConfiguration/middlewares`` instead).
+        case streamableHTTP(url: URL, headers: [String: String] = [:], bearerToken: String? = nil)
+    }
+
+    /// The HTTP client HTTP servers are reached through when ``httpClient`` is nil: one for the process,
+    /// made on first use.
+    static var sharedHTTPClient: any HTTPClient { SharedHTTPClient.client }
+
+    private enum SharedHTTPClient {
+        static let client: any HTTPClient = DefaultHTTPClient()
     }
 
     /// The variables a stdio server inherits from this process unless configured otherwise: enough to
     /// run a program, nothing that carries credentials (an API key in this process's environment does
     /// not reach a third-party server unless the host passes it on).
     public static let defaultInheritedEnvironment = ["HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "TZ", "USER"]
+
+    /// Which protocol revisions the client tries.
+    public enum Revisions: Sendable, Hashable {
+        /// The stateless revision first (`server/discover`), the handshake when the server refuses it.
+        case automatic
+        /// Only the `initialize` handshake (2025-11-25, 2025-06-18 or 2025-03-26).
+        case handshakeOnly
+        /// Only the stateless revision.
+        case statelessOnly
+    }
 
     /// The server's name: letters, digits, `_` and `-`; it prefixes its tools' names.
     public var name: String
@@ -41,12 +69,22 @@ public struct MCPServerConfiguration: Sendable {
     /// Secrets to redact from the server's standard error before it reaches the log (values of
     /// ``Transport/stdio(command:arguments:environment:workingDirectory:)``'s environment are added).
     public var secrets: [String]
+    /// Which protocol revisions the client tries. Default ``Revisions/automatic``.
+    public var revisions: Revisions
+    /// The HTTP client for a Streamable HTTP server; nil uses one shared ``CodexTransport/DefaultHTTPClient``.
+    public var httpClient: (any HTTPClient)?
+    /// Steps in front of the HTTP client (authentication, logging), the first seeing each request first.
+    public var middlewares: [any HTTPMiddleware]
 
     /// Creates a configuration.
     public init(
         name: String, transport: Transport, requestTimeout: Duration = .seconds(60), connectTimeout: Duration = .seconds(10),
-        maximumMessageBytes: Int = 16 << 20, inheritedEnvironment: [String] = MCPServerConfiguration.defaultInheritedEnvironment, secrets: [String] = []
+        maximumMessageBytes: Int = 16 << 20, inheritedEnvironment: [String] = MCPServerConfiguration.defaultInheritedEnvironment, secrets: [String] = [],
+        revisions: Revisions = .automatic, httpClient: (any HTTPClient)? = nil, middlewares: [any HTTPMiddleware] = []
     ) {
+        self.revisions = revisions
+        self.httpClient = httpClient
+        self.middlewares = middlewares
         self.name = name
         self.transport = transport
         self.requestTimeout = requestTimeout
@@ -73,6 +111,13 @@ public struct MCPServerConfiguration: Sendable {
         case .stdio(let command, _, _, _):
             guard !command.isEmpty, !command.contains("\0") else {
                 throw MCPError(code: .invalidConfiguration, message: "the server command is empty", server: name)
+            }
+        case .streamableHTTP(let url, let headers, _):
+            guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host?.isEmpty == false else {
+                throw MCPError(code: .invalidConfiguration, message: "the server URL must be http or https with a host", server: name)
+            }
+            for (header, value) in headers where header.isEmpty || header.contains(":") || value.contains("\r") || value.contains("\n") {
+                throw MCPError(code: .invalidConfiguration, message: "a header name or value is malformed", server: name)
             }
         }
     }

@@ -44,6 +44,10 @@ public struct MCPError: Error, Sendable, CustomStringConvertible {
         public static let closed: Code = "mcp_closed"
         /// Reading from or writing to the server failed.
         public static let transportFailed: Code = "mcp_transport_failed"
+        /// The server ended the HTTP session (a 404 on it); the next request starts a new one.
+        public static let sessionExpired: Code = "mcp_session_expired"
+        /// The server refused the credentials (HTTP 401 or 403).
+        public static let unauthorized: Code = "mcp_unauthorized"
         /// The server has no tool of that name.
         public static let toolNotFound: Code = "mcp_tool_not_found"
     }

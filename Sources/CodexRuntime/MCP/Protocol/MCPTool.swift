@@ -14,6 +14,8 @@ public struct MCPTool: Sendable, Hashable {
     public var outputSchema: JSONValue?
     /// The server's hints about the tool's behaviour (untrusted unless the host trusts the server).
     public var annotations: MCPToolAnnotations
+    /// Arguments a stateless HTTP call mirrors into `Mcp-Param-*` headers.
+    var parameterHeaders: [MCPParameterHeader] = []
 
     /// Creates a tool description.
     public init(name: String, title: String? = nil, description: String? = nil, inputSchema: JSONValue, outputSchema: JSONValue? = nil, annotations: MCPToolAnnotations = MCPToolAnnotations()) {

@@ -58,12 +58,18 @@ public final class HTTPMiddlewareContext: Sendable {
 
 /// An HTTP client with middleware in front of it: `middlewares[0]` sees the request first and the
 /// response last.
-struct HTTPMiddlewareChain: Sendable {
+package struct HTTPMiddlewareChain: Sendable {
     let middlewares: [any HTTPMiddleware]
     let client: any HTTPClient
 
+    /// Chains `middlewares` (the first sees each request first) in front of `client`.
+    package init(middlewares: [any HTTPMiddleware], client: any HTTPClient) {
+        self.middlewares = middlewares
+        self.client = client
+    }
+
     /// Sends `request` through every step.
-    func send(_ request: HTTPRequest, context: HTTPMiddlewareContext) async throws -> HTTPResponse {
+    package func send(_ request: HTTPRequest, context: HTTPMiddlewareContext) async throws -> HTTPResponse {
         try await send(request, from: 0, context: context)
     }
 
