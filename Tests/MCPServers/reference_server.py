@@ -65,6 +65,14 @@ async def slow(steps: int, ctx: Context) -> str:
         raise
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=True), structured_output=False)
+async def count_to(n: int, ctx: Context) -> str:
+    """Report progress 1..n of n, then answer."""
+    for step in range(1, n + 1):
+        await ctx.report_progress(step, n, f"counted {step}")
+    return f"counted to {n}"
+
+
 @server.tool(structured_output=False)
 def cancelled_count() -> str:
     """How many `slow` calls were cancelled so far."""

@@ -12,4 +12,8 @@ public enum AgentTurnProgress: Sendable, Hashable, Codable {
     /// (1 when the request was never sent, more when one was cut short), with `reusedResults` calls of
     /// the unfinished batch answered from the journal instead of run again.
     case resumed(pass: Int, attempt: Int, reusedResults: Int)
+    /// A running tool call reported progress (``ToolExecutionContext/reportProgress(_:total:message:)``
+    /// in CodexRuntime; MCP tools forward their server's progress notifications): `progress` so far,
+    /// out of `total` when known, with a line describing the step when given.
+    case toolProgress(invocationID: ToolInvocationID, progress: Double, total: Double?, message: String?)
 }

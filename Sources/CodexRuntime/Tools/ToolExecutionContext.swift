@@ -1,5 +1,6 @@
 public import CodexCore
 public import CodexSchema
+public import Foundation
 
 /// What an executor knows about the call it answers: the invocation, its thread and turn, its
 /// arguments already parsed and validated, cooperative cancellation, and helpers that build results
@@ -13,13 +14,48 @@ public struct ToolExecutionContext: Sendable {
     public let turnID: AgentTurnID
     /// The arguments, parsed and valid against the tool's input schema.
     public let arguments: JSONValue
+    /// Where progress and images go (nil for a context a test made).
+    let hooks: ToolExecutionHooks?
 
-    /// Creates a context (the runtime makes one per call; tests of an executor may make their own).
+    /// Creates a context (the runtime makes one per call; tests of an executor may make their own, whose
+    /// progress and images go nowhere).
     public init(invocation: ToolInvocation, threadID: AgentThreadID, turnID: AgentTurnID, arguments: JSONValue) {
+        self.init(invocation: invocation, threadID: threadID, turnID: turnID, arguments: arguments, hooks: nil)
+    }
+
+    /// Creates a context wired to a turn.
+    init(invocation: ToolInvocation, threadID: AgentThreadID, turnID: AgentTurnID, arguments: JSONValue, hooks: ToolExecutionHooks?) {
         self.invocation = invocation
         self.threadID = threadID
         self.turnID = turnID
         self.arguments = arguments
+        self.hooks = hooks
+    }
+
+    /// Reports the call's progress: the turn's consumer gets
+    /// `.progress(.toolProgress(invocationID:progress:total:message:))` in order with the turn's other
+    /// events (a slow consumer slows the reporting tool, never loses a report).
+    ///
+    /// - Parameters:
+    ///   - progress: Progress so far, in the tool's own unit (increasing).
+    ///   - total: The total, when known.
+    ///   - message: A line describing the step.
+    public func reportProgress(_ progress: Double, total: Double? = nil, message: String? = nil) async {
+        await hooks?.progress(.toolProgress(invocationID: invocation.id, progress: progress, total: total, message: message))
+    }
+
+    /// Keeps an image the call produced (bytes, not a URL) with the turn's tool images: stored in the
+    /// thread's history as an image of an assistant message, like downloaded tool images. Only a
+    /// complete PNG, JPEG, GIF, WebP, HEIC or HEIF image (by its own signature) of at most 50 MiB is
+    /// kept, at most 32 per call; anything else is refused and logged as `tools.image.omitted`.
+    ///
+    /// - Returns: Whether the image was kept.
+    @discardableResult
+    public func attachImage(_ data: Data) -> Bool {
+        guard let hooks else { return false }
+        guard let refusal = hooks.outputs.attach(data, for: invocation.id) else { return true }
+        hooks.logSink.record(AgentLogEvent(level: .notice, category: .tools, name: "tools.image.omitted", metadata: ["reason": refusal, "tool": invocation.toolName]))
+        return false
     }
 
     /// The call's ID.

@@ -83,7 +83,8 @@ extension TurnDriver {
             }
         }
         let ran = toRun.compactMap { results[$0] }
-        let images = try await runtime.toolImages.attachments(for: ran)
+        let downloaded = try await runtime.toolImages.attachments(for: ran)
+        let images = Array((downloaded + toolOutputs.takeImages(for: ran.map(\.invocationID))).prefix(AgentImageAttachment.maximumPerMessage))
         if !runnable.isEmpty { try await showPending(nil, for: nil) }
         progress.pendingItems += calls + outputs
         if !images.isEmpty {
@@ -210,7 +211,11 @@ extension TurnDriver {
             try await channel.send(.approvalResolved(AgentApprovalResolution(requestID: request.id, decision: decision)))
             if decision == .denied { return .denied(invocation) }
         }
-        let context = ToolExecutionContext(invocation: invocation, threadID: plan.threadID, turnID: plan.turnID, arguments: arguments)
+        let channel = channel
+        let hooks = ToolExecutionHooks(
+            progress: { progress in try? await channel.send(.progress(progress)) }, outputs: toolOutputs, logSink: runtime.configuration.logSink
+        )
+        let context = ToolExecutionContext(invocation: invocation, threadID: plan.threadID, turnID: plan.turnID, arguments: arguments, hooks: hooks)
         try await journal(.toolStarted(invocation.id, idempotencyKey: context.idempotencyKey))
         do {
             return try await tool.execute(invocation, context)

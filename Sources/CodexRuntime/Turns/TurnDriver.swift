@@ -10,6 +10,8 @@ struct TurnDriver: Sendable {
     let runtime: AgentRuntime
     let plan: TurnPlan
     let channel: AgentEventChannel<AgentEvent>
+    /// Images executors gave as bytes, until their batch ends.
+    let toolOutputs = ToolCallOutputs()
 
     /// The turn's mutable progress (local to one drive).
     struct Progress {

@@ -58,6 +58,11 @@ final class SendOutput: @unchecked Sendable {
         }
     }
 
+    /// A progress amount without a needless fraction (`3`, `2.5`).
+    private static func amount(_ value: Double) -> String {
+        value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
     private func showProgress(_ progress: AgentTurnProgress) {
         switch progress {
         case .reasoningSummaryDelta(_, _, let delta):
@@ -80,6 +85,15 @@ final class SendOutput: @unchecked Sendable {
                 return emit(["type": "turn_resumed", "pass": .number(JSONNumber(pass)), "attempt": .number(JSONNumber(attempt)), "reused_results": .number(JSONNumber(reused))])
             }
             progressLine("resumed at model pass \(pass), attempt \(attempt) (\(reused) finished call\(reused == 1 ? "" : "s") reused)")
+        case .toolProgress(let invocation, let progress, let total, let message):
+            if json {
+                return emit([
+                    "type": "tool_progress", "call_id": .string(invocation.rawValue), "progress": JSONNumber(progress).map(JSONValue.number) ?? .null,
+                    "total": total.flatMap(JSONNumber.init).map(JSONValue.number) ?? .null, "message": message.map(JSONValue.string) ?? .null,
+                ])
+            }
+            let amount = total.map { "\(Self.amount(progress))/\(Self.amount($0))" } ?? Self.amount(progress)
+            progressLine("tool progress \(amount)\(message.map { ": \(Console.display($0))" } ?? "")")
         }
     }
 

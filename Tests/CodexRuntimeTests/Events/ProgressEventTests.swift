@@ -18,6 +18,7 @@ import Testing
         case .reasoningSummaryDelta(let id, let index, let delta): return "summary \(id)#\(index) \(delta)"
         case .webSearch(let id, let status, let query): return "webSearch \(id) \(status) \(query ?? "-")"
         case .resumed(let pass, let attempt, let reused): return "resumed \(pass) \(attempt) \(reused)"
+        case .toolProgress(let id, let progress, let total, let message): return "toolProgress \(id.rawValue) \(progress) \(total.map { "\($0)" } ?? "-") \(message ?? "-")"
         }
     }
 

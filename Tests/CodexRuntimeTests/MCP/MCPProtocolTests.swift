@@ -156,3 +156,34 @@ import Testing
         #expect(MCPClient.stamped(["name": "echo"], era: .handshake(version: "2025-11-25"), progressToken: nil) == ["name": "echo"])
     }
 }
+
+extension MCPProtocolTests {
+    @Test func extensionKeywordsAreDroppedWithoutBeingReported() {
+        let schema: JSONValue = ["type": "object", "properties": ["region": ["type": "string", "x-mcp-header": "Region"]]]
+        let subset = MCPSchemaSubset.enforceable(schema)
+        #expect(subset.dropped.isEmpty && subset.schema == ["type": "object", "properties": ["region": ["type": "string"]]])
+    }
+
+    @Test func parameterHeadersFollowTheRules() {
+        let valid: JSONValue = ["type": "object", "properties": [
+            "region": ["type": "string", "x-mcp-header": "Region"], "nested": ["type": "object", "properties": ["id": ["type": "integer", "x-mcp-header": "Id"]]],
+        ]]
+        let declared = MCPParameterHeaders.declared(in: valid)
+        #expect(declared?.map(\.name).sorted() == ["Id", "Region"])
+        #expect(MCPParameterHeaders.values(declared ?? [], arguments: ["region": "eu", "nested": ["id": 7]]) == ["Region": "eu", "Id": "7"])
+        #expect(MCPParameterHeaders.values(declared ?? [], arguments: ["region": nil]) == [:])
+        for invalid: JSONValue in [
+            ["type": "object", "properties": ["amount": ["type": "number", "x-mcp-header": "Amount"]]],
+            ["type": "object", "properties": ["a": ["type": "string", "x-mcp-header": ""]]],
+            ["type": "object", "properties": ["a": ["type": "string", "x-mcp-header": "A B"]]],
+            ["type": "object", "properties": ["a": ["type": "string", "x-mcp-header": "Dup"], "b": ["type": "string", "x-mcp-header": "dup"]]],
+            ["type": "object", "anyOf": [["properties": ["a": ["type": "string", "x-mcp-header": "A"]]]]],
+            ["type": "object", "x-mcp-header": "Root"],
+        ] {
+            #expect(MCPParameterHeaders.declared(in: invalid) == nil)
+        }
+        #expect(MCPHTTPLink.headerValue("eu-west") == "eu-west")
+        #expect(MCPHTTPLink.headerValue("über") == "=?base64?w7xiZXI=?=")
+        #expect(MCPHTTPLink.headerValue(" padded") == "=?base64?IHBhZGRlZA==?=")
+    }
+}

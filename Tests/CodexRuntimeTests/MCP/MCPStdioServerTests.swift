@@ -17,7 +17,7 @@ import Testing
         #expect(description.announcesToolListChanges)
 
         let tools = try await client.listTools()
-        #expect(tools.map(\.name).sorted() == ["add", "add_tool", "cancelled_count", "code_check", "delete_note", "echo", "failing", "leak", "lookup", "picture", "regional", "slow"])
+        #expect(tools.map(\.name).sorted() == ["add", "add_tool", "cancelled_count", "code_check", "count_to", "delete_note", "echo", "failing", "leak", "lookup", "picture", "regional", "slow"])
         let delete = try #require(tools.first { $0.name == "delete_note" })
         #expect(delete.annotations == MCPToolAnnotations(title: "Delete a note", readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false))
         #expect(delete.title == "Delete a note")

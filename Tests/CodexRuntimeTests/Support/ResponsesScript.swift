@@ -155,6 +155,7 @@ enum BackendHarness {
         case .reasoningSummaryDelta(let itemID, let index, let delta): return "summaryDelta \(itemID) \(index) \(delta)"
         case .webSearch(let itemID, let status, let query): return "webSearch \(itemID) \(status) \(query ?? "nil")"
         case .resumed(let pass, let attempt, let reused): return "resumed \(pass) \(attempt) \(reused)"
+        case .toolProgress(let id, let progress, let total, let message): return "toolProgress \(id.rawValue) \(progress) \(total.map { "\($0)" } ?? "nil") \(message ?? "nil")"
         }
     }
 

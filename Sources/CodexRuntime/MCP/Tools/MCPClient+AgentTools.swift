@@ -18,11 +18,17 @@ extension MCPClient {
     /// - An input schema that uses keywords CodexSchema cannot enforce still offers the tool (not in
     ///   strict mode): the arguments are checked against the rest of the schema, and the log names the
     ///   keywords (`mcp.tool.schema_partially_enforced`).
-    /// - Text blocks become text; image, audio and binary-resource blocks are described in a line of
-    ///   text (their bytes are not passed on); resource links and text resources become text naming
-    ///   their URI; `structuredContent` is checked against the tool's `outputSchema` when it has one (a
-    ///   result that breaks it is a failed result) and is added as JSON text when no text block already
-    ///   carries it; `isError` makes the result a failure the model sees.
+    /// - Text blocks become text. An image block goes through the tool-image path
+    ///   (``ToolExecutionContext/attachImage(_:)``: a complete PNG, JPEG, GIF, WebP, HEIC or HEIF image
+    ///   by its own signature, at most 50 MiB, kept with the conversation's images) and a line of text
+    ///   says whether it was kept. Audio and binary resources are described in a line of text (their
+    ///   bytes are not passed on: the model takes no audio in tool output). Resource links and text
+    ///   resources become text naming their URI. `structuredContent` is checked against the tool's
+    ///   `outputSchema` when it has one (a result that breaks it is a failed result) and is added as
+    ///   JSON text when no text block already carries it. `isError` makes the result a failure the
+    ///   model sees.
+    /// - The server's progress notifications become
+    ///   `.progress(.toolProgress(invocationID:progress:total:message:))` events of the turn.
     /// - A call the server refuses, that times out or whose server dies is a failed result naming the
     ///   error code; the next call starts the server again.
     ///
@@ -63,18 +69,32 @@ extension MCPClient {
         let serverName = name
         var agentTool = AgentTool(definition: definition) { [self] invocation, context in
             let arguments = context.arguments.objectValue ?? JSONObject()
+            // Progress arrives on a reader thread; a bounded buffer (the newest 64) keeps a flooding
+            // server from holding memory, and one task forwards the reports in order.
+            let (reports, reporter) = AsyncStream.makeStream(of: MCPProgress.self, bufferingPolicy: .bufferingNewest(64))
+            let forwarding = Task {
+                for await report in reports { await context.reportProgress(report.progress, total: report.total, message: report.message) }
+            }
             let result: MCPToolResult
             do {
-                result = try await callTool(serverToolName, arguments: arguments)
+                result = try await callTool(serverToolName, arguments: arguments) { reporter.yield($0) }
+                reporter.finish()
+                await forwarding.value
             } catch let error as MCPError {
+                reporter.finish()
+                await forwarding.value
                 try Task.checkCancellation()
                 var text = "The MCP server '\(serverName)' could not run the tool (\(error.code.rawValue))."
                 if let remote = error.remoteMessage, !remote.isEmpty { text += " The server said: \(remote)" }
                 return context.failure(text)
+            } catch {
+                reporter.finish()
+                forwarding.cancel()
+                throw error
             }
-            return MCPToolResultMapping.envelope(result, for: invocation, outputValidator: outputValidator)
+            return MCPToolResultMapping.envelope(result, for: invocation, outputValidator: outputValidator) { context.attachImage($0) }
         }
-        agentTool.argumentSchema = enforceable.schema == tool.inputSchema ? nil : enforceable.schema
+        if enforceable.schema != tool.inputSchema { agentTool.argumentSchema = enforceable.schema }
         return agentTool
     }
 }

@@ -2,9 +2,10 @@ import CodexSchema
 
 /// The part of a tool's input schema CodexSchema can enforce.
 enum MCPSchemaSubset {
-    /// `schema` without the keywords the validator does not support (an annotation-free, checkable
-    /// subset: everything that remains is enforced), and the JSON pointers of what was dropped. A schema
-    /// that cannot be compiled at all (invalid, or over the work limits) falls back to `{"type": "object"}`.
+    /// `schema` without the keywords the validator does not support (everything that remains is
+    /// enforced), and the JSON pointers of what was dropped. Extension keywords (`x-…`, such as MCP's
+    /// `x-mcp-header`) assert nothing: they are removed without being reported. A schema that cannot be
+    /// compiled at all (invalid, or over the work limits) falls back to `{"type": "object"}`.
     static func enforceable(_ schema: JSONValue) -> (schema: JSONValue, dropped: [String]) {
         var current = schema
         var dropped: [String] = []
@@ -17,7 +18,7 @@ enum MCPSchemaSubset {
                     guard let tokens = JSONPointer.tokens(location), remove(tokens[...], from: &current) else {
                         return fallback(dropped + [location])
                     }
-                    dropped.append(location)
+                    if tokens.last?.hasPrefix("x-") != true { dropped.append(location) }
                 }
             } catch {
                 return fallback(dropped + [error.schemaPointer ?? "(root)"])

@@ -5,7 +5,12 @@ import Foundation
 /// Turns an MCP tool result into the runtime's result envelope.
 enum MCPToolResultMapping {
     /// The envelope for `result` (see ``MCPClient/agentTools(policy:overrides:)`` for the rules).
-    static func envelope(_ result: MCPToolResult, for invocation: ToolInvocation, outputValidator: JSONSchemaValidator?) -> ToolResultEnvelope {
+    ///
+    /// - Parameter attachImage: Keeps an image block's bytes with the turn's tool images; returns whether
+    ///   they were kept (the text the model sees says which).
+    static func envelope(
+        _ result: MCPToolResult, for invocation: ToolInvocation, outputValidator: JSONSchemaValidator?, attachImage: (Data) -> Bool = { _ in false }
+    ) -> ToolResultEnvelope {
         var blocks: [ToolResultContent] = []
         var texts: [String] = []
         for block in result.content.prefix(ToolResultEnvelope.maximumContentItems - 1) {
@@ -14,7 +19,11 @@ enum MCPToolResultMapping {
                 texts.append(text)
                 blocks.append(.text(text))
             case .image(let data, let mimeType):
-                blocks.append(.text("[image omitted: \(printable(mimeType)), \(data.count) bytes]"))
+                if attachImage(data) {
+                    blocks.append(.text("[image: \(printable(mimeType)), \(data.count) bytes, kept with the conversation's images]"))
+                } else {
+                    blocks.append(.text("[image omitted: \(printable(mimeType)), \(data.count) bytes; not a complete image within the limits]"))
+                }
             case .audio(let data, let mimeType):
                 blocks.append(.text("[audio omitted: \(printable(mimeType)), \(data.count) bytes; audio is not passed to the model]"))
             case .resourceLink(let uri, let name, let mimeType):
