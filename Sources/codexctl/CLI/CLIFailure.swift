@@ -1,5 +1,6 @@
 import CodexCore
 import CodexRecovery
+import CodexRuntime
 import CodexSchema
 import CodexStoragePostgres
 import CodexStorageSQLite
@@ -29,6 +30,7 @@ struct CLIFailure {
         case let error as SQLiteStoreError: self.init(code: error.code.rawValue, message: error.message)
         case let error as PostgresStoreError: self.init(code: error.code.rawValue, message: error.message)
         case let error as MemoryStoreError: self.init(code: error.code.rawValue, message: error.message)
+        case let error as MCPError: self.init(code: error.code.rawValue, message: error.message + (error.server.map { " (MCP server \($0))" } ?? ""))
         case let error as CodexSchemaError: self.init(code: error.code.rawValue, message: error.message)
         case let error as UsageError: self.init(code: "usage", message: error.message)
         case let error as CLIFailure.Thrown: self.init(code: error.code, message: error.message)

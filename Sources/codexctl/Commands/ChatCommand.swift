@@ -29,7 +29,7 @@ enum ChatCommand: CLICommand {
             .value("--auth", "source", "Use only this credential: apikey, codex or session."),
             CLIAuth.secretsOption,
             CLIAuth.codexHomeOption,
-        ]
+        ] + CLIMCPServers.options
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -38,7 +38,9 @@ enum ChatCommand: CLICommand {
         let auth: ResponsesEnvironment.Source?
         let endpoint: URL?
         let database: String
+        let mcp: CLIMCPServers
         do {
+            mcp = try CLIMCPServers(parsed)
             auth = try SendOptions.authSource(parsed.options["--auth"])
             endpoint = try SendOptions.endpoint(parsed.options["--endpoint"])
             database = try CLIStorePaths.database(parsed.options["--db"], fallback: CLIStorePaths.stateDatabase())
@@ -47,12 +49,14 @@ enum ChatCommand: CLICommand {
         }
         let live = LiveRuntime(
             auth: auth, codexHome: parsed.options["--codex-home"], store: CLIAuth.storeDirectory(parsed.options["--secrets"]), endpoint: endpoint,
-            model: nil, reasoningSummaries: false, database: database
+            model: nil, reasoningSummaries: false, database: database, mcp: mcp
         )
-        return await ChatSession(
+        let status = await ChatSession(
             live: live, threadID: parsed.options["--thread"].map(AgentThreadID.init(rawValue:)),
             model: parsed.options["--model"].map(CodexModel.init(rawValue:))
         ).run()
+        await live.shutdown()
+        return status
     }
 }
 

@@ -3,6 +3,7 @@ import CodexRuntime
 import CodexStorageSQLite
 import CodexTransport
 import Foundation
+import Synchronization
 
 /// The runtime `send` and `chat` talk to the service with: the first credential found, the endpoint its
 /// profile needs, the built-in backend and the state store.
@@ -15,6 +16,10 @@ struct LiveRuntime {
     let reasoningSummaries: Bool
     /// The state store (a SQLite file, or a PostgreSQL connection URL), or `nil` to keep nothing.
     let database: String?
+    /// The MCP servers whose tools the model may call.
+    var mcp: CLIMCPServers?
+    /// The MCP clients ``make()`` started; ``shutdown()`` ends them.
+    let mcpClients = MCPClientSet()
 
     /// The runtime.
     /// - Throws: `not_signed_in` without credentials, `invalid_endpoint` for a bad `OPENAI_BASE_URL`, or
@@ -28,7 +33,19 @@ struct LiveRuntime {
         // --endpoint replaces the base, keeping the profile the credential needs.
         let chosen = try endpoint.map(service.replacingBaseURL) ?? service
         let backend = CodexResponsesBackend(environment: chosen, configuration: configuration)
-        return try AgentRuntime(configuration: .init(backend: backend, stateStore: try await stateStore()))
+        var tools: [AgentTool] = []
+        if let mcp, !mcp.servers.isEmpty {
+            for warning in mcp.warnings { Console.error("warning: \(warning)\n") }
+            let clients = mcp.clients(logSink: NoOpAgentLogSink())
+            mcpClients.add(clients.map(\.1))
+            tools = try await CLIMCPServers.agentTools(clients, trusted: mcp.trusted)
+        }
+        return try AgentRuntime(configuration: .init(backend: backend, stateStore: try await stateStore(), tools: tools))
+    }
+
+    /// Ends the MCP servers ``make()`` started.
+    func shutdown() async {
+        await mcpClients.shutdown()
     }
 
     /// In memory without a database; a PostgreSQL database for a connection URL; else the SQLite
@@ -43,4 +60,15 @@ struct LiveRuntime {
         return try SQLiteRuntimeStateStore(path: database)
     }
 
+}
+
+/// The MCP clients of one run, ended together.
+final class MCPClientSet: Sendable {
+    private let clients = Mutex<[MCPClient]>([])
+
+    func add(_ started: [MCPClient]) { clients.withLock { $0 += started } }
+
+    func shutdown() async {
+        for client in clients.withLock({ $0 }) { await client.shutdown() }
+    }
 }

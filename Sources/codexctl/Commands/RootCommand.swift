@@ -14,7 +14,7 @@ enum RootCommand: CLICommand {
     )
     static var subcommands: [any CLICommand.Type] { [
         DemoCommand.self, SendCommand.self, ExecCommand.self, ChatCommand.self, SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self,
-        AuthCommand.self, LoginCommand.self, LogoutCommand.self, RecoveryCommand.self, ThreadsCommand.self, ApprovalsCommand.self, DatabaseCommand.self,
+        AuthCommand.self, LoginCommand.self, LogoutCommand.self, RecoveryCommand.self, ThreadsCommand.self, ApprovalsCommand.self, MCPCommand.self, DatabaseCommand.self,
         MemoryCommand.self,
         BenchCommand.self, CompletionsCommand.self,
     ] }

@@ -43,7 +43,7 @@ enum SendCommand: CLICommand {
             .flag("--verbose", "Show progress on stderr even when it is not a terminal."),
             CLIAuth.secretsOption,
             CLIAuth.codexHomeOption,
-        ]
+        ] + CLIMCPServers.options
     )
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -77,6 +77,8 @@ struct SendOptions {
     var verbose: Bool
     var store: URL
     var codexHome: String?
+    /// The MCP servers whose tools the model may call.
+    var mcp: CLIMCPServers
 
     /// The largest prompt read from standard input.
     static let maximumPromptBytes = 1 << 20
@@ -136,6 +138,7 @@ struct SendOptions {
         verbose = parsed.has("--verbose")
         store = CLIAuth.storeDirectory(parsed.options["--secrets"])
         codexHome = parsed.options["--codex-home"]
+        mcp = try CLIMCPServers(parsed)
     }
 
     /// What standard input is, as far as the prompt is concerned.

@@ -16,6 +16,17 @@ struct SendSession {
     let options: SendOptions
 
     func run() async -> Int32 {
+        let live = LiveRuntime(
+            auth: options.auth, codexHome: options.codexHome, store: options.store, endpoint: options.endpoint, model: options.model,
+            reasoningSummaries: options.reasoningSummaries, database: options.ephemeral ? nil : options.database, mcp: options.mcp
+        )
+        let status = await run(live)
+        // MCP servers end before the process does (closing their input, then signals), not at exit.
+        await live.shutdown()
+        return status
+    }
+
+    private func run(_ live: LiveRuntime) async -> Int32 {
         let output = SendOutput(json: options.json, showsProgress: options.verbose || isatty(STDERR_FILENO) == 1, structured: options.format != nil)
         // Watching from the start: a Ctrl-C, a SIGTERM or a failed write that comes before the turn exists
         // stops it as soon as it does.
@@ -25,10 +36,7 @@ struct SendSession {
             if options.threadID != nil, !CLIStateStores.isPostgres(options.database), !FileManager.default.fileExists(atPath: options.database) {
                 throw AgentRuntimeError(code: .threadNotFound, message: "no database at \(options.database)")
             }
-            let runtime = try await LiveRuntime(
-                auth: options.auth, codexHome: options.codexHome, store: options.store, endpoint: options.endpoint, model: options.model,
-                reasoningSummaries: options.reasoningSummaries, database: options.ephemeral ? nil : options.database
-            ).make()
+            let runtime = try await live.make()
             let thread = try await thread(in: runtime)
             // A new thread's ID is printed once, at once, on standard error (standard output carries only the
             // reply), so a script or a person can continue it with --thread or find it with `threads list`.

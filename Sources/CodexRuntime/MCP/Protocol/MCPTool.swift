@@ -27,6 +27,10 @@ public struct MCPTool: Sendable, Hashable {
         self.annotations = annotations
     }
 
+    /// The JSON pointers of the input schema's keywords CodexSchema cannot enforce (arguments are checked
+    /// against the rest; extension keywords such as `x-mcp-header` are not listed).
+    public var unenforcedSchemaKeywords: [String] { MCPSchemaSubset.enforceable(inputSchema).dropped }
+
     /// Reads one entry of a `tools/list` result.
     init(_ value: JSONValue) throws(MCPError) {
         guard case .object(let object) = value, case .string(let name)? = object["name"], !name.isEmpty else {

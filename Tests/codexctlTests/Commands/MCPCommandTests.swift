@@ -1,0 +1,114 @@
+import CodexCore
+import CodexTestSupport
+import Foundation
+import Testing
+
+/// `codexctl mcp` and the MCP options of `send`, as a user runs them: the built binary, the official
+/// Python SDK's server, a loopback Responses server.
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct MCPCommandTests {
+    private static func reference() async throws -> String {
+        "ref=\(try await MCPTestPython.interpreter()) \(MCPTestPython.script("reference_server.py"))"
+    }
+
+    private static func json(_ text: String) -> Any? { try? JSONSerialization.jsonObject(with: Data(text.utf8)) }
+
+    @Test func toolsListsEachToolWithTheRuntimesSettings() async throws {
+        let result = try await CommandRunner.codexctl(["mcp", "tools", "--json", "--mcp", try await Self.reference()])
+        #expect(result.status == 0, "\(result.stderr)")
+        let servers = try #require(Self.json(result.stdout) as? [[String: Any]])
+        #expect(servers.first?["server"] as? String == "ref" && servers.first?["protocol_version"] as? String == "2026-07-28")
+        let tools = try #require(servers.first?["tools"] as? [[String: Any]])
+        let byName = Dictionary(uniqueKeysWithValues: tools.map { ($0["agent_name"] as? String ?? "", $0) })
+        #expect(byName["ref__lookup"]?["approval"] as? String == "automatic" && byName["ref__lookup"]?["parallel"] as? Bool == true)
+        #expect(byName["ref__delete_note"]?["approval"] as? String == "requires_approval")
+        #expect(byName["ref__code_check"]?["arguments"] as? String == "partly_checked")
+        #expect(byName["ref__code_check"]?["unenforced_keywords"] as? [String] == ["/properties/code/pattern"])
+
+        let text = try await CommandRunner.codexctl(["mcp", "tools", "--mcp", try await Self.reference(), "--mcp-trust"])
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("ref  protocol 2026-07-28  13 tools\n"))
+        #expect(text.stdout.contains("  ref__delete_note  no approval, alone, replay-safe, arguments checked\n    Delete a note.\n"))
+    }
+
+    @Test func callPrintsTheResultAndExitsOneForAToolError() async throws {
+        let echo = try await CommandRunner.codexctl(["mcp", "call", "--server", "ref", "--mcp", try await Self.reference(), "echo", #"{"text": "hi"}"#])
+        #expect(echo.status == 0 && echo.stdout == "hi\n", "\(echo.stderr)")
+        let failing = try await CommandRunner.codexctl(["mcp", "call", "--json", "--server", "ref", "--mcp", try await Self.reference(), "failing"])
+        #expect(failing.status == 1)
+        #expect((Self.json(failing.stdout) as? [String: Any])?["is_error"] as? Bool == true)
+        let missing = try await CommandRunner.codexctl(["mcp", "tools", "--mcp", "gone=/nonexistent/mcp-server"])
+        #expect(missing.status == 1 && missing.stderr == "Error: mcp_spawn_failed: starting mcp-server failed: No such file or directory (2) (MCP server gone)\n")
+    }
+
+    @Test func theConfigurationFileListsServersTheCodexCLIsWay() async throws {
+        let directory = try temporaryDirectory("mcp-config")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let python = try await MCPTestPython.interpreter()
+        let config = directory.appendingPathComponent("config.toml")
+        try Data("""
+            # Servers for codexctl, in the Codex CLI's layout.
+            model = "ignored"
+
+            [mcp_servers.ref]
+            command = "\(python)"
+            args = [
+              "\(MCPTestPython.script("reference_server.py"))",  # the reference server
+            ]
+            enabled_tools = ["echo", "lookup"]
+            tool_timeout_sec = 30
+            future_key = 1
+
+            [mcp_servers.ref.env]
+            REFERENCE_TOKEN = 'not-shown'
+
+            [mcp_servers.off]
+            command = "/nonexistent"
+            enabled = false
+            """.utf8).write(to: config)
+        let result = try await CommandRunner.codexctl(["mcp", "tools", "--json", "--mcp-config", config.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr == "warning: \(config.path): [mcp_servers.ref] key 'future_key' is not used by codexctl\n")
+        let servers = try #require(Self.json(result.stdout) as? [[String: Any]])
+        #expect(servers.map { $0["server"] as? String } == ["ref"])
+        let enabled = (servers.first?["tools"] as? [[String: Any]] ?? []).filter { $0["enabled"] as? Bool == true }.compactMap { $0["name"] as? String }
+        #expect(enabled.sorted() == ["echo", "lookup"])
+
+        try Data("[mcp_servers.web]\nurl = \"https://example.com/mcp\"\nbearer_token = \"secret-value\"\n".utf8).write(to: config)
+        let inline = try await CommandRunner.codexctl(["mcp", "tools", "--mcp-config", config.path])
+        #expect(inline.status == 64 && inline.stderr.contains("bearer_token is refused") && !inline.stderr.contains("secret-value"))
+        try Data("[mcp_servers.web]\nurl = https://example.com\n".utf8).write(to: config)
+        let broken = try await CommandRunner.codexctl(["mcp", "tools", "--mcp-config", config.path])
+        #expect(broken.status == 64 && broken.stderr.contains("line 2: 'https://example.com' is not a TOML value (strings need quotes)"))
+    }
+
+    @Test func sendOffersTheServersToolsToTheModel() async throws {
+        let directory = try temporaryDirectory("send-mcp")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func event(_ json: String) -> String { "data: \(json)\n\n" }
+        let call = [
+            event(#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress"}}"#),
+            event(#"{"type":"response.output_item.done","sequence_number":1,"output_index":0,"item":{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"ref__echo","arguments":"{\"text\":\"from the server\"}"}}"#),
+            event(#"{"type":"response.completed","sequence_number":2,"response":{"id":"resp_1","status":"completed"}}"#),
+        ]
+        let server = try LoopbackHTTPServer(replies: [.sse(call), .sse(SendCommandTests.reply(["Done."])), .sse(call), .sse(SendCommandTests.reply(["Denied."]))])
+        defer { server.shutdown() }
+        let endpoint = server.baseURL.appendingPathComponent("v1").absoluteString
+        let trusted = try await CommandRunner.codexctl(
+            ["send", "Echo it", "--endpoint", endpoint, "--ephemeral", "--mcp", try await Self.reference(), "--mcp-trust"], environment: SendCommandTests.environment(directory)
+        )
+        #expect(trusted.status == 0 && trusted.stdout == "Done.\n", "\(trusted.stderr)")
+        let offered = String(decoding: try #require(server.requests.first?.body), as: UTF8.self)
+        #expect(offered.contains(#""name":"ref__echo""#) && offered.contains(#""name":"ref__lookup""#))
+        let answered = String(decoding: try #require(server.requests.dropFirst().first?.body), as: UTF8.self)
+        #expect(answered.contains(#""type":"function_call_output""#) && answered.contains("from the server"))
+
+        // Without --mcp-trust, a tool the server does not mark read-only needs an approval send cannot give.
+        let refused = try await CommandRunner.codexctl(
+            ["send", "Echo it", "--endpoint", endpoint, "--ephemeral", "--mcp", try await Self.reference()], environment: SendCommandTests.environment(directory)
+        )
+        #expect(refused.status == 0 && refused.stdout == "Denied.\n", "\(refused.stderr)")
+        let denied = String(decoding: try #require(server.requests.last?.body), as: UTF8.self)
+        // The call's arguments are replayed; its output is the refusal, not the tool's echo.
+        #expect(denied.contains("denied") && denied.components(separatedBy: "from the server").count == 2)
+    }
+}
