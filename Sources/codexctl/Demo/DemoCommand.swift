@@ -17,8 +17,9 @@ enum DemoCommand: CLICommand {
         completes and saves a receipt, which a reopened process gets back without a request before the host \
         commits and acknowledges; model discovery and rate limits; a durable turn whose worker process is killed \
         with SIGKILL inside a tool, resumed by a new process that runs the charge again with the same idempotency \
-        key (charged once), parked at an approval that another codexctl process answers, then finished; the \
-        thread after a restart.
+        key (charged once), parked at an approval that another codexctl process answers, then finished; an MCP \
+        server process started over stdio whose read-only tool the model calls, its progress streamed; the thread \
+        after a restart.
         """,
         options: [
             .flag("--json", "Print one JSON object per line (each has \"type\"; see Docs/CLI.md)."),
@@ -29,6 +30,8 @@ enum DemoCommand: CLICommand {
     static func run(_ arguments: [String]) async -> Int32 {
         // The durable step's worker: this executable run again by the demo as a child process.
         if arguments.first == DemoDurableWorker.name { return await DemoDurableWorker.run(Array(arguments.dropFirst())) }
+        // The MCP step's server: this executable run again by the demo's MCP client.
+        if arguments.first == DemoMCPServer.name { return DemoMCPServer.run() }
         guard !printsHelp(arguments) else { return Console.Status.success }
         guard let parsed = parse(arguments, validate: { try $0.expectNoPositionals() }) else { return Console.Status.usage }
         let json = parsed.has("--json")

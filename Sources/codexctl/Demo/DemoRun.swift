@@ -94,6 +94,7 @@ struct DemoRun {
         try await recovery(server)
         try await account(runtime)
         try await durableTurn(server)
+        try await mcpTools(server)
         try await restart(thread.id, server)
         let elapsed = ContinuousClock.now - started
         let milliseconds = Int(elapsed.inSeconds * 1000)

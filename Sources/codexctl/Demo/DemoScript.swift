@@ -160,6 +160,25 @@ enum DemoScript {
         }
     }
 
+    // MARK: - The MCP step
+
+    /// The MCP step's prompt; the server recognises its requests by it.
+    static let mcpPrompt = "Where is parcel A-3?"
+
+    /// What the demo's MCP server answers for parcel A-3; a request that carries it is the step's second.
+    static let parcelStatus = "Parcel A-3: out for delivery in Oslo, due today by 18:00."
+
+    /// The MCP step's reply.
+    static let mcpReply = "Parcel A-3 is out for delivery and should arrive today by 18:00."
+
+    /// The response to the MCP step's `pass`-th model request (1: call the MCP tool; 2: the reply).
+    static func mcpResponse(pass: Int) -> [UInt8] {
+        switch pass {
+        case 1: functionCalls("resp_mcp_1", [("call_parcel", "parcels__track_parcel", #"{"parcel_id":"A-3"}"#)], usage: (260, 18))
+        default: message("resp_mcp_2", mcpReply, piece: 12, usage: (310, 14))
+        }
+    }
+
     // MARK: - The account
 
     /// The account's model catalog (`GET {base}/models`), in the Codex backend's shape.

@@ -12,8 +12,10 @@ final class DemoServer: Sendable {
         var catalogRequests = 0
         /// The durable step's model requests (from its worker processes).
         var durableRequests = 0
+        /// The MCP step's model requests.
+        var mcpRequests = 0
         var steerSent = false
-        var total: Int { turnRequests + recoveryRequests + catalogRequests + durableRequests }
+        var total: Int { turnRequests + recoveryRequests + catalogRequests + durableRequests + mcpRequests }
     }
 
     /// The counts, shared with the server's handler.
@@ -49,6 +51,10 @@ final class DemoServer: Sendable {
         }
         let body = String(decoding: request.body, as: UTF8.self)
         let (number, route) = tally.counts.withLock { counts -> (Int, Route) in
+            if body.contains(DemoScript.mcpPrompt) {
+                counts.mcpRequests += 1
+                return (counts.total, .mcp(body.contains(DemoScript.parcelStatus) ? 2 : 1))
+            }
             if body.contains(DemoScript.durablePrompt) {
                 counts.durableRequests += 1
                 return (counts.total, .durable(body.contains(DemoScript.receiptOutput) ? 3 : body.contains(DemoScript.chargeOutput) ? 2 : 1))
@@ -75,6 +81,8 @@ final class DemoServer: Sendable {
             return ScriptedReply(headers: headers, parts: chunks(DemoScript.turnResponses[index]), framing: .chunked)
         case .durable(let pass):
             return ScriptedReply(headers: headers, parts: chunks(DemoScript.durableResponse(pass: pass)), framing: .chunked)
+        case .mcp(let pass):
+            return ScriptedReply(headers: headers, parts: chunks(DemoScript.mcpResponse(pass: pass)), framing: .chunked)
         }
     }
 
@@ -90,6 +98,8 @@ final class DemoServer: Sendable {
         case turn(Int)
         /// The durable turn's response to its n-th model request (told apart by the tool results it carries).
         case durable(Int)
+        /// The MCP step's response to its n-th model request.
+        case mcp(Int)
     }
 
     /// The body in 512-byte writes, as a real server streams it.

@@ -25,7 +25,7 @@ import Testing
 
     @Test func everyCommandHasHelpAndRefusesAnUnknownOptionBeforeDoingAnything() async throws {
         let leaves = try await Self.leafCommands()
-        #expect(leaves.count == 47, "\(leaves.map { $0.joined(separator: " ") })")
+        #expect(leaves.count == 49, "\(leaves.map { $0.joined(separator: " ") })")
         for path in leaves {
             let help = try await CommandRunner.codexctl(["help"] + path)
             let flag = try await CommandRunner.codexctl(path + ["--help"])
@@ -67,6 +67,8 @@ import Testing
         let demo = try await CommandRunner.codexctl(["demo", "--json", "--keep", path("demo")], environment: environment)
         #expect(demo.status == 0, "\(demo.stderr)")
         let database = path("demo/state.sqlite")
+        // An MCP server: the demo's own (this executable run again), over stdio.
+        let parcels = "parcels=\(CommandRunner.productsDirectory.appendingPathComponent("codexctl").path) demo mcp-server"
         let threads = try JSONValue(parsing: Array(try await CommandRunner.codexctl(["threads", "list", "--db", database, "--json"]).stdout.utf8))
         let threadID = try #require(threads.arrayValue?.first { $0["title"] == "Order A-1" }?["id"]?.stringValue)
         let otherThread = try #require(threads.arrayValue?.first { $0["title"] == "Ops jobs" }?["id"]?.stringValue)
@@ -188,7 +190,7 @@ import Testing
                 Case(arguments: ["db", "path", "extra"], status: 64, stdout: "", stderr: "Error: unexpected argument\n"),
             ],
             "threads list": [
-                Case(arguments: ["threads", "list", "--db", database], status: 0, stdout: "3 threads\n", stderr: ""),
+                Case(arguments: ["threads", "list", "--db", database], status: 0, stdout: "4 threads\n", stderr: ""),
                 Case(arguments: ["threads", "list", "--db", path("none/x.sqlite"), "--json"], status: 1,
                      stdout: #"{"error":{"code":"sqlite_not_found","message":"cannot open \#(path("none/x.sqlite")): no such directory"}}"#, stderr: ""),
             ],
@@ -220,6 +222,16 @@ import Testing
                 Case(arguments: ["approvals", "approve", "approval-matrix", "--db", database, "--digest", "digest-approval-matrix"], status: 0,
                      stdout: "approved approval-matrix; the turn continues when its host resumes it\n", stderr: ""),
                 Case(arguments: ["approvals", "approve", "--db", database], status: 64, stdout: "", stderr: "Error: expected one <approval-id>\n"),
+            ],
+            "mcp tools": [
+                Case(arguments: ["mcp", "tools", "--mcp", parcels], status: 0, stdout: "  parcels__track_parcel  no approval, parallel, replay-safe, arguments strict\n", stderr: ""),
+                Case(arguments: ["mcp", "tools"], status: 64, stdout: "", stderr: "Error: no MCP server: give --mcp, --mcp-url or --mcp-config\n"),
+            ],
+            "mcp call": [
+                Case(arguments: ["mcp", "call", "--server", "parcels", "--mcp", parcels, "track_parcel", #"{"parcel_id": "A-3"}"#], status: 0,
+                     stdout: "Parcel A-3: out for delivery in Oslo, due today by 18:00.\n", stderr: ""),
+                Case(arguments: ["mcp", "call", "--server", "parcels", "--mcp", parcels, "nope"], status: 1, stdout: "",
+                     stderr: "Error: mcp_remote_error: the server answered tools/call with an error (MCP server parcels)\n"),
             ],
             "approvals deny": [
                 Case(arguments: ["approvals", "deny", "approval-deny", "--db", database, "--json"], status: 0, stdout: #""decision":"denied""#, stderr: ""),
@@ -300,7 +312,7 @@ import Testing
         // Commands that only look: each success is run once more with a standard output that fails.
         let looking: Set<String> = [
             "schema check", "schema validate", "schema conformance", "responses decode", "models list", "auth status", "threads list",
-            "threads show", "threads export", "db check", "memory list", "memory search", "recovery list", "recovery status", "recovery receipt",
+            "threads show", "threads export", "db check", "memory list", "memory search", "recovery list", "recovery status", "recovery receipt", "mcp tools",
         ]
         for (name, runs) in cases {
             for run in runs {

@@ -87,8 +87,20 @@ import Testing
             "   worker 3 emailed the receipt and finished: \"Order A-2 is paid and the customer has the receipt.\"",
             "   turn completed; card charged once, receipt sent once; the model was asked 3 times, once per step: no request was sent twice",
         ])
+        #expect(after("9. MCP tools: a server process started over stdio, its tool called by the model, its progress streamed", 10) == [
+            "9. MCP tools: a server process started over stdio, its tool called by the model, its progress streamed",
+            "   connected to parcel-tracker over stdio: protocol 2026-07-28, 1 tool",
+            "   parcels__track_parcel: read-only by its server's hints, so it runs in parallel without approval and may run again after a crash",
+            "   user: Where is parcel A-3?",
+            "   tool call: parcels__track_parcel {\"parcel_id\":\"A-3\"}",
+            "   progress: 1/2 asking the carrier",
+            "   progress: 2/2 reading the scans",
+            "   tool result: Parcel A-3: out for delivery in Oslo, due today by 18:00.",
+            "   assistant: Parcel A-3 is out for delivery and should arrive today by 18:00.",
+            "   the client shut down: the server process (started once) ended with it",
+        ])
         #expect(lines.contains("After a restart: thread \"Order A-1\" has 30 history items (12 messages), latest turn completed; its turns asked the model 8 times."))
-        #expect(lines.contains { $0.hasPrefix("Done in ") && $0.hasSuffix(" s; the service answered 14 requests.") })
+        #expect(lines.contains { $0.hasPrefix("Done in ") && $0.hasSuffix(" s; the service answered 16 requests.") })
         #expect(!run.stdout.contains("codexkit_structured_output"))
     }
 
@@ -101,7 +113,7 @@ import Testing
         #expect(types.count == objects.count, "every line is an object with a type")
         #expect(types.first == "intro")
         #expect(Array(types.suffix(3)) == ["restart", "done", "next"])
-        #expect(objects.filter { $0["type"]?.stringValue == "step" }.compactMap { $0["step"]?.numberValue?.intValue } == [1, 2, 3, 4, 5, 6, 7, 8])
+        #expect(objects.filter { $0["type"]?.stringValue == "step" }.compactMap { $0["step"]?.numberValue?.intValue } == [1, 2, 3, 4, 5, 6, 7, 8, 9])
         #expect(types.filter { $0 == "partial" }.count == 3)
         #expect(objects.first { $0["type"]?.stringValue == "turn_completed" }?["reasoning_summary"]?.stringValue
             == "The customer asks about order A-1; look it up before answering.")
@@ -115,7 +127,8 @@ import Testing
         #expect([counts["charges"], counts["receipts"], counts["requests"]].map { $0?.numberValue?.intValue } == [1, 1, 3])
         #expect(objects.first { $0["type"]?.stringValue == "resumed" }?["charge_runs"]?.numberValue?.intValue == 2)
         #expect(objects.first { $0["type"]?.stringValue == "durable_done" }?["status"]?.stringValue == "completed")
-        #expect(objects.first { $0["type"]?.stringValue == "done" }?["requests"]?.numberValue?.intValue == 14)
+        #expect(objects.first { $0["type"]?.stringValue == "done" }?["requests"]?.numberValue?.intValue == 16)
+        #expect(objects.filter { $0["type"]?.stringValue == "tool_progress" }.compactMap { $0["message"]?.stringValue } == ["asking the carrier", "reading the scans"])
         #expect(objects.last?["lines"]?.arrayValue?.count == 3, "the demo ends with the next three commands to try")
     }
 

@@ -14,6 +14,7 @@ import Testing
             ("AgentRecoveryError", "Sources/CodexRecovery/Errors/AgentRecoveryError.swift"), ("CodexSchemaError", "Sources/CodexSchema/Errors/CodexSchemaError.swift"),
             ("SQLiteStoreError", "Sources/CodexStorageSQLite/Errors/SQLiteStoreError.swift"),
             ("PostgresStoreError", "Sources/CodexStoragePostgres/Errors/PostgresStoreError.swift"),
+            ("MCPError", "Sources/CodexRuntime/MCP/Protocol/MCPError.swift"),
         ]
         var codes: Set<String> = []
         for (type, path) in types {
