@@ -12,7 +12,12 @@
 #   exit-on-probe    exits when it sees server/discover (a server that cannot bear an unknown method)
 #   future           answers initialize with protocol version 2099-01-01
 #   stateless-only   answers server/discover with -32022 (supports only 2030-01-01)
+#   mute             says its pid on stderr ("mute: pid N"), then never writes anything
+#   orphan           on tools/call starts a grandchild that keeps standard output open (its pid on
+#                    stderr: "orphan: grandchild N"), then exits
 import json
+import os
+import subprocess
 import sys
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "silent"
@@ -34,6 +39,12 @@ def error(request_id, code, message, data=None):
         body["data"] = data
     send({"jsonrpc": "2.0", "id": request_id, "error": body})
 
+
+if MODE == "mute":
+    print(f"mute: pid {os.getpid()}", file=sys.stderr, flush=True)
+    for _ in sys.stdin:
+        pass
+    sys.exit(0)
 
 pending_call = None
 client_replies = {}
@@ -85,6 +96,10 @@ for line in sys.stdin:
             pass
         elif MODE == "die":
             sys.exit(3)
+        elif MODE == "orphan":
+            child = subprocess.Popen(["sleep", "3600"], stdout=sys.stdout, stdin=subprocess.DEVNULL)
+            print(f"orphan: grandchild {child.pid}", file=sys.stderr, flush=True)
+            os._exit(4)
         elif MODE == "flood":
             for n in range(20000):
                 send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "nobody", "progress": n}})

@@ -9,15 +9,16 @@ final class ToolCallOutputs: Sendable {
     private let images = Mutex<[ToolInvocationID: [AgentImageAttachment]]>([:])
 
     /// Keeps `data` for `invocation` when it is a complete PNG, JPEG, GIF, WebP, HEIC or HEIF image of at
-    /// most ``CodexCore/AgentImageAttachment/maximumByteCount`` bytes, and the call has fewer than
-    /// ``CodexCore/AgentImageAttachment/maximumPerMessage``; returns the refusal's reason otherwise.
+    /// most ``CodexCore/AgentImageAttachment/maximumByteCount`` bytes, and the batch holds fewer than
+    /// ``CodexCore/AgentImageAttachment/maximumPerMessage`` (the images of one batch become one message);
+    /// returns the refusal's reason otherwise.
     func attach(_ data: Data, for invocation: ToolInvocationID) -> String? {
         guard data.count <= AgentImageAttachment.maximumByteCount else { return "too_large" }
         guard let mimeType = AgentImageAttachment.completeImageMimeType(data) else {
             return AgentImageAttachment.sniffMimeType(data) == nil ? "not_an_image" : "truncated_image"
         }
         return images.withLock { images in
-            guard images[invocation, default: []].count < AgentImageAttachment.maximumPerMessage else { return "too_many_images" }
+            guard images.values.reduce(0, { $0 + $1.count }) < AgentImageAttachment.maximumPerMessage else { return "too_many_images" }
             images[invocation, default: []].append(AgentImageAttachment(data: data, mimeType: mimeType))
             return nil
         }

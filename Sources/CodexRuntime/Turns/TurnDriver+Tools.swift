@@ -83,8 +83,16 @@ extension TurnDriver {
             }
         }
         let ran = toRun.compactMap { results[$0] }
+        // Images given as bytes were counted when they were kept; downloaded ones fill what is left.
+        let attached = toolOutputs.takeImages(for: ran.map(\.invocationID))
         let downloaded = try await runtime.toolImages.attachments(for: ran)
-        let images = Array((downloaded + toolOutputs.takeImages(for: ran.map(\.invocationID))).prefix(AgentImageAttachment.maximumPerMessage))
+        if downloaded.count > AgentImageAttachment.maximumPerMessage - attached.count {
+            runtime.configuration.logSink.record(AgentLogEvent(
+                level: .notice, category: .tools, name: "tools.image.omitted",
+                metadata: ["reason": "too_many_images", "count": String(downloaded.count - (AgentImageAttachment.maximumPerMessage - attached.count))]
+            ))
+        }
+        let images = attached + downloaded.prefix(AgentImageAttachment.maximumPerMessage - attached.count)
         if !runnable.isEmpty { try await showPending(nil, for: nil) }
         progress.pendingItems += calls + outputs
         if !images.isEmpty {

@@ -122,3 +122,35 @@ import Testing
         #expect(throws: MCPError.self) { try MCPClient(MCPServerConfiguration(name: "x", transport: .stdio(command: ""))) }
     }
 }
+
+extension MCPHostileServerTests {
+    @Test func shuttingDownWhileConnectingEndsTheServerProcess() async throws {
+        let clock = ManualClock()
+        let log = WaitingLogSink()
+        let client = try await hostile("mute", clock: clock, log: log)
+        let connecting = Task { try await client.connect() }
+        let line = await log.stderrLine(containing: "mute: pid ")
+        let pid = try #require(Int32(line.dropFirst("mute: pid ".count)))
+        #expect(MCPServers.exists(pid))
+        await client.shutdown()
+        await #expect(throws: (any Error).self) { try await connecting.value }
+        #expect(!MCPServers.exists(pid))
+    }
+
+    @Test func aServerWhoseChildKeepsItsOutputOpenStillEndsTheConnection() async throws {
+        let log = WaitingLogSink()
+        let client = try await hostile("orphan", log: log)
+        defer { Task { await client.shutdown() } }
+        let error = await failure { _ = try await client.callTool("poke") }
+        #expect(error?.code == .serverExited)
+        let line = await log.stderrLine(containing: "orphan: grandchild ")
+        let grandchild = try #require(Int32(line.dropFirst("orphan: grandchild ".count)))
+        // The reaper ended the server's process group with it: nothing of the server is left.
+        var gone = false
+        for _ in 0..<500 where !gone {
+            gone = !MCPServers.exists(grandchild) || MCPServers.isZombie(grandchild)
+            if !gone { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(gone)
+    }
+}

@@ -187,3 +187,28 @@ extension MCPProtocolTests {
         #expect(MCPHTTPLink.headerValue(" padded") == "=?base64?IHBhZGRlZA==?=")
     }
 }
+
+extension MCPProtocolTests {
+    @Test func theCancellationFollowsTheRequestExactlyOnce() {
+        // Withdrawn before it was written: it is never written, and nobody sends a cancellation.
+        let early = MCPDelivery()
+        #expect(early.withdraw(timedOut: false) == false)
+        #expect(early.beginSending() == false)
+        // Written, then withdrawn: the withdrawer sends the cancellation.
+        let late = MCPDelivery()
+        #expect(late.beginSending())
+        #expect(late.markWritten() == false)
+        #expect(late.withdraw(timedOut: true) == true && late.timedOut)
+        // Withdrawn while being written: the writer sends it, after the request.
+        let during = MCPDelivery()
+        #expect(during.beginSending())
+        #expect(during.withdraw(timedOut: false) == false)
+        #expect(during.markWritten() == true)
+    }
+
+    @Test func argumentsThatMayBeSecretsAreRedactedButPathsAndOptionsAreNot() {
+        #expect(MCPConnection.secretCandidates(["/usr/bin/server.py", "--verbose", "--token=sk-abcdef123456", "ghp_0123456789abcdef", "./relative/path"]) == [
+            "sk-abcdef123456", "ghp_0123456789abcdef",
+        ])
+    }
+}

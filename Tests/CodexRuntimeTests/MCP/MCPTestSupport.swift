@@ -154,3 +154,11 @@ final class RecordingMiddleware: HTTPMiddleware {
         }
     }
 }
+
+extension MCPServers {
+    /// Whether `pid` has exited and waits to be reaped by its parent (here: init, after its parent died).
+    static func isZombie(_ pid: Int32) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+        return status.split(separator: ")").last?.split(separator: " ").first == "Z"
+    }
+}

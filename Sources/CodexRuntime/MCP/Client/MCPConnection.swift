@@ -18,6 +18,8 @@ final class MCPConnection: Sendable {
 
     /// The server's name, for errors and logs.
     let server: String
+    /// Which start of the client made it (1, 2, …): a newer connection replaces an older one.
+    let generation: Int
     /// The link.
     let link: Link
     private let inbox: Inbox
@@ -35,6 +37,12 @@ final class MCPConnection: Sendable {
         let redactor: SecretRedactor
         let toolsChanged: @Sendable () -> Void
         let state = Mutex<State>(State())
+        /// Whether the stateless revision was settled (its servers send no requests, and get no replies).
+        let stateless = Mutex(false)
+        /// Replies to server requests being written; more than ``maximumReplies`` at once are dropped.
+        let replying = Mutex(0)
+        /// The most replies to server requests written at once.
+        static let maximumReplies = 16
         /// Sends the client's answers to server requests, and stops the link after a protocol break.
         let replier = Mutex<(send: @Sendable (MCPMessage) async -> Void, stop: @Sendable () async -> Void)?>(nil)
 
@@ -63,17 +71,33 @@ final class MCPConnection: Sendable {
             case .complete(let entry, .success(let value)):
                 entry.waiter.finish(.success(value))
             case .complete(let entry, .failure(let remote)):
-                entry.waiter.finish(.failure(MCPError(
+                var error = MCPError(
                     code: .remoteError, message: "the server answered \(entry.method) with an error", server: server, rpcCode: remote.code,
                     remoteMessage: String(remote.message.prefix(1_000))
-                )))
+                )
+                if let data = remote.data, data.compactBytes().count <= 65_536 { error.remoteData = data }
+                entry.waiter.finish(.failure(error))
             case .progress(let entry, let progress):
                 entry.waiter.progress?(progress)
             case .toolsChanged:
                 toolsChanged()
             case .reply(let reply):
-                guard let replier = replier.withLock({ $0 }) else { return }
-                Task { await replier.send(reply) }
+                // A stateless server sends no requests and takes no replies; a flood of requests gets at
+                // most a few replies in flight (the rest are dropped), so memory stays bounded.
+                guard !stateless.withLock({ $0 }), let replier = replier.withLock({ $0 }) else { return }
+                let admitted = replying.withLock { count -> Bool in
+                    guard count < Self.maximumReplies else { return false }
+                    count += 1
+                    return true
+                }
+                guard admitted else {
+                    log(.warning, "mcp.server.request_dropped", "the server sent more requests than the client answers at once", [:])
+                    return
+                }
+                Task {
+                    await replier.send(reply)
+                    replying.withLock { $0 -= 1 }
+                }
             case .log(let level, let text):
                 log(.debug, "mcp.server.log", redactor.redact(String(text.prefix(4_096))), ["level": level])
             case .unattributedError(let remote):
@@ -82,6 +106,9 @@ final class MCPConnection: Sendable {
                 break
             }
         }
+
+        /// Whether request `id` still waits for its reply.
+        func isPending(_ id: Int64) -> Bool { state.withLock { $0.table.contains(id) } }
 
         /// Fails one request (its reply will not come), unless it was answered.
         func fail(_ id: Int64, _ error: MCPError) {
@@ -123,15 +150,16 @@ final class MCPConnection: Sendable {
     ///
     /// - Throws: ``MCPError`` `mcp_spawn_failed`.
     init(
-        configuration: MCPServerConfiguration, logSink: any AgentLogSink, clock: any Clock<Duration>, toolsChanged: @escaping @Sendable () -> Void
+        configuration: MCPServerConfiguration, generation: Int, logSink: any AgentLogSink, clock: any Clock<Duration>, toolsChanged: @escaping @Sendable () -> Void
     ) throws(MCPError) {
         server = configuration.name
+        self.generation = generation
         let name = configuration.name
         switch configuration.transport {
         case .stdio(let command, let arguments, let environment, let directory):
             let inbox = Inbox(
                 server: name, maximumMessageBytes: configuration.maximumMessageBytes, logSink: logSink,
-                redactor: SecretRedactor(secrets: configuration.secrets + Array(environment.values)), toolsChanged: toolsChanged
+                redactor: SecretRedactor(secrets: configuration.secrets + Array(environment.values) + Self.secretCandidates(arguments)), toolsChanged: toolsChanged
             )
             let callbacks = MCPStdioProcess.Callbacks(
                 line: { inbox.receive($0) },
@@ -156,7 +184,7 @@ final class MCPConnection: Sendable {
         case .streamableHTTP(let url, let headers, let bearerToken):
             let inbox = Inbox(
                 server: name, maximumMessageBytes: configuration.maximumMessageBytes, logSink: logSink,
-                redactor: SecretRedactor(secrets: configuration.secrets + (bearerToken.map { [$0] } ?? [])), toolsChanged: toolsChanged
+                redactor: SecretRedactor(secrets: configuration.secrets + (bearerToken.map { [$0] } ?? []) + Array(headers.values)), toolsChanged: toolsChanged
             )
             var middlewares = configuration.middlewares
             if let bearerToken {
@@ -166,7 +194,8 @@ final class MCPConnection: Sendable {
                 url: url, headers: headers, middlewares: middlewares, httpClient: configuration.httpClient ?? MCPServerConfiguration.sharedHTTPClient,
                 maximumMessageBytes: configuration.maximumMessageBytes, requestTimeout: configuration.requestTimeout, clock: clock,
                 callbacks: MCPHTTPLink.Callbacks(
-                    message: { inbox.receive($0) }, failed: { inbox.fail($0, $1) }, ended: { inbox.end($0.naming(name), stop: false) },
+                    message: { inbox.receive($0) }, pending: { inbox.isPending($0) }, failed: { inbox.fail($0, $1) },
+                    ended: { inbox.end($0.naming(name), stop: false) },
                     log: { level, event, message in inbox.log(level, event, message, [:]) }
                 )
             )
@@ -197,6 +226,7 @@ final class MCPConnection: Sendable {
 
     /// Removes a request that will not be answered (cancelled, timed out, or never sent), and stops
     /// reading its HTTP stream.
+    @discardableResult
     func remove(_ id: Int64) -> MCPRequestTable<MCPReplyWaiter>.Entry? {
         if case .http(let http) = link { http.closeStream(of: id) }
         return inbox.state.withLock { $0.table.remove(id) }
@@ -210,6 +240,7 @@ final class MCPConnection: Sendable {
 
     /// Settles the revision on the link.
     func negotiated(_ era: MCPSessionEra) {
+        if case .stateless = era { inbox.stateless.withLock { $0 = true } }
         if case .http(let http) = link { http.negotiated(era) }
     }
 
@@ -237,5 +268,15 @@ final class MCPConnection: Sendable {
     /// Records a log event naming the server.
     func log(_ level: AgentLogLevel, _ name: String, _ message: String, _ metadata: [String: String] = [:]) {
         inbox.log(level, name, message, metadata)
+    }
+
+    /// Arguments that may be secrets, for the stderr redactor: values (not options, not paths), and the
+    /// value of each `--option=value`.
+    static func secretCandidates(_ arguments: [String]) -> [String] {
+        arguments.compactMap { argument -> String? in
+            let value = argument.hasPrefix("-") ? argument.split(separator: "=", maxSplits: 1).dropFirst().first.map(String.init) : argument
+            guard let value, !value.contains("/") else { return nil }
+            return value
+        }
     }
 }

@@ -50,6 +50,9 @@ struct MCPRequestTable<Waiter> {
         return entry
     }
 
+    /// Whether request `id` still waits for its reply.
+    func contains(_ id: Int64) -> Bool { entries[id] != nil }
+
     /// Removes the request `id` (cancelled or timed out), returning it when it was still waiting.
     mutating func remove(_ id: Int64) -> Entry? { entries.removeValue(forKey: id) }
 
@@ -75,7 +78,7 @@ struct MCPRequestTable<Waiter> {
             if method == "ping" { return .reply(.result(id: id, result: .object(JSONObject()))) }
             // Sampling, elicitation, roots and anything newer: this client declares none of them, and
             // answers each with JSON-RPC's "method not found", as the specification says for roots.
-            return .reply(.error(id: id, MCPRemoteError(code: MCPRemoteError.methodNotFound, message: "Method not found: this client does not support \(method)")))
+            return .reply(.error(id: id, MCPRemoteError(code: MCPRemoteError.methodNotFound, message: "Method not found: this client does not support \(method.prefix(64))")))
         }
     }
 

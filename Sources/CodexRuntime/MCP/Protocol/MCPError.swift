@@ -1,4 +1,5 @@
 public import CodexCore
+import CodexSchema
 
 /// The one public error of the MCP client: a stable code, a log-safe message, the JSON-RPC error code
 /// when the server answered with one, and the cause.
@@ -65,6 +66,9 @@ public struct MCPError: Error, Sendable, CustomStringConvertible {
     public var remoteMessage: String?
     /// What caused this error, when something else did.
     public var underlying: (any Error)?
+    /// The JSON-RPC error's `data`, for ``Code/remoteError`` (an unsupported-version error lists the
+    /// versions the server supports there).
+    var remoteData: JSONValue?
 
     /// Creates an error.
     public init(code: Code, message: String, server: String? = nil, rpcCode: Int? = nil, remoteMessage: String? = nil, underlying: (any Error)? = nil) {

@@ -20,6 +20,8 @@ final class MCPHTTPLink: Sendable {
     struct Callbacks: Sendable {
         /// One JSON-RPC message (or batch) from the server.
         let message: @Sendable ([UInt8]) -> Void
+        /// Whether a request still waits for its reply.
+        let pending: @Sendable (Int64) -> Bool
         /// A request that will get no reply through this link (an HTTP error status, a stream that
         /// ended first): fail it unless it was answered.
         let failed: @Sendable (Int64, MCPError) -> Void
@@ -131,10 +133,13 @@ final class MCPHTTPLink: Sendable {
         try await handle(response, requestID: requestID, hadSession: sessionID != nil)
     }
 
-    /// Stops reading request `id`'s stream (in the stateless revision, that cancels the request).
-    func closeStream(of id: Int64) {
-        let stream = state.withLock { $0.streams.removeValue(forKey: id) }
-        stream?.cancel()
+    /// Stops reading request `id`'s stream (in the stateless revision, that cancels the request);
+    /// returns nil when it had none.
+    @discardableResult
+    func closeStream(of id: Int64) -> Void? {
+        guard let stream = state.withLock({ $0.streams.removeValue(forKey: id) }) else { return nil }
+        stream.cancel()
+        return ()
     }
 
     /// Closes every stream and, for a handshake session, deletes it on the server.
@@ -163,8 +168,11 @@ final class MCPHTTPLink: Sendable {
         let status = response.statusCode
         if status == 404, hadSession {
             response.body.cancel()
+            // This request was refused, so it may be sent again on a new session; the others in flight
+            // were accepted and their outcome is unknown: they fail with a code that is not retried.
             let error = MCPError(code: .sessionExpired, message: "the server ended the session (HTTP 404)")
-            callbacks.ended(error)
+            if let requestID { callbacks.failed(requestID, error) }
+            callbacks.ended(MCPError(code: .transportFailed, message: "the server ended the session while the request was in flight"))
             throw error
         }
         if status == 401 || status == 403 {
@@ -179,11 +187,13 @@ final class MCPHTTPLink: Sendable {
             if contentType.hasPrefix("application/json"), let messages = try? MCPMessage.decode(body, maximumBytes: maximumMessageBytes),
                case .error(let id, let remote)? = messages.first
             {
-                if id != nil {
+                if let requestID, id == .number(requestID) {
                     callbacks.message(body)
                     return
                 }
-                throw MCPError(code: .remoteError, message: "the server refused the message (HTTP \(status))", rpcCode: remote.code, remoteMessage: String(remote.message.prefix(1_000)))
+                var error = MCPError(code: .remoteError, message: "the server refused the message (HTTP \(status))", rpcCode: remote.code, remoteMessage: String(remote.message.prefix(1_000)))
+                error.remoteData = remote.data
+                throw error
             }
             throw MCPError(code: .transportFailed, message: "the server answered HTTP \(status)")
         }
@@ -196,13 +206,18 @@ final class MCPHTTPLink: Sendable {
             throw MCPError(code: .protocolViolation, message: "the server accepted a request without answering it (HTTP 202)")
         }
         if contentType.hasPrefix("text/event-stream") {
+            guard callbacks.pending(requestID) else {
+                // Withdrawn while the headers were on their way: closing the stream cancels it.
+                response.body.cancel()
+                return
+            }
             let reader = Task { [self] in await read(response.body, for: requestID) }
             let registered = state.withLock { state -> Bool in
                 guard !state.closed else { return false }
                 state.streams[requestID] = reader
                 return true
             }
-            if !registered { reader.cancel() }
+            if !registered || !callbacks.pending(requestID) { closeStream(of: requestID) ?? reader.cancel() }
             return
         }
         let body: [UInt8]
@@ -218,9 +233,13 @@ final class MCPHTTPLink: Sendable {
     /// resuming it with `Last-Event-ID` when the server numbered its events).
     private func read(_ body: HTTPResponseBody, for requestID: Int64) async {
         var lastEventID: String?
-        let outcome = await readEvents(body, lastEventID: &lastEventID)
+        var retry: Int?
+        let outcome = await readEvents(body, lastEventID: &lastEventID, retry: &retry)
         var failure = outcome
-        if failure == nil || failure?.code == .transportFailed, let lastEventID, !Task.isCancelled {
+        // A stream that ended before its reply is resumed from its last event, when the server numbers
+        // them; one that delivered its reply is done.
+        if failure == nil || failure?.code == .transportFailed, let lastEventID, !Task.isCancelled, callbacks.pending(requestID) {
+            if let retry, retry > 0 { try? await clock.sleep(for: .milliseconds(min(retry, 60_000))) }
             failure = await resume(from: lastEventID)
         }
         state.withLock { _ = $0.streams.removeValue(forKey: requestID) }
@@ -229,7 +248,7 @@ final class MCPHTTPLink: Sendable {
     }
 
     /// Delivers every event of `body`; returns why it stopped (nil: it ended normally).
-    private func readEvents(_ body: HTTPResponseBody, lastEventID: inout String?) async -> MCPError? {
+    private func readEvents(_ body: HTTPResponseBody, lastEventID: inout String?, retry: inout Int?) async -> MCPError? {
         var framer = SSEFramer(maximumEventBytes: maximumMessageBytes)
         var events: [SSEEvent] = []
         do {
@@ -243,6 +262,7 @@ final class MCPHTTPLink: Sendable {
                 }
                 for event in events {
                     if let id = event.lastEventID, !id.isEmpty { lastEventID = id }
+                    if let delay = event.retry { retry = delay }
                     guard !event.dataBytes.isEmpty, event.type == "message" else { continue }
                     callbacks.message(event.dataBytes)
                 }
@@ -263,7 +283,8 @@ final class MCPHTTPLink: Sendable {
             return MCPError(code: .transportFailed, message: "the reply stream could not be resumed")
         }
         var last: String? = lastEventID
-        return await readEvents(response.body, lastEventID: &last)
+        var retry: Int?
+        return await readEvents(response.body, lastEventID: &last, retry: &retry)
     }
 
     /// The optional GET stream of a handshake session: the server's own notifications and requests.
@@ -271,6 +292,7 @@ final class MCPHTTPLink: Sendable {
     /// when the server numbers its events), after the server's `retry` delay or one second.
     private func listenForServerMessages() async {
         var lastEventID: String?
+        var retry: Int?
         var failures = 0
         while !Task.isCancelled, failures < Self.maximumStreamReconnects {
             guard case .handshake(let version)? = state.withLock({ $0.negotiated }) else { return }
@@ -288,9 +310,10 @@ final class MCPHTTPLink: Sendable {
                 return
             }
             failures = 0
-            _ = await readEvents(response.body, lastEventID: &lastEventID)
+            _ = await readEvents(response.body, lastEventID: &lastEventID, retry: &retry)
             failures += 1
-            try? await clock.sleep(for: .seconds(1))
+            // The server's `retry` field, else one second.
+            try? await clock.sleep(for: .milliseconds(min(max(retry ?? 1_000, 0), 60_000)))
         }
     }
 

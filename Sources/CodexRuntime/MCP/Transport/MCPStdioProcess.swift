@@ -84,7 +84,9 @@ final class MCPStdioProcess: Sendable {
             (posix_spawn_file_actions_adddup2(&actions, pair[1], 0), "redirecting standard input"),
             (posix_spawn_file_actions_adddup2(&actions, output[1], 1), "redirecting standard output"),
             (posix_spawn_file_actions_adddup2(&actions, errors[1], 2), "redirecting standard error"),
-            (MCPSpawnActions.closeFrom(&actions, 3), "closing inherited descriptors"),
+            // Before glibc 2.34 there is no close-from action; every descriptor this client creates is
+            // close-on-exec anyway, so the step is skipped there.
+            (Self.orSkipped(MCPSpawnActions.closeFrom(&actions, 3)), "closing inherited descriptors"),
             (posix_spawnattr_setsigmask(&attributes, &noSignals), "clearing the signal mask"),
             (posix_spawnattr_setsigdefault(&attributes, &defaults), "resetting signal actions"),
             (posix_spawnattr_setpgroup(&attributes, 0), "creating a process group"),
@@ -240,6 +242,9 @@ final class MCPStdioProcess: Sendable {
         }
     }
 
+    /// Waits for the child, then (within moments, so the group ID cannot have been reused) ends what
+    /// it left in its process group: a grandchild that kept its output open would otherwise keep the
+    /// connection from ending.
     private func reap() {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
@@ -248,6 +253,7 @@ final class MCPStdioProcess: Sendable {
                 break
             }
         }
+        kill(-pid, SIGKILL)
         state.withLock {
             $0.termination = status
             $0.reaped = true
@@ -272,20 +278,28 @@ final class MCPStdioProcess: Sendable {
             }
         }
         let deadline = { DispatchTime.now() + .milliseconds(Int(grace.components.seconds * 1_000 + grace.components.attoseconds / 1_000_000_000_000_000)) }
+        // Signals go to the group only while the child is unreaped (its group ID is then still its own);
+        // the reaper ends the rest of the group when the child exits.
         if exited.wait(timeout: deadline()) == .timedOut {
-            kill(-pid, SIGTERM)
+            signalGroup(SIGTERM)
             if exited.wait(timeout: deadline()) == .timedOut {
-                kill(-pid, SIGKILL)
+                signalGroup(SIGKILL)
                 exited.wait()
             }
         }
-        // Children the server started in its group go with it.
-        kill(-pid, SIGKILL)
         exited.signal()
         return state.withLock { $0.termination ?? -1 }
     }
 
     // MARK: - Helpers
+
+    private func signalGroup(_ signal: Int32) {
+        state.withLock { state in
+            if !state.reaped { kill(-pid, signal) }
+        }
+    }
+
+    private static func orSkipped(_ result: Int32) -> Int32 { result == ENOSYS ? 0 : result }
 
     /// A pipe whose ends close on `exec` (glibc's `pipe2` is not visible to Swift without `_GNU_SOURCE`).
     private static func cloexecPipe(_ ends: inout [Int32]) -> Bool {
