@@ -4,6 +4,7 @@
 # probe (`server/discover`) with -32601, then misbehaves on `tools/call`:
 #   malformed        writes a line that is not JSON-RPC
 #   oversize         writes a 2 MiB line
+#   huge             writes a 256 MiB line, 1 MiB at a time (for measuring the client's peak memory)
 #   silent           never answers (and says "silent: cancelled <id>" on stderr when told to cancel)
 #   die              exits with status 3 mid-call
 #   flood            writes 20,000 progress notifications for an unknown token, then answers
@@ -11,6 +12,7 @@
 #                    then answers the call with the replies it got (as JSON text)
 #   exit-on-probe    exits when it sees server/discover (a server that cannot bear an unknown method)
 #   future           answers initialize with protocol version 2099-01-01
+#   older            answers initialize with protocol version 2025-03-26
 #   stateless-only   answers server/discover with -32022 (supports only 2030-01-01)
 #   mute             says its pid on stderr ("mute: pid N"), then never writes anything
 #   orphan           on tools/call starts a grandchild that keeps standard output open (its pid on
@@ -73,7 +75,7 @@ for line in sys.stdin:
         error(request_id, -32601, "Method not found")
         continue
     if method == "initialize":
-        version = "2099-01-01" if MODE == "future" else "2025-11-25"
+        version = {"future": "2099-01-01", "older": "2025-03-26"}.get(MODE, "2025-11-25")
         reply(request_id, {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": {"name": "hostile", "version": "0"}})
         continue
     if method == "notifications/cancelled":
@@ -92,6 +94,14 @@ for line in sys.stdin:
         elif MODE == "oversize":
             sys.stdout.write('{"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "' + "x" * (2 << 20) + '"}}\n')
             sys.stdout.flush()
+        elif MODE == "huge":
+            try:
+                sys.stdout.write('{"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "')
+                for _ in range(256):
+                    sys.stdout.write("x" * (1 << 20))
+                sys.stdout.flush()
+            except BrokenPipeError:
+                sys.exit(0)
         elif MODE == "silent":
             pass
         elif MODE == "die":

@@ -5,7 +5,8 @@
 // Runs until killed; exits 1 with the error on any failure.
 // `soak-compaction …` instead runs the long-thread compaction soak (CompactionSoak.swift) and exits;
 // `soak …` runs the fault-injecting runtime soak (Soak.swift) and exits; `durable …` runs or resumes the
-// durable-turn script and can be killed at a journal boundary (DurableTurn.swift).
+// durable-turn script and can be killed at a journal boundary (DurableTurn.swift); `mcp-memory …` measures
+// the MCP client's peak memory against a hostile server (MCPMemory.swift).
 import CodexCore
 import CodexKitTesting
 import CodexRuntime
@@ -53,6 +54,8 @@ do {
         try await Soak.run(option)
     case "durable":
         exit(try await DurableTurn.run(option) { CommandLine.arguments.contains($0) })
+    case "mcp-memory":
+        try await MCPMemory.run(option)
     default:
         try await run()
     }

@@ -108,3 +108,19 @@ import Testing
         await server.stop()
     }
 }
+
+extension MCPHTTPServerTests {
+    @Test func aReplyStreamThatBreaksIsResumedFromItsLastEvent() async throws {
+        let server = try await MCPHTTPTestServer.start("hostile_http_server.py")
+        let recorder = RecordingMiddleware()
+        let client = try MCPClient(configuration(server, revisions: .handshakeOnly, recorder: recorder))
+        let progress = Mutex<[Double]>([])
+        let result = try await client.callTool("poke") { report in progress.withLock { $0.append(report.progress) } }
+        #expect(result.content == [.text("resumed")])
+        #expect(progress.withLock { $0 } == [1, 2])
+        let resumed = recorder.requests.filter { $0.method == "GET" && $0.headers["Last-Event-ID"] != nil }
+        #expect(resumed.map { $0.headers["Last-Event-ID"] } == ["e1"] && resumed.first?.headers["Mcp-Session-Id"] == "session-1")
+        await client.shutdown()
+        await server.stop()
+    }
+}

@@ -154,3 +154,80 @@ extension MCPHostileServerTests {
         #expect(gone)
     }
 }
+
+extension MCPHostileServerTests {
+    /// The kernel objects (`pipe:[…]`, `socket:[…]`) that descriptors of this process point at.
+    private func openObjects() -> Set<String> {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return Set(entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") })
+    }
+
+    private func objects(of descriptors: [Int32]) -> Set<String> {
+        Set(descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") })
+    }
+
+    @Test func noDescriptorOrProcessIsLeftAfterShutdownCrashOrProtocolBreak() async throws {
+        for mode in ["ok", "die", "malformed", "oversize"] {
+            let client = try await hostile(mode)
+            try await client.connect()
+            let pid = try #require(client.processIdentifier)
+            let held = objects(of: client.processDescriptors)
+            #expect(held.count == 3 && held.allSatisfy { $0.hasPrefix("pipe:[") || $0.hasPrefix("socket:[") }, "\(mode): \(held)")
+            _ = try? await client.callTool("poke")
+            await client.shutdown()
+            // The reader threads close their pipes once the process is gone; wait for that (a hang guard).
+            for _ in 0..<500 where !openObjects().isDisjoint(with: held) { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(openObjects().isDisjoint(with: held), "\(mode) left \(openObjects().intersection(held))")
+            #expect(!MCPServers.exists(pid), "\(mode) left process \(pid)")
+        }
+    }
+
+    @Test func releasingTheClientEndsTheServer() async throws {
+        var client: MCPClient? = try await hostile("ok")
+        try await client?.connect()
+        let pid = try #require(client?.processIdentifier)
+        client = nil
+        var gone = false
+        for _ in 0..<500 where !gone {
+            gone = !MCPServers.exists(pid)
+            if !gone { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(gone)
+    }
+}
+
+extension MCPHostileServerTests {
+    @Test func acceptsAnOlderHandshakeRevisionTheServerCounterOffers() async throws {
+        let client = try await hostile("older")
+        defer { Task { await client.shutdown() } }
+        #expect(try await client.connect().era == .handshake(version: "2025-03-26"))
+        #expect(try await client.callTool("poke").content == [.text("ok")])
+    }
+}
+
+extension MCPHostileServerTests {
+    /// The measurement, in a process of its own (RuntimeFixture `mcp-memory`): `code=… baseline=KiB peak=KiB`.
+    private func measure(_ mode: String, limit: Int) async throws -> (code: String, growthKiB: Int) {
+        let outcome = try await ChildProcess.run(ChildProcess.product("RuntimeFixture"), [
+            "mcp-memory", "--python", try await MCPTestPython.interpreter(), "--script", MCPTestPython.script("hostile_server.py"),
+            "--mode", mode, "--limit", String(limit),
+        ])
+        let fields = Dictionary(uniqueKeysWithValues: outcome.stdout.split(whereSeparator: \.isWhitespace).compactMap { pair -> (String, String)? in
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+        })
+        return (fields["code"] ?? "missing: \(outcome.stderr)", (Int(fields["peak"] ?? "") ?? 0) - (Int(fields["baseline"] ?? "") ?? 0))
+    }
+
+    @Test func memoryFollowsTheMessageLimitNotWhatTheServerSends() async throws {
+        // A 256 MiB line against a 4 MiB limit: refused at the limit. The peak grows by a small multiple
+        // of the limit (the line's buffer doubling as it grows), far below the 256 MiB sent.
+        let huge = try await measure("huge", limit: 4 << 20)
+        #expect(huge.code == "mcp_message_too_large")
+        #expect(huge.growthKiB < 32 * 1024, "the peak grew by \(huge.growthKiB) KiB")
+        // 20,000 notifications for nobody: read and dropped as they come.
+        let flood = try await measure("flood", limit: 4 << 20)
+        #expect(flood.code == "ok")
+        #expect(flood.growthKiB < 32 * 1024, "the peak grew by \(flood.growthKiB) KiB")
+    }
+}

@@ -12,8 +12,23 @@ import Testing
 
     private static func json(_ text: String) -> Any? { try? JSONSerialization.jsonObject(with: Data(text.utf8)) }
 
+    /// A configuration file naming the reference server, with a start-up timeout no busy machine reaches
+    /// (so the stateless probe is always answered in time).
+    private static func referenceConfig(_ directory: URL) async throws -> String {
+        let config = directory.appendingPathComponent("reference.toml")
+        try Data("""
+            [mcp_servers.ref]
+            command = "\(try await MCPTestPython.interpreter())"
+            args = ["\(MCPTestPython.script("reference_server.py"))"]
+            startup_timeout_sec = 600
+            """.utf8).write(to: config)
+        return config.path
+    }
+
     @Test func toolsListsEachToolWithTheRuntimesSettings() async throws {
-        let result = try await CommandRunner.codexctl(["mcp", "tools", "--json", "--mcp", try await Self.reference()])
+        let directory = try temporaryDirectory("mcp-tools")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try await CommandRunner.codexctl(["mcp", "tools", "--json", "--mcp-config", try await Self.referenceConfig(directory)])
         #expect(result.status == 0, "\(result.stderr)")
         let servers = try #require(Self.json(result.stdout) as? [[String: Any]])
         #expect(servers.first?["server"] as? String == "ref" && servers.first?["protocol_version"] as? String == "2026-07-28")
@@ -24,7 +39,7 @@ import Testing
         #expect(byName["ref__code_check"]?["arguments"] as? String == "partly_checked")
         #expect(byName["ref__code_check"]?["unenforced_keywords"] as? [String] == ["/properties/code/pattern"])
 
-        let text = try await CommandRunner.codexctl(["mcp", "tools", "--mcp", try await Self.reference(), "--mcp-trust"])
+        let text = try await CommandRunner.codexctl(["mcp", "tools", "--mcp-config", try await Self.referenceConfig(directory), "--mcp-trust"])
         #expect(text.status == 0)
         #expect(text.stdout.contains("ref  protocol 2026-07-28  13 tools\n"))
         #expect(text.stdout.contains("  ref__delete_note  no approval, alone, replay-safe, arguments checked\n    Delete a note.\n"))

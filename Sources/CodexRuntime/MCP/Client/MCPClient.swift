@@ -57,6 +57,15 @@ public final class MCPClient: Sendable {
         self.clock = clock
     }
 
+    /// Ends the server when the last reference to the client goes (a runtime whose MCP tools held the
+    /// client is gone): its process is stopped as ``shutdown()`` stops it, in the background.
+    deinit {
+        let (connection, connecting) = state.withLock { ($0.connection, $0.connecting) }
+        connecting?.cancel()
+        let closed = MCPError(code: .closed, message: "the client was released", server: configuration.name)
+        if let connection { Task { await connection.close(closed) } }
+    }
+
     /// The server's name.
     public var name: String { configuration.name }
 
@@ -77,6 +86,12 @@ public final class MCPClient: Sendable {
     static let maximumToolPages = 100
     /// The most tools read from one server.
     static let maximumTools = 10_000
+
+    /// The descriptors the live stdio connection holds, for the tests that check none is left open.
+    var processDescriptors: [Int32] {
+        guard let connection = state.withLock({ $0.connection }), case .stdio(let process) = connection.link else { return [] }
+        return process.descriptors
+    }
 
     /// The live server process's ID, while one runs.
     var processIdentifier: Int32? { state.withLock { $0.connection?.processIdentifier } }

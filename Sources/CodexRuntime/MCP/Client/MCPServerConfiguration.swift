@@ -60,7 +60,9 @@ public struct MCPServerConfiguration: Sendable {
     public var transport: Transport
     /// How long one request may wait for its reply before it is cancelled. Default 60 s.
     public var requestTimeout: Duration
-    /// How long connecting may take (the protocol probe and the handshake). Default 10 s.
+    /// How long connecting may take (each of the protocol probe and the handshake). Default 30 s: a
+    /// server written in an interpreted language can take several seconds to start on a busy machine,
+    /// and one that never answers the probe costs this long once before the handshake.
     public var connectTimeout: Duration
     /// The largest message accepted from the server, in bytes. Default 16 MiB; 1 KiB…256 MiB.
     public var maximumMessageBytes: Int
@@ -78,7 +80,7 @@ public struct MCPServerConfiguration: Sendable {
 
     /// Creates a configuration.
     public init(
-        name: String, transport: Transport, requestTimeout: Duration = .seconds(60), connectTimeout: Duration = .seconds(10),
+        name: String, transport: Transport, requestTimeout: Duration = .seconds(60), connectTimeout: Duration = .seconds(30),
         maximumMessageBytes: Int = 16 << 20, inheritedEnvironment: [String] = MCPServerConfiguration.defaultInheritedEnvironment, secrets: [String] = [],
         revisions: Revisions = .automatic, httpClient: (any HTTPClient)? = nil, middlewares: [any HTTPMiddleware] = []
     ) {

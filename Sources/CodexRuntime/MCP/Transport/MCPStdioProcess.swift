@@ -27,6 +27,9 @@ final class MCPStdioProcess: Sendable {
     /// The child's process ID (also its process group's).
     let pid: pid_t
     private let input: Int32
+    /// The descriptors this side holds (input socket, output and error pipes), for the tests that check
+    /// none is left open.
+    let descriptors: [Int32]
     private let writer = DispatchQueue(label: "codexkit.mcp.stdio.writer")
     private let exited = DispatchSemaphore(value: 0)
     private let state = Mutex<State>(State())
@@ -124,6 +127,7 @@ final class MCPStdioProcess: Sendable {
         input = pair[0]
         let outputDescriptor = output[0]
         let errorDescriptor = errors[0]
+        descriptors = [pair[0], outputDescriptor, errorDescriptor]
         Thread { [self] in readOutput(outputDescriptor, maximumMessageBytes: maximumMessageBytes, callbacks: callbacks) }.start()
         Thread { Self.readErrors(errorDescriptor, callbacks: callbacks) }.start()
         Thread { [self] in reap() }.start()
