@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The Swift examples of a documentation page and of the test that runs them, for tests that check a
 /// page shows exactly the examples that compile and run.
@@ -43,5 +43,18 @@ public enum DocumentationExamples {
             }
         }
         return examples
+    }
+
+    /// The repository's root directory.
+    public static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The text of a page, by its path from the repository's root (`Docs/MCP.md`).
+    public static func page(_ path: String) throws -> String {
+        try String(contentsOf: repositoryRoot.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    /// `blocks` without their `import` lines (the examples a test runs sit inside a test, below its imports).
+    public static func withoutImports(_ blocks: some Sequence<String>) -> [String] {
+        blocks.map { block in block.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("import ") }.joined(separator: "\n") }
     }
 }

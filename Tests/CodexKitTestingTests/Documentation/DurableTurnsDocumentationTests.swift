@@ -89,12 +89,9 @@ import Testing
     }
 
     @Test func theDurableTurnsPageShowsExactlyTheTestedExamples() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let page = try String(contentsOf: root.appendingPathComponent("Docs/DurableTurns.md"), encoding: .utf8)
+        let page = try DocumentationExamples.page("Docs/DurableTurns.md")
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let documented = DocumentationExamples.swiftBlocks(inPage: page, section: "## A refund that waits for a person").map { block in
-            block.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("import ") }.joined(separator: "\n")
-        }
+        let documented = DocumentationExamples.withoutImports(DocumentationExamples.swiftBlocks(inPage: page, section: "## A refund that waits for a person"))
         #expect(documented == DocumentationExamples.examples(inSource: source))
     }
 }

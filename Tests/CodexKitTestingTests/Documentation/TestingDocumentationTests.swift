@@ -40,12 +40,9 @@ import Testing
     }
 
     @Test func theTestingPageShowsExactlyTheTestedExamples() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let page = try String(contentsOf: root.appendingPathComponent("Docs/Testing.md"), encoding: .utf8)
+        let page = try DocumentationExamples.page("Docs/Testing.md")
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let documented = DocumentationExamples.swiftBlocks(inPage: page).dropFirst().map { block in
-            block.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("import ") }.joined(separator: "\n")
-        }
-        #expect(Array(documented) == DocumentationExamples.examples(inSource: source))
+        let documented = DocumentationExamples.withoutImports(DocumentationExamples.swiftBlocks(inPage: page).dropFirst())
+        #expect(documented == DocumentationExamples.examples(inSource: source))
     }
 }

@@ -72,12 +72,9 @@ import Testing
     }
 
     @Test func theMCPPageShowsExactlyTheTestedExamples() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let page = try String(contentsOf: root.appendingPathComponent("Docs/MCP.md"), encoding: .utf8)
+        let page = try DocumentationExamples.page("Docs/MCP.md")
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let documented = DocumentationExamples.swiftBlocks(inPage: page, before: "## Servers, revisions and transports").map { block in
-            block.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("import ") }.joined(separator: "\n")
-        }
+        let documented = DocumentationExamples.withoutImports(DocumentationExamples.swiftBlocks(inPage: page, before: "## Servers, revisions and transports"))
         #expect(documented == DocumentationExamples.examples(inSource: source))
     }
 }
