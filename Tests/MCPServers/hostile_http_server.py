@@ -1,9 +1,10 @@
 # A Streamable HTTP MCP server of CodexKit's tests that breaks a reply stream on purpose (no SDK):
 # a handshake session (2025-11-25) whose tools/call stream sends one numbered event and then closes
 # before the reply; the reply comes on the GET the client sends with Last-Event-ID.
+# With EXPECTED_BEARER set, a request without `Authorization: Bearer <that value>` gets HTTP 401.
 #   python hostile_http_server.py --http    (the port it listens on is printed first)
 import json
-import socket
+import os
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -38,7 +39,18 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         self.close_connection = True
 
+    def refused(self):
+        expected = os.environ.get("EXPECTED_BEARER")
+        if expected is None or self.headers.get("Authorization") == f"Bearer {expected}":
+            return False
+        self.send_response(401)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        return True
+
     def do_POST(self):
+        if self.refused():
+            return
         length = int(self.headers.get("Content-Length", "0"))
         message = json.loads(self.rfile.read(length))
         method, request_id = message.get("method"), message.get("id")
@@ -64,6 +76,8 @@ class Handler(BaseHTTPRequestHandler):
             self.reply_json(404, {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "Method not found"}})
 
     def do_GET(self):
+        if self.refused():
+            return
         last = self.headers.get("Last-Event-ID")
         if last != "e1":
             self.send_response(405)

@@ -93,48 +93,6 @@ enum MCPServers {
     static func exists(_ pid: Int32) -> Bool { kill(pid, 0) == 0 }
 }
 
-/// One of the test servers over Streamable HTTP: `python <script> --http`, which binds a port the
-/// system picks and prints it first.
-final class MCPHTTPTestServer: Sendable {
-    let process: SpawnedProcess
-    let url: URL
-    private let output: String
-
-    private init(process: SpawnedProcess, url: URL, output: String) {
-        self.process = process
-        self.url = url
-        self.output = output
-    }
-
-    static func start(_ script: String) async throws -> MCPHTTPTestServer {
-        let python = try await MCPTestPython.interpreter()
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("codexkit-mcp-http-\(UUID().uuidString.prefix(8))").path
-        let process = try SpawnedProcess(python, [MCPTestPython.script(script), "--http"], stdout: .file(output), stderr: .file(output + ".err"))
-        // Wait for the port line (the socket already listens when it is printed); a hang guard, not a race.
-        for _ in 0..<6_000 {
-            if let text = try? String(contentsOfFile: output, encoding: .utf8), let line = text.split(separator: "\n").first, text.contains("\n"), let port = Int(line) {
-                return MCPHTTPTestServer(process: process, url: URL(string: "http://127.0.0.1:\(port)/mcp")!, output: output)
-            }
-            if process.reapedTermination != nil { break }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        process.send(signal: SIGKILL)
-        _ = await process.exit()
-        let errors = (try? String(contentsOfFile: output + ".err", encoding: .utf8)) ?? ""
-        throw MCPError(code: .spawnFailed, message: "the HTTP test server did not start: \(errors.suffix(1_000))")
-    }
-
-    /// What the server wrote to standard error so far.
-    var standardError: String { (try? String(contentsOfFile: output + ".err", encoding: .utf8)) ?? "" }
-
-    func stop() async {
-        process.send(signal: SIGTERM)
-        _ = await process.exit()
-        try? FileManager.default.removeItem(atPath: output)
-        try? FileManager.default.removeItem(atPath: output + ".err")
-    }
-}
-
 /// Records every request that passes (after the steps before it).
 final class RecordingMiddleware: HTTPMiddleware {
     private let recorded = Mutex<[HTTPRequest]>([])

@@ -126,4 +126,28 @@ import Testing
         // The call's arguments are replayed; its output is the refusal, not the tool's echo.
         #expect(denied.contains("denied") && denied.components(separatedBy: "from the server").count == 2)
     }
+
+    @Test func anHTTPServersBearerTokenComesFromTheNamedVariable() async throws {
+        let directory = try temporaryDirectory("mcp-http-config")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await MCPHTTPTestServer.start("hostile_http_server.py", environment: ["EXPECTED_BEARER": "token-from-the-environment-42"])
+        let config = directory.appendingPathComponent("config.toml")
+        try Data("""
+            [mcp_servers.web]
+            url = "\(server.url.absoluteString)"
+            bearer_token_env_var = "WEB_MCP_TOKEN"
+            http_headers = { "X-Team" = "support" }
+            """.utf8).write(to: config)
+        let accepted = try await CommandRunner.codexctl(
+            ["mcp", "tools", "--json", "--mcp-config", config.path], environment: ["WEB_MCP_TOKEN": "token-from-the-environment-42"]
+        )
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+        let tools = (Self.json(accepted.stdout) as? [[String: Any]])?.first?["tools"] as? [[String: Any]]
+        #expect(tools?.compactMap { $0["agent_name"] as? String } == ["web__poke"])
+        let refused = try await CommandRunner.codexctl(["mcp", "tools", "--mcp-config", config.path], environment: ["WEB_MCP_TOKEN": "another-token-0000000000"])
+        #expect(refused.status == 1 && refused.stderr.hasPrefix("Error: mcp_unauthorized: ") && !refused.stderr.contains("another-token"), "\(refused.stderr)")
+        let unset = try await CommandRunner.codexctl(["mcp", "tools", "--mcp-config", config.path], environment: ["WEB_MCP_TOKEN": ""])
+        #expect(unset.status == 64 && unset.stderr.contains("the environment variable WEB_MCP_TOKEN named by bearer_token_env_var is not set"))
+        await server.stop()
+    }
 }
