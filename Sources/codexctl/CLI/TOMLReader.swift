@@ -24,8 +24,6 @@ struct TOMLReader {
     private var current: [String] = []
     /// Tables opened by a header or a dotted key (a second header for them is an error).
     private var defined: Set<[String]> = []
-    /// Paths that are arrays of tables, each with the index of its last element.
-    private var arrayTables: Set<[String]> = []
 
     /// Parses `bytes`.
     static func parse(_ bytes: [UInt8]) throws(Failure) -> JSONObject {
@@ -69,7 +67,7 @@ struct TOMLReader {
             defined.insert(path)
             try ensureTable(path)
         }
-        current = isArray ? arrayTablePath(path) : path
+        current = path
     }
 
     private mutating func keyValue(into table: [String]) throws(Failure) {
@@ -168,8 +166,6 @@ struct TOMLReader {
 
     private mutating func inlineTable(depth: Int) throws(Failure) -> JSONValue {
         advance()
-        var reader = TOMLReader(bytes: [])
-        reader.line = line
         var table = JSONObject()
         skipSpaces()
         if peek() == UInt8(ascii: "}") {
@@ -184,7 +180,7 @@ struct TOMLReader {
             skipSpaces()
             let element = try value(depth: depth + 1)
             var object = JSONValue.object(table)
-            try reader.insert(element, at: path[...], into: &object)
+            try insert(element, at: path[...], into: &object)
             if case .object(let updated) = object { table = updated }
             skipSpaces()
             if peek() == UInt8(ascii: ",") {
@@ -256,8 +252,8 @@ struct TOMLReader {
             if starts(with: "\"\"\"") {
                 index += 3
                 // Up to two quotes right before the closing delimiter belong to the string.
-                while peek() == UInt8(ascii: "\""), scalars.count < Int.max {
-                    scalars.append(byte)
+                while peek() == UInt8(ascii: "\"") {
+                    scalars.append(UInt8(ascii: "\""))
                     advance()
                 }
                 return String(decoding: scalars, as: UTF8.self)
@@ -379,7 +375,6 @@ struct TOMLReader {
         var object = JSONValue.object(root)
         try appendElement(at: path[...], into: &object)
         if case .object(let updated) = object { root = updated }
-        arrayTables.insert(path)
     }
 
     private func appendElement(at path: ArraySlice<String>, into node: inout JSONValue) throws(Failure) {
@@ -404,8 +399,6 @@ struct TOMLReader {
         }
         node = .object(object)
     }
-
-    private func arrayTablePath(_ path: [String]) -> [String] { path }
 
     // MARK: - Bytes
 

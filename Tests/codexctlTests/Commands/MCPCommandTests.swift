@@ -150,4 +150,57 @@ import Testing
         #expect(unset.status == 64 && unset.stderr.contains("the environment variable WEB_MCP_TOKEN named by bearer_token_env_var is not set"))
         await server.stop()
     }
+
+    @Test func theConfigurationReaderTakesAWholeCodexStyleFile() async throws {
+        let directory = try temporaryDirectory("mcp-toml")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let codexctl = CommandRunner.productsDirectory.appendingPathComponent("codexctl").path
+        let config = directory.appendingPathComponent("config.toml")
+        // Keys and tables the Codex CLI's file has beside its servers, in every TOML form, must not get in
+        // the way; the servers' own tables use dotted keys, inline tables and literal strings.
+        try Data(#"""
+            model = "gpt-6-astra"   # a comment
+            approval_policy = 'on-request'
+            notify = ["notify-send", "Codex"]
+            instructions = """
+            Line one with "quotes" and a 	 tab.
+            Line two, ending in two quotes: ""\#u{22}""
+            started = 1979-05-27T07:32:00Z
+            ratio = 0.5
+            big = 1_000_000
+            flags = { hex = 0xff, on = true, nested = { deep = [1, 2, [3]] } }
+
+            [[profiles]]
+            name = "one"
+            [[profiles]]
+            name = 'two'
+
+            [mcp_servers.parcels]
+            command = '\#(codexctl)'
+            args = [
+              "demo",
+              "mcp-server",   # the demo's server
+            ]
+            env.PARCELS_REGION = "eu"
+            startup_timeout_sec = 60.5
+
+            [mcp_servers."quoted-name"]
+            command = "/nonexistent"
+            enabled = false
+            """#.utf8).write(to: config)
+        let result = try await CommandRunner.codexctl(["mcp", "tools", "--json", "--mcp-config", config.path])
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
+        #expect((Self.json(result.stdout) as? [[String: Any]])?.map { $0["server"] as? String } == ["parcels"])
+
+        for (text, message) in [
+            ("[mcp_servers.a]\ncommand = \"x\"\ncommand = \"y\"\n", "line 3: key 'command' is defined twice"),
+            ("[mcp_servers.a]\ncommand = \"unclosed\n", "line 2: a string is not closed on its line"),
+            ("[mcp_servers.a]\n[mcp_servers.a]\n", "line 2: table [mcp_servers.a] is defined twice"),
+            ("a = [1, 2\n", "line 2: ']' expected"),
+        ] {
+            try Data(text.utf8).write(to: config)
+            let refused = try await CommandRunner.codexctl(["mcp", "tools", "--mcp-config", config.path])
+            #expect(refused.status == 64 && refused.stderr.contains("\(config.path): \(message)"), "\(refused.stderr)")
+        }
+    }
 }
