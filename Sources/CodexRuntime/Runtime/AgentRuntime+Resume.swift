@@ -80,7 +80,7 @@ extension AgentRuntime {
         configuration.logSink.record(AgentLogEvent(
             level: .notice, category: .runtime, name: "runtime.turn.resumed", metadata: ["thread_id": threadID.rawValue, "turn_id": turnID.rawValue]
         ))
-        return launch(resumedPlan(point, turn: running, thread: thread, attempt: attempt, policy: policy), outcome: nil)
+        return launch(resumedPlan(point, turn: running, thread: thread, attempt: attempt, policy: policy, tools: try await turnTools.current()), outcome: nil)
     }
 
     /// The approvals stored in the state store (pending and answered), oldest first: those of `threadID`,
@@ -100,7 +100,7 @@ extension AgentRuntime {
             throw AgentRuntimeError(code: .approvalNotFound, message: "no such approval")
         }
         let invocation = stored.request.toolInvocation
-        if let tool = tools.entry(named: invocation.toolName)?.tool, tool.definition.approvalDigest(arguments: invocation.arguments) != stored.digest {
+        if let tool = try await turnTools.current().entry(named: invocation.toolName)?.tool, tool.definition.approvalDigest(arguments: invocation.arguments) != stored.digest {
             throw AgentRuntimeError(code: .approvalStale, message: "the tool's definition or the call's arguments changed since the approval was asked")
         }
         let now = configuration.wallClock.now()
@@ -167,12 +167,14 @@ extension AgentRuntime {
 
     /// The plan of a resumed turn: its journaled settings, the runtime's tools, an empty request (its
     /// input is in the history the backend replays), and where the journal left it.
-    private func resumedPlan(_ point: TurnResumePoint, turn: AgentTurn, thread: AgentThread, attempt: Int, policy: AgentTurnRecoveryPolicy) -> TurnPlan {
+    private func resumedPlan(
+        _ point: TurnResumePoint, turn: AgentTurn, thread: AgentThread, attempt: Int, policy: AgentTurnRecoveryPolicy, tools: ToolRegistry
+    ) -> TurnPlan {
         let settings = point.settings
         var request = AgentBackendTurnRequest(
             threadID: thread.id, turnID: turn.id, request: Request(text: "", executionMode: .threaded), model: settings.model,
             reasoningEffort: settings.reasoningEffort, instructions: settings.instructions, skillInstructions: settings.skillInstructions,
-            tools: configuration.tools.map(\.definition)
+            tools: tools.definitions
         )
         request.memoryInstructions = settings.memoryInstructions
         request.memoryPlacement = settings.memoryPlacement
@@ -189,7 +191,7 @@ extension AgentRuntime {
             journal: TurnJournalWriter(writer: writer, turn: turn.id, thread: thread.id, nextSequence: point.length), policy: policy,
             pass: pass, attempt: attempt, toolCallsUsed: point.toolCallsUsed, batch: batch, isResumed: true
         )
-        return TurnPlan(thread: thread, turn: turn, backendRequest: request, structured: .none, memoryApplication: nil, durability: durability)
+        return TurnPlan(thread: thread, turn: turn, backendRequest: request, structured: .none, memoryApplication: nil, durability: durability, tools: tools)
     }
 
     private static func notResumable(_ message: String) -> AgentRuntimeError {

@@ -23,6 +23,9 @@ extension AgentRuntime {
         let instructions = try instructions(for: request, thread: thread)
         let model = try await selectModel(for: request, thread: thread, structured: structured)
         let memory = try await retrieveMemory(for: request, threadID: threadID)
+        // The providers' tools are asked for before anything is reserved or written: one that fails fails
+        // the turn with nothing to undo.
+        let turnTools = try await self.turnTools.current()
         try Task.checkCancellation()
         let now = configuration.wallClock.now()
         let turn = AgentTurn(threadID: threadID, status: .running, executionMode: request.executionMode, startedAt: now, ownerID: ownership.ownerID)
@@ -43,7 +46,7 @@ extension AgentRuntime {
         var backendRequest = AgentBackendTurnRequest(
             threadID: threadID, turnID: turn.id, request: request, history: history,
             model: model.model, reasoningEffort: model.reasoningEffort,
-            instructions: instructions.persona, skillInstructions: instructions.skills, tools: configuration.tools.map(\.definition),
+            instructions: instructions.persona, skillInstructions: instructions.skills, tools: turnTools.definitions,
             responseFormat: { if case .oneShot(let contract) = structured { return contract.format } else { return nil } }(),
             responseContract: Self.responseContract(for: structured)
         )
@@ -53,7 +56,7 @@ extension AgentRuntime {
         let plan = TurnPlan(
             thread: thread, turn: turn, backendRequest: backendRequest, structured: structured,
             memoryApplication: memory?.application(instructions: backendRequest.compiledInstructions(base: configuration.backend.baseInstructions)),
-            durability: durability
+            durability: durability, tools: turnTools
         )
         return launch(plan, outcome: outcome)
     }

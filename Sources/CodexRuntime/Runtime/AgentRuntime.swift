@@ -52,6 +52,9 @@ public final class AgentRuntime: Sendable {
         public var persona: AgentPersonaStack?
         /// Host tools the model may call.
         public var tools: [AgentTool]
+        /// Sources of tools that may change between turns (an MCP server's), asked at the start of each
+        /// turn; their tools join ``tools``.
+        public var toolProviders: [any AgentToolProvider]
         /// The most parallel-safe tool calls that run at once: default 4; values below 1 become 1.
         public var maximumParallelToolCalls: Int
         /// Fetches images tool results name by URL; `nil` (the default) makes a
@@ -88,7 +91,7 @@ public final class AgentRuntime: Sendable {
             maximumBufferedEvents: Int = 64, turnLimits: AgentTurnLimits = .default,
             logSink: any AgentLogSink = NoOpAgentLogSink(), wallClock: any AgentWallClock = SystemWallClock(),
             clock: any Clock<Duration> = ContinuousClock(), model: CodexModel? = nil, persona: AgentPersonaStack? = nil,
-            tools: [AgentTool] = [], skills: [AgentSkill] = [], maximumParallelToolCalls: Int = 4,
+            tools: [AgentTool] = [], toolProviders: [any AgentToolProvider] = [], skills: [AgentSkill] = [], maximumParallelToolCalls: Int = 4,
             toolImageHTTPClient: (any HTTPClient)? = nil, readinessRetryPolicy: RetryPolicy = .default,
             modelSelector: (any CodexModelSelecting)? = nil, backgroundActivity: AgentBackgroundActivity? = nil,
             contextCompaction: AgentContextCompactionConfiguration = .init(), memory: AgentMemoryConfiguration? = nil,
@@ -107,6 +110,7 @@ public final class AgentRuntime: Sendable {
             self.model = model
             self.persona = persona
             self.tools = tools
+            self.toolProviders = toolProviders
             self.skills = skills
             self.maximumParallelToolCalls = maximumParallelToolCalls
             self.toolImageHTTPClient = toolImageHTTPClient
@@ -127,8 +131,10 @@ public final class AgentRuntime: Sendable {
     let activeTurns = ActiveTurnRegistry()
     /// Structured recovery sends running now.
     let recoveries = ActiveRecoveries()
-    /// The host tools with their compiled input schemas.
+    /// The configured host tools with their compiled input schemas.
     let tools: ToolRegistry
+    /// Each turn's tools: the configured ones and the providers'.
+    let turnTools: ToolRegistryCache
     /// Fetches the images tool results name.
     let toolImages: ToolImageDownloader
     /// Automatic memory captures running in the background.
@@ -156,6 +162,7 @@ public final class AgentRuntime: Sendable {
             throw AgentRuntimeError(code: .invalidConfiguration, message: "resuming turns needs a state store that keeps turn journals")
         }
         tools = try ToolRegistry(configuration.tools)
+        turnTools = ToolRegistryCache(configured: tools, configuredTools: configuration.tools, providers: configuration.toolProviders)
         toolImages = ToolImageDownloader(httpClient: configuration.toolImageHTTPClient, logSink: configuration.logSink)
         let authProvider = try Self.sessionAuthProvider(configuration)
         ownership = try TurnOwnership(store: configuration.stateStore)

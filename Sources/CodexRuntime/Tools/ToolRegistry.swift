@@ -29,6 +29,8 @@ struct ToolRegistry: Sendable {
     static let maximumReportedErrors = 5
 
     private let entries: [String: Entry]
+    /// The definitions, in the order the tools were given (what a turn offers the model).
+    let definitions: [ToolDefinition]
 
     /// Checks every tool (name pattern, unique names, an input schema CodexSchema can enforce).
     ///
@@ -55,6 +57,7 @@ struct ToolRegistry: Sendable {
             entries[name] = Entry(tool: tool, validator: validator)
         }
         self.entries = entries
+        definitions = tools.map(\.definition)
     }
 
     /// The tool called `name`, if registered.

@@ -97,7 +97,7 @@ extension TurnDriver {
             if let finished = batch.finished[invocation.id] {
                 results[index] = finished
             } else if batch.started.contains(invocation.id), plan.durability?.policy.unfinishedCalls == .reportUnknownOutcome,
-                      runtime.tools.entry(named: invocation.toolName)?.tool.definition.replaySafety != .idempotent {
+                      plan.tools.entry(named: invocation.toolName)?.tool.definition.replaySafety != .idempotent {
                 let result = Self.unknownOutcome(invocation)
                 try await journal(.toolFinished(result))
                 results[index] = result

@@ -52,7 +52,7 @@ extension TurnDriver {
         if let resumed { try await answerFromJournal(resumed, invocations: invocations, toRun: toRun, into: &results) }
         let runnable = toRun.filter { results[$0] == nil }
         if let first = runnable.first { try await showPending(.toolResult, for: invocations[first]) }
-        let parallelSafe = runnable.map { runtime.tools.entry(named: invocations[$0].toolName)?.isParallelSafe ?? true }
+        let parallelSafe = runnable.map { plan.tools.entry(named: invocations[$0].toolName)?.isParallelSafe ?? true }
         for segment in ToolCallSchedule.segments(parallelSafe) {
             switch segment {
             case .alone(let position):
@@ -180,11 +180,11 @@ extension TurnDriver {
     /// the presenter first (no presenter: denied), executor errors become failed results; cancellation
     /// propagates.
     private func execute(_ invocation: ToolInvocation) async throws -> ToolResultEnvelope {
-        guard let entry = runtime.tools.entry(named: invocation.toolName) else {
+        guard let entry = plan.tools.entry(named: invocation.toolName) else {
             return .failure(invocation, message: "No tool named '\(invocation.toolName)' is available.")
         }
         let arguments: JSONValue
-        switch runtime.tools.check(invocation.arguments, for: entry) {
+        switch plan.tools.check(invocation.arguments, for: entry) {
         case .invalid(let reason):
             runtime.configuration.logSink.record(AgentLogEvent(
                 level: .notice, category: .tools, name: "tools.arguments.refused", metadata: ["tool": invocation.toolName]

@@ -11,14 +11,17 @@ final class TurnPlan: Sendable {
     let memoryApplication: AgentMemoryApplication?
     /// The journal and starting point of a durable turn; `nil` for a turn that is not durable.
     let durability: TurnDurability?
+    /// The turn's tools (the configured ones and the providers' at the turn's start).
+    let tools: ToolRegistry
     /// Opened when the backend accepted the turn's first request (before any output or tool effect), or
     /// failed with the error that ended the turn first.
     let readiness = ReadinessLatch()
 
     init(
         thread: AgentThread, turn: AgentTurn, backendRequest: AgentBackendTurnRequest, structured: TurnStructuredMode,
-        memoryApplication: AgentMemoryApplication?, durability: TurnDurability? = nil
+        memoryApplication: AgentMemoryApplication?, durability: TurnDurability? = nil, tools: ToolRegistry
     ) {
+        self.tools = tools
         self.thread = thread
         self.turn = turn
         self.backendRequest = backendRequest

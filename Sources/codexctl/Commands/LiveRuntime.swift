@@ -33,14 +33,14 @@ struct LiveRuntime {
         // --endpoint replaces the base, keeping the profile the credential needs.
         let chosen = try endpoint.map(service.replacingBaseURL) ?? service
         let backend = CodexResponsesBackend(environment: chosen, configuration: configuration)
-        var tools: [AgentTool] = []
+        var providers: [any AgentToolProvider] = []
         if let mcp, !mcp.servers.isEmpty {
             for warning in mcp.warnings { Console.error("warning: \(warning)\n") }
             let clients = mcp.clients(logSink: NoOpAgentLogSink())
             mcpClients.add(clients.map(\.1))
-            tools = try await CLIMCPServers.agentTools(clients, trusted: mcp.trusted)
+            providers = try await CLIMCPServers.providers(clients, trusted: mcp.trusted)
         }
-        return try AgentRuntime(configuration: .init(backend: backend, stateStore: try await stateStore(), tools: tools))
+        return try AgentRuntime(configuration: .init(backend: backend, stateStore: try await stateStore(), toolProviders: providers))
     }
 
     /// Ends the MCP servers ``make()`` started.

@@ -180,6 +180,35 @@ struct CLIMCPServers {
         servers.compactMap { server in (try? MCPClient(server.configuration, logSink: logSink)).map { (server, $0) } }
     }
 
+    /// A provider per server for a runtime (each turn offers the server's current list, so a changed
+    /// list reaches `chat`'s next turn), filtered by the server's entry; with `--mcp-trust`, every tool
+    /// runs without approval. Each is asked once here, so a server that cannot start fails the command
+    /// before a thread is made.
+    static func providers(_ clients: [(Server, MCPClient)], trusted: Bool) async throws -> [any AgentToolProvider] {
+        var providers: [any AgentToolProvider] = []
+        for (server, client) in clients {
+            let provider = Filtered(server: server, client: client, provider: client.toolProvider(policy: trusted ? MCPToolPolicy(approvalPolicy: .automatic) : .hints))
+            _ = try await provider.currentTools()
+            providers.append(provider)
+        }
+        return providers
+    }
+
+    /// A server's provider with its entry's `enabled_tools` and `disabled_tools` applied.
+    private struct Filtered: AgentToolProvider {
+        let server: Server
+        let client: MCPClient
+        let provider: MCPToolProvider
+
+        func currentTools() async throws -> [AgentTool] {
+            let tools = try await provider.currentTools()
+            let listed = try await client.listTools().map(\.name)
+            let names = MCPToolNaming.agentToolNames(server: server.configuration.name, tools: listed)
+            let kept = Set(listed.filter { (server.enabledTools?.contains($0) ?? true) && !server.disabledTools.contains($0) }.compactMap { names[$0] })
+            return tools.filter { kept.contains($0.definition.name) }
+        }
+    }
+
     /// The host tools of every server (connecting each), filtered by its entry; with `--mcp-trust`,
     /// every tool runs without approval.
     static func agentTools(_ clients: [(Server, MCPClient)], trusted: Bool) async throws -> [AgentTool] {

@@ -85,4 +85,39 @@ import Testing
         #expect(result.status == .failure && result.joinedText == "The MCP server 'hostile' could not run the tool (mcp_server_exited).")
         #expect(try await client.listTools().map(\.name) == ["poke"] && client.processStarts == 2)
     }
+
+    @Test func aProviderOffersTheChangedListAtTheNextTurn() async throws {
+        let client = try MCPClient(try await MCPServers.stdio("reference", script: "reference_server.py"))
+        defer { Task { await client.shutdown() } }
+        let changed = Signal()
+        client.onToolListChange { changed.fire() }
+        let backend = FixtureAgentBackend(turns: [
+            FixtureAgentBackend.Turn([.event(.toolCallsRequested([call("a1", "reference__add_tool", arguments: #"{"name": "fresh"}"#)])), .awaitToolResults, .complete()]),
+            FixtureAgentBackend.Turn([.event(.toolCallsRequested([call("f1", "reference__fresh")])), .awaitToolResults, .complete()]),
+        ])
+        let runtime = try AgentRuntime(configuration: .init(
+            backend: backend, stateStore: InMemoryRuntimeStateStore(), toolProviders: [client.toolProvider(policy: MCPToolPolicy(approvalPolicy: .automatic))]
+        ))
+        let thread = try await runtime.createThread()
+        let first = await collect(try await runtime.stream(Request(text: "add a tool"), in: thread.id))
+        #expect(first.error == nil)
+        #expect(backend.requests.first?.tools.contains { $0.name == "reference__fresh" } == false)
+        await changed.wait()
+        let second = await collect(try await runtime.stream(Request(text: "use it"), in: thread.id))
+        #expect(second.error == nil)
+        #expect(backend.requests.last?.tools.contains { $0.name == "reference__fresh" } == true)
+        #expect(backend.submittedResults.map(\.joinedText) == ["added tool fresh", "hello from fresh"])
+    }
+
+    @Test func aProviderThatFailsFailsTheTurnBeforeAnythingIsWritten() async throws {
+        struct Broken: AgentToolProvider {
+            func currentTools() async throws -> [AgentTool] { throw MCPError(code: .serverExited, message: "gone") }
+        }
+        let store = InMemoryRuntimeStateStore()
+        let runtime = try AgentRuntime(configuration: .init(backend: FixtureAgentBackend(turns: [.reply("unused")]), stateStore: store, toolProviders: [Broken()]))
+        let thread = try await runtime.createThread()
+        await #expect(throws: MCPError.self) { _ = try await runtime.send(Request(text: "hi"), in: thread.id) }
+        #expect(try await store.history(of: thread.id, query: AgentHistoryQuery()).items.isEmpty)
+        #expect(try await store.latestTurn(of: thread.id) == nil)
+    }
 }
