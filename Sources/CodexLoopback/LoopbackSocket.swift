@@ -42,7 +42,7 @@ struct LoopbackSocket: Sendable {
                 }
             }
             guard bound == 0 else { throw LoopbackServerError.systemCallFailed(call: "bind", errno: errno) }
-            guard Glibc.listen(fd, 128) == 0 else {
+            guard Glibc.listen(fd, 4_096) == 0 else {
                 throw LoopbackServerError.systemCallFailed(call: "listen", errno: errno)
             }
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)

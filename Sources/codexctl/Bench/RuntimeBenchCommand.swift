@@ -22,14 +22,17 @@ enum RuntimeBenchCommand: CLICommand {
         turn's journal costs per tool call (40 persistent turns of that batch on a SQLite store, durable minus not \
         durable), next to the same number of bare write+fsync calls to a plain file; then 550 whole one-pass \
         turns (500 timed) through the built-in backend, libcurl, a loopback server and a SQLite store, p50 and p99, \
-        next to the same HTTP exchange alone. Reports the peak RSS.
+        next to the same HTTP exchange alone; then rounds of 1, 10, 100 and 1,000 streamed turns at once (--concurrent), \
+        all open together: CPU per turn, memory per open turn, events per second, p99 time to the first event and \
+        descriptors left, next to the same exchanges without the runtime. Reports the peak RSS.
         """,
         options: [
             .flag("--json", "Print one JSON object (the shared benchmark shape)."),
             .value("--deltas", "n", "Text deltas per turn (default 100000)."),
             .value("--payload-mib", "n", "Structured payload size in MiB (default 4)."),
             .value("--runs", "n", "Runs per figure; the median is reported (default 5)."),
-            .value("--only", "part", "Run one part only (for profiling): stream, one-shot, events, tools, journal or turns. The one parse baseline runs with stream and one-shot."),
+            .value("--only", "part", "Run one part only (for profiling): stream, one-shot, events, tools, journal, turns or concurrent. The one parse baseline runs with stream and one-shot."),
+            .value("--concurrent", "n,…", "The rounds of the concurrency part: how many streamed turns run at once in each (default 1,10,100,1000; each 1 to 2000)."),
         ]
     )
 
@@ -45,8 +48,18 @@ enum RuntimeBenchCommand: CLICommand {
         if let only, !RuntimeBenchmark.parts.contains(only) {
             return Console.usageFailure("--only is one of \(RuntimeBenchmark.parts.joined(separator: ", "))", help: help)
         }
+        var levels: [Int]?
+        if let text = parsed.options["--concurrent"] {
+            let parsedLevels = text.split(separator: ",").compactMap { Int($0) }
+            guard !parsedLevels.isEmpty, parsedLevels.count == text.split(separator: ",").count, parsedLevels.allSatisfy({ (1...2_000).contains($0) }) else {
+                return Console.usageFailure("--concurrent takes counts from 1 to 2000, separated by commas", help: help)
+            }
+            levels = parsedLevels
+        }
         do {
-            let report = try await RuntimeBenchmark(deltas: deltas, payloadBytes: mebibytes * 1024 * 1024 - 4096, runs: runs, only: only).run()
+            var benchmark = RuntimeBenchmark(deltas: deltas, payloadBytes: mebibytes * 1024 * 1024 - 4096, runs: runs, only: only)
+            benchmark.concurrencyLevels = levels
+            let report = try await benchmark.run()
             report.print(json: parsed.has("--json"))
             return Console.Status.success
         } catch {
@@ -81,9 +94,11 @@ struct RuntimeBenchmark {
     let runs: Int
     /// The one part to run (`--only`), or nil for all of them.
     var only: String?
+    /// The rounds of the concurrency part (`--concurrent`), or nil for 1, 10, 100 and 1,000.
+    var concurrencyLevels: [Int]?
 
     /// The parts `--only` accepts.
-    static let parts = ["stream", "one-shot", "events", "tools", "journal", "turns"]
+    static let parts = ["stream", "one-shot", "events", "tools", "journal", "turns", "concurrent"]
 
     /// Whether `part` runs in this benchmark.
     func runs(_ part: String) -> Bool { only == nil || only == part }
@@ -95,6 +110,7 @@ struct RuntimeBenchmark {
         if runs("tools") { try await measureToolBatches(into: &report) }
         if runs("journal") { try await measureJournal(into: &report) }
         if runs("turns") { try await measureWholeTurns(into: &report) }
+        if runs("concurrent") { try await measureConcurrency(into: &report, levels: concurrencyLevels ?? Self.concurrencyLevels) }
         report.results.append(BenchResult(name: "process", mode: "peak RSS at the end", metric: "memory", value: Self.peakRSSMiB, unit: "MiB"))
         report.notes.append("fixture backend; in-memory store except the turn journal's turns (SQLite, synced); the runtime figure includes turn start, the commit and the event channel's hand-offs")
         return report

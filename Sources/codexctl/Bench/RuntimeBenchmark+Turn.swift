@@ -6,17 +6,17 @@ import CodexTransport
 import Foundation
 
 extension RuntimeBenchmark {
-    /// The short reply every measured turn gets: created, two deltas, the message, completed.
-    static let turnReply: ScriptedReply = {
-        let events = [
-            #"{"type":"response.created","sequence_number":0,"response":{"id":"resp_b","status":"in_progress"}}"#,
-            #"{"type":"response.output_text.delta","sequence_number":1,"item_id":"m","output_index":0,"content_index":0,"delta":"Hello "}"#,
-            #"{"type":"response.output_text.delta","sequence_number":2,"item_id":"m","output_index":0,"content_index":0,"delta":"there."}"#,
-            #"{"type":"response.output_item.done","sequence_number":3,"output_index":0,"item":{"type":"message","id":"m","role":"assistant","status":"completed","phase":"final_answer","content":[{"type":"output_text","text":"Hello there."}]}}"#,
-            #"{"type":"response.completed","sequence_number":4,"response":{"id":"resp_b","status":"completed","usage":{"input_tokens":9,"output_tokens":2,"total_tokens":11}}}"#,
-        ].map { "data: \($0)\n\n" }
-        return .sse(events)
-    }()
+    /// The events of the short reply every measured turn gets: created, two deltas, the message, completed.
+    static let turnReplyEvents = [
+        #"{"type":"response.created","sequence_number":0,"response":{"id":"resp_b","status":"in_progress"}}"#,
+        #"{"type":"response.output_text.delta","sequence_number":1,"item_id":"m","output_index":0,"content_index":0,"delta":"Hello "}"#,
+        #"{"type":"response.output_text.delta","sequence_number":2,"item_id":"m","output_index":0,"content_index":0,"delta":"there."}"#,
+        #"{"type":"response.output_item.done","sequence_number":3,"output_index":0,"item":{"type":"message","id":"m","role":"assistant","status":"completed","phase":"final_answer","content":[{"type":"output_text","text":"Hello there."}]}}"#,
+        #"{"type":"response.completed","sequence_number":4,"response":{"id":"resp_b","status":"completed","usage":{"input_tokens":9,"output_tokens":2,"total_tokens":11}}}"#,
+    ]
+
+    /// The short reply every measured turn gets.
+    static let turnReply: ScriptedReply = .sse(turnReplyEvents.map { "data: \($0)\n\n" })
 
     /// What a whole turn costs the host: a one-pass turn with a short reply against an instantly answering
     /// loopback server, persisted in SQLite, next to the same HTTP exchange alone (the same client, no

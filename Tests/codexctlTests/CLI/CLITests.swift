@@ -201,6 +201,23 @@ extension BenchCommandTests {
         #expect((results[0]["baseline"] as? [String: Any])?["name"] as? String == "the same number of bare write+fsync of that size to a plain file, per call")
         #expect(results[0]["ratio"] is Double || results[0]["ratio"] is Int)
     }
+
+    @Test func runtimeBenchMeasuresHowCostGrowsWithConcurrentTurns() async throws {
+        let result = try await CommandRunner.codexctl(["bench", "runtime", "--json", "--only", "concurrent", "--concurrent", "1,20"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let results = object?["results"] as? [[String: Any]] ?? []
+        // Five figures a round (CPU, memory, events per second, time to the first event, descriptors left),
+        // the growth of CPU per turn, and the process's peak.
+        try #require(results.count == 12)
+        #expect(results.prefix(11).allSatisfy { $0["name"] as? String == "concurrent turns" })
+        #expect(results.map { $0["mode"] as? String ?? "" }.contains("N = 20, resident memory per open turn beyond a bare exchange"))
+        #expect(results[10]["mode"] as? String == "CPU per turn at N = 20 next to N = 1")
+        let left = results.first { $0["mode"] as? String == "N = 20, descriptors left after the round (the client keeps up to 16 connections)" }
+        #expect((left?["value"] as? Double ?? (left?["value"] as? Int).map(Double.init) ?? 99) <= 16)
+        let refused = try await CommandRunner.codexctl(["bench", "runtime", "--only", "concurrent", "--concurrent", "0,5"])
+        #expect(refused.status == 64 && refused.stderr.hasPrefix("Error: --concurrent takes counts from 1 to 2000, separated by commas"))
+    }
 }
 
 @Suite struct ImportCheckTests {
