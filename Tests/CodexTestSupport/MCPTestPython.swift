@@ -17,7 +17,7 @@ public enum MCPTestPython {
     public static let sdkVersion = "2.3.0"
 
     /// The repository's root directory.
-    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    public static var packageRoot: URL { DocumentationExamples.repositoryRoot }
 
     /// The path of a test server script under `Tests/MCPServers`.
     public static func script(_ name: String) -> String {

@@ -187,11 +187,15 @@ struct CLIMCPServers {
     static func providers(_ clients: [(Server, MCPClient)], trusted: Bool) async throws -> [any AgentToolProvider] {
         var providers: [any AgentToolProvider] = []
         for (server, client) in clients {
-            let provider = Filtered(server: server, client: client, provider: client.toolProvider(policy: trusted ? MCPToolPolicy(approvalPolicy: .automatic) : .hints))
+            let provider = filtered(server, client, trusted: trusted)
             _ = try await provider.currentTools()
             providers.append(provider)
         }
         return providers
+    }
+
+    private static func filtered(_ server: Server, _ client: MCPClient, trusted: Bool) -> Filtered {
+        Filtered(server: server, client: client, provider: client.toolProvider(policy: trusted ? MCPToolPolicy(approvalPolicy: .automatic) : .hints))
     }
 
     /// A server's provider with its entry's `enabled_tools` and `disabled_tools` applied.
@@ -213,13 +217,7 @@ struct CLIMCPServers {
     /// every tool runs without approval.
     static func agentTools(_ clients: [(Server, MCPClient)], trusted: Bool) async throws -> [AgentTool] {
         var tools: [AgentTool] = []
-        for (server, client) in clients {
-            let listed = try await client.listTools().map(\.name)
-            let names = MCPToolNaming.agentToolNames(server: server.configuration.name, tools: listed)
-            let kept = Set(listed.filter { (server.enabledTools?.contains($0) ?? true) && !server.disabledTools.contains($0) }.compactMap { names[$0] })
-            let policy = trusted ? MCPToolPolicy(approvalPolicy: .automatic) : .hints
-            tools += try await client.agentTools(policy: policy).filter { kept.contains($0.definition.name) }
-        }
+        for (server, client) in clients { tools += try await filtered(server, client, trusted: trusted).currentTools() }
         return tools
     }
 }
