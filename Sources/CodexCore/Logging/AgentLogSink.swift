@@ -62,6 +62,8 @@ public struct AgentLogCategory: OpenVocabulary {
     public static let memory = AgentLogCategory(rawValue: "memory")
     /// MCP servers: connections, protocol problems and the servers' own standard error.
     public static let mcp = AgentLogCategory(rawValue: "mcp")
+    /// Telemetry export: a collector that refused or could not be reached.
+    public static let telemetry = AgentLogCategory(rawValue: "telemetry")
 }
 
 /// One log or telemetry event. A struct, so fields can be added without breaking sinks.

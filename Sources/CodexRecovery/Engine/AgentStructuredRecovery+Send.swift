@@ -87,14 +87,27 @@ extension AgentStructuredRecovery {
         let execution = Execution(partition: partition, lease: lease, authorize: authorizeAttempt)
         while true {
             let credentials = try await reserveAttempt(&record, execution)
+            // The attempt's span, under the caller's (the runtime's `codexkit.recovery` span): the
+            // model request's `chat` span nests inside it.
+            let span = AgentSpan.current?.child("codexkit.recovery.attempt", attributes: [
+                "codexkit.recovery.operation_id": .string(record.operationID.uuidString.lowercased()), "codexkit.recovery.attempt": .int(Int64(record.attempts.count)),
+            ])
             do {
-                let payload = try await transmit(&record, execution, credentials: credentials)
+                let payload = try await AgentSpan.$current.withValue(span ?? AgentSpan.current) {
+                    try await transmit(&record, execution, credentials: credentials)
+                }
                 let output = try decodeValidated(payload, as: Output.self, format: format, decoder: decoder)
                 try await deliverCompletion(&record, payload, execution)
+                span?.setStatus(.ok)
+                span?.end()
                 return output
             } catch let error as AgentRecoveryError where error.isStorageFailure {
+                span?.recordFailure(code: error.code.rawValue)
+                span?.end()
                 throw error
             } catch {
+                span?.recordFailure(code: (error as? AgentRecoveryError)?.code.rawValue ?? (error as? AgentRuntimeError)?.code.rawValue ?? "failed")
+                span?.end()
                 try await handleFailure(error, &record, execution, credentials: credentials)
             }
         }

@@ -80,11 +80,23 @@ extension AgentRuntime {
         authorizeAttempt: @escaping @Sendable (AgentRecoveryAttempt) async throws -> Bool
     ) async throws -> Output {
         let recovery = try recoveryAdapter().recovery
-        return try await recoveries.running(handle, store: store, recovery: recovery) {
-            try await recovery.sendRecovering(
-                handle, response: response, store: store, decoder: decoder, expectedContractVersion: expectedContractVersion,
-                authorizeAttempt: authorizeAttempt
-            )
+        let span = configuration.telemetry?.startRootSpan("codexkit.recovery", attributes: ["codexkit.recovery.operation_id": .string(handle.operationID.uuidString.lowercased())])
+        do {
+            let output = try await AgentSpan.$current.withValue(span) {
+                try await recoveries.running(handle, store: store, recovery: recovery) {
+                    try await recovery.sendRecovering(
+                        handle, response: response, store: store, decoder: decoder, expectedContractVersion: expectedContractVersion,
+                        authorizeAttempt: authorizeAttempt
+                    )
+                }
+            }
+            span?.setStatus(.ok)
+            span?.end()
+            return output
+        } catch {
+            span?.recordFailure(code: (error as? AgentRecoveryError)?.code.rawValue ?? (error as? AgentRuntimeError)?.code.rawValue ?? "cancelled")
+            span?.end()
+            throw error
         }
     }
 

@@ -83,6 +83,10 @@ public final class AgentRuntime: Sendable {
         /// default), or durable and resumed (``AgentTurnRecoveryPolicy``; the state store must keep
         /// journals, ``CodexCore/TurnJournaling``: the SQLite and in-memory stores do).
         public var turnRecovery: AgentTurnRecoveryPolicy
+        /// OpenTelemetry spans and metrics for turns, model requests, tool and MCP calls and storage
+        /// commits (``CodexCore/AgentTelemetry``, exported by ``OTLPHTTPExporter``); `nil` (the default)
+        /// records nothing.
+        public var telemetry: AgentTelemetry?
 
         /// Creates a configuration; ``AgentRuntime/init(configuration:)`` validates it.
         public init(
@@ -95,7 +99,7 @@ public final class AgentRuntime: Sendable {
             toolImageHTTPClient: (any HTTPClient)? = nil, readinessRetryPolicy: RetryPolicy = .default,
             modelSelector: (any CodexModelSelecting)? = nil, backgroundActivity: AgentBackgroundActivity? = nil,
             contextCompaction: AgentContextCompactionConfiguration = .init(), memory: AgentMemoryConfiguration? = nil,
-            turnRecovery: AgentTurnRecoveryPolicy = .interrupt
+            turnRecovery: AgentTurnRecoveryPolicy = .interrupt, telemetry: AgentTelemetry? = nil
         ) {
             self.authProvider = authProvider
             self.secureStore = secureStore
@@ -120,6 +124,7 @@ public final class AgentRuntime: Sendable {
             self.contextCompaction = contextCompaction
             self.memory = memory
             self.turnRecovery = turnRecovery
+            self.telemetry = telemetry
         }
     }
 

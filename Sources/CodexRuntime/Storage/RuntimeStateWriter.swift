@@ -66,11 +66,16 @@ final class RuntimeStateWriter: Sendable {
             let previous = tail
             let handle = Task<Result<Void, AgentRuntimeError>, Never> {
                 _ = await previous?.value
+                // The write's span, under the turn that enqueued it (task-locals follow the task).
+                let span = AgentSpan.current?.child("codexkit.storage.commit")
                 do {
                     try await operation(store)
+                    StorageTelemetry.end(span, failure: nil)
                     return .success(())
                 } catch {
-                    return .failure(AgentRuntimeError.stateStore(error))
+                    let failure = AgentRuntimeError.stateStore(error)
+                    StorageTelemetry.end(span, failure: failure)
+                    return .failure(failure)
                 }
             }
             tail = handle

@@ -14,7 +14,13 @@ extension AgentRuntime {
     func launch(_ plan: TurnPlan, outcome: TurnOutcome?) -> AgentTurnExecution {
         let channel = AgentEventChannel<AgentEvent>(capacity: configuration.maximumBufferedEvents)
         let cancellation = TurnCancellation()
-        let producer = Task { await self.produce(plan, channel: channel, cancellation: cancellation, outcome: outcome) }
+        // Started here, in the caller's task, so the turn joins the host's trace parent.
+        let span = TurnTelemetry.start(plan, telemetry: configuration.telemetry)
+        let producer = Task {
+            await AgentSpan.$current.withValue(span) {
+                await self.produce(plan, channel: channel, cancellation: cancellation, outcome: outcome)
+            }
+        }
         channel.onConsumerGone {
             cancellation.note("cancelled")
             producer.cancel()
@@ -96,6 +102,10 @@ extension AgentRuntime {
             startAutomaticCapture(plan, success: success)
         }
         outcome?.record(value: success.value, summary: success.summary)
+        TurnTelemetry.end(
+            AgentSpan.current, outcome: "completed", usage: success.summary.usage, output: success.summary.finalMessage?.text,
+            eventQueuePeak: channel.peakBufferedCount
+        )
         configuration.logSink.record(AgentLogEvent(
             level: .info, category: .runtime, name: "runtime.turn.completed",
             metadata: ["thread_id": plan.threadID.rawValue, "turn_id": plan.turnID.rawValue]
@@ -119,6 +129,7 @@ extension AgentRuntime {
                 try? await writer.finish(recordEnd(of: plan.turn, status: .interrupted, failure: nil, items: []))
                 activeTurns.release(plan.threadID, turnID: plan.turnID)
             }
+            TurnTelemetry.end(AgentSpan.current, outcome: "interrupted", eventQueuePeak: channel.peakBufferedCount)
             configuration.logSink.record(AgentLogEvent(
                 level: .notice, category: .runtime, name: "runtime.turn.interrupted",
                 metadata: ["thread_id": plan.threadID.rawValue, "turn_id": plan.turnID.rawValue, "reason": cancellation.text]
@@ -133,6 +144,7 @@ extension AgentRuntime {
             try? await writer.finish(recordEnd(of: plan.turn, status: .failed, failure: failure, items: []))
             activeTurns.release(plan.threadID, turnID: plan.turnID)
         }
+        TurnTelemetry.end(AgentSpan.current, outcome: "failed", failureCode: failure.code.rawValue, eventQueuePeak: channel.peakBufferedCount)
         configuration.logSink.record(AgentLogEvent(
             level: .error, category: .runtime, name: "runtime.turn.failed",
             metadata: ["thread_id": plan.threadID.rawValue, "turn_id": plan.turnID.rawValue, "error_code": failure.code.rawValue]
@@ -154,6 +166,7 @@ extension AgentRuntime {
             let record = turn
             try? await writer.finish(writer.enqueue { store in try await store.upsertTurn(record) })
             activeTurns.release(plan.threadID, turnID: plan.turnID)
+            TurnTelemetry.end(AgentSpan.current, outcome: "waiting_for_approval", eventQueuePeak: channel.peakBufferedCount)
             configuration.logSink.record(AgentLogEvent(level: .notice, category: .runtime, name: "runtime.turn.parked", metadata: metadata))
             try? channel.sendLifecycle(.turnInterrupted(AgentTurnInterruption(turnID: plan.turnID, threadID: plan.threadID, reason: "waiting_for_approval")))
             channel.finish(throwing: AgentRuntimeError(
@@ -163,6 +176,7 @@ extension AgentRuntime {
         }
         if let failure = error as? TurnJournalFailure {
             activeTurns.release(plan.threadID, turnID: plan.turnID)
+            TurnTelemetry.end(AgentSpan.current, outcome: "failed", failureCode: failure.error.code.rawValue, eventQueuePeak: channel.peakBufferedCount)
             configuration.logSink.record(AgentLogEvent(
                 level: .error, category: .runtime, name: "runtime.turn.journal_failed", metadata: metadata.merging(["error_code": failure.error.code.rawValue]) { $1 }
             ))

@@ -163,7 +163,18 @@ extension TurnDriver {
 
     /// Runs one call whose started event was sent, and sends its finished event.
     private func finish(_ invocation: ToolInvocation) async throws -> ToolResultEnvelope {
-        let result = try await execute(invocation).answering(invocation)
+        let result: ToolResultEnvelope
+        if let span = ToolTelemetry.start(invocation) {
+            do {
+                result = try await span.withCurrent { try await execute(invocation).answering(invocation) }
+            } catch {
+                ToolTelemetry.end(span, error: error)
+                throw error
+            }
+            ToolTelemetry.end(span, result: result)
+        } else {
+            result = try await execute(invocation).answering(invocation)
+        }
         try await journal(.toolFinished(result))
         try await channel.send(.toolCallFinished(result))
         return result
@@ -206,6 +217,7 @@ extension TurnDriver {
             try await showPending(.approval, for: invocation, approval: request.id)
             try await channel.send(.approvalRequested(request))
             let decision: AgentApprovalDecision
+            let waitStarted = ToolTelemetry.approvalClock()
             do {
                 decision = try await runtime.configuration.approvalPresenter?.requestApproval(request) ?? .denied
             } catch is CancellationError {
@@ -214,6 +226,7 @@ extension TurnDriver {
                 // A presenter that fails cannot approve: the call is denied.
                 decision = .denied
             }
+            ToolTelemetry.noteApproval(startedAt: waitStarted, decision: decision)
             try Task.checkCancellation()
             try await showPending(.toolResult, for: invocation)
             try await channel.send(.approvalResolved(AgentApprovalResolution(requestID: request.id, decision: decision)))

@@ -133,6 +133,7 @@ struct TurnDriver: Sendable {
             }
             try await channel.send(.progress(value))
         case .rateLimitsUpdated(let limits):
+            if let metrics = AgentSpan.current?.telemetry.metrics { TurnTelemetry.record(limits, metrics: metrics) }
             try await channel.send(.rateLimitsUpdated(limits))
         case .usageUpdated(let usage):
             progress.usage = progress.usage.map { $0 + usage } ?? usage

@@ -37,6 +37,8 @@ struct ResponsesAttempt {
     }
 
     private let stream: ResponsesEventStream
+    /// This attempt's span and metrics, when telemetry is on.
+    let telemetry: ResponsesAttemptTelemetry?
     /// Shared by the steps of this attempt's request (the credentials it went out with).
     let context = HTTPMiddlewareContext()
     private var connected = false
@@ -57,8 +59,9 @@ struct ResponsesAttempt {
     /// The body bytes this attempt received (SSE framing included).
     private(set) var receivedBytes = 0
 
-    init(stream: ResponsesEventStream) {
+    init(stream: ResponsesEventStream, number: Int) {
         self.stream = stream
+        telemetry = ResponsesAttemptTelemetry(stream: stream, number: number)
         framer = SSEFramer(maximumEventBytes: stream.client.configuration.maximumEventBytes)
         decoder = ResponsesEventDecoder(wallClock: stream.client.wallClock)
     }
@@ -127,6 +130,7 @@ struct ResponsesAttempt {
             return event
         case .completed(let info):
             progress.responseID = info.id ?? progress.responseID
+            telemetry?.complete(info)
             finished = true
             completedBody = bodyIterator
             bodyIterator = nil
@@ -142,16 +146,19 @@ struct ResponsesAttempt {
             stream.client.record(limits: snapshots, modelsETag: nil, binding: context.credentials.last?.binding)
             return event
         case .outputItemAdded(_, let item), .outputItemDone(_, let item):
+            if !progress.outputDelivered { telemetry?.noteFirstOutput() }
             progress.outputDelivered = true
             if case .functionCall = item { progress.toolActivity = true }
             if case .customToolCall = item { progress.toolActivity = true }
             return event
         case .functionCallArgumentsDelta, .functionCallArgumentsDone, .customToolCallInputDelta:
+            if !progress.outputDelivered { telemetry?.noteFirstOutput() }
             progress.outputDelivered = true
             progress.toolActivity = true
             return event
         case .outputTextDelta, .outputTextDone, .refusalDelta, .reasoningSummaryTextDelta, .reasoningSummaryTextDone,
              .reasoningTextDelta, .imageGenerationCall, .webSearchCall, .reasoningSummaryPartAdded, .reasoningSummaryPartDone:
+            if !progress.outputDelivered { telemetry?.noteFirstOutput() }
             progress.outputDelivered = true
             return event
         case .contentPartAdded, .contentPartDone, .unknown:
@@ -172,6 +179,7 @@ struct ResponsesAttempt {
         ]
         if let sessionID = stream.sessionID { headers["session_id"] = sessionID }
         if let clientRequestID = stream.clientRequestID { headers["x-client-request-id"] = clientRequestID }
+        if let traceparent = telemetry?.traceparent { headers["traceparent"] = traceparent }
         let request = HTTPRequest(
             method: "POST", url: client.configuration.endpoint.url("responses"), headers: headers, body: stream.body,
             timeouts: client.configuration.timeouts
@@ -187,6 +195,7 @@ struct ResponsesAttempt {
             guard context.transportFailed else { throw close(StepFailure(error: error)) }
             throw close(Self.interrupted(error, progress: progress))
         }
+        telemetry?.noteResponse(status: response.statusCode, requestID: response.headers["x-request-id"] ?? response.headers["x-oai-request-id"])
         let limits = RateLimitParser.snapshots(fromHeaders: response.headers, now: client.wallClock.now())
         client.record(limits: limits, modelsETag: response.headers["x-models-etag"], binding: context.credentials.last?.binding)
         if let etag = response.headers["x-models-etag"], let binding = context.credentials.last?.binding {

@@ -125,14 +125,16 @@ public final class ResponsesClient: Sendable {
     ///   - clientRequestID: Sent as `x-client-request-id`, if any.
     /// - Returns: The events; iterate from one task.
     public func stream(_ request: ResponsesRequest, sessionID: String? = nil, clientRequestID: String? = nil) -> ResponsesEventStream {
-        ResponsesEventStream(client: self, body: request.body(), sessionID: sessionID, clientRequestID: clientRequestID, interruption: nil)
+        ResponsesEventStream(client: self, body: request.body(), model: request.model, sessionID: sessionID, clientRequestID: clientRequestID, interruption: nil)
     }
 
     /// ``stream(_:sessionID:clientRequestID:)`` that another task can stop through `interruption`.
     package func stream(
         _ request: ResponsesRequest, sessionID: String?, clientRequestID: String?, interruption: StreamInterruption
     ) -> ResponsesEventStream {
-        ResponsesEventStream(client: self, body: request.body(), sessionID: sessionID, clientRequestID: clientRequestID, interruption: interruption)
+        ResponsesEventStream(
+            client: self, body: request.body(), model: request.model, sessionID: sessionID, clientRequestID: clientRequestID, interruption: interruption
+        )
     }
 
     /// Streams one turn whose body is already encoded (structured recovery sends its frozen, canonical
@@ -144,7 +146,7 @@ public final class ResponsesClient: Sendable {
     ///   - clientRequestID: Sent as `x-client-request-id`, if any.
     /// - Returns: The events; iterate from one task.
     public func stream(encodedBody: [UInt8], sessionID: String? = nil, clientRequestID: String? = nil) -> ResponsesEventStream {
-        ResponsesEventStream(client: self, body: encodedBody, sessionID: sessionID, clientRequestID: clientRequestID, interruption: nil)
+        ResponsesEventStream(client: self, body: encodedBody, model: nil, sessionID: sessionID, clientRequestID: clientRequestID, interruption: nil)
     }
 
     /// The latest rate-limit snapshot per family seen on any response (error responses included) or

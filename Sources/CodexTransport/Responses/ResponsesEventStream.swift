@@ -14,6 +14,8 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
 
     let client: ResponsesClient
     let body: [UInt8]
+    /// The requested model, for telemetry (`nil` for a body encoded elsewhere).
+    let model: String?
     let sessionID: String?
     let clientRequestID: String?
     /// Stops the stream from another task, when the reader gave one.
@@ -65,12 +67,13 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
                 if stream.interruption?.isInterrupted == true {
                     // Interrupted by another task: no further read, retry or connection.
                     finished = true
+                    attempt?.telemetry?.end(failure: CancellationError(), willRetry: false)
                     attempt = nil
                     throw CancellationError()
                 }
                 if attempt == nil {
                     attemptNumber += 1
-                    attempt = ResponsesAttempt(stream: stream)
+                    attempt = ResponsesAttempt(stream: stream, number: attemptNumber)
                 }
                 let budget = maximumReceivedBytes.map { $0 - retiredBytes }
                 let step: ResponsesAttempt.Step?
@@ -78,12 +81,14 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
                     step = try await attempt?.next(progress: &progress, maximumBytes: budget)
                 } catch let failure as ResponsesAttempt.StepFailure {
                     finished = true
+                    attempt?.telemetry?.end(failure: failure.error, willRetry: false)
                     throw failure.error
                 } catch let failure as AgentRuntimeError {
                     try await retryOrThrow(failure)
                     continue
                 } catch {
                     finished = true
+                    attempt?.telemetry?.end(failure: error, willRetry: false)
                     throw error
                 }
                 switch step {
@@ -94,7 +99,9 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
                 case .budgetExceeded?:
                     // A budget, not a transport failure: never retried.
                     finished = true
-                    throw AgentRuntimeError.executionLimitExceeded(.responseBytes)
+                    let failure = AgentRuntimeError.executionLimitExceeded(.responseBytes)
+                    attempt?.telemetry?.end(failure: failure, willRetry: false)
+                    throw failure
                 }
             }
             return nil
@@ -103,6 +110,7 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
         /// Ends the current attempt and starts the wait for the next one when `failure` may be sent
         /// again (retryable, no output delivered, attempts left); otherwise throws it.
         private mutating func retryOrThrow(_ failure: AgentRuntimeError) async throws {
+            let ended = attempt
             if let attempt {
                 retiredSecrets += attempt.context.secrets
                 retiredBytes += attempt.receivedBytes
@@ -111,12 +119,14 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
             if stream.interruption?.isInterrupted == true {
                 // The failure is the interruption's cancelled body: not a failure to retry.
                 finished = true
+                ended?.telemetry?.end(failure: CancellationError(), willRetry: false)
                 throw CancellationError()
             }
             var failure = failure
             let policy = stream.client.configuration.retryPolicy
             let retryable = RetryPolicy.isRetryable(failure)
             let canRetry = retryable && !progress.outputDelivered && attemptNumber < policy.maximumAttempts
+            ended?.telemetry?.end(failure: failure, willRetry: canRetry)
             failure.retry = .init(
                 attempt: attemptNumber, maximumAttempts: policy.maximumAttempts, isRetryable: retryable,
                 safety: progress.outputDelivered ? .outputAlreadyEmitted : .beforeOutput
@@ -136,6 +146,7 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
                 metadata: ["attempt": String(attemptNumber), "maximum_attempts": String(policy.maximumAttempts), "error_code": failure.code.rawValue,
                            "delay_ms": String(Int(delay.inSeconds * 1000))]
             ))
+            AgentSpan.current?.telemetry.metrics.add(.retries, 1, attributes: ["error.type": .string(failure.code.rawValue)])
             try await stream.client.clock.sleep(for: delay)
         }
     }

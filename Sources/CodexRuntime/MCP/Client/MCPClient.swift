@@ -169,7 +169,32 @@ public final class MCPClient: Sendable {
     /// - Throws: ``MCPError`` (`mcp_remote_error` when the server refused the call, `mcp_timeout`, …),
     ///   or `CancellationError` when the task was cancelled (the server is told).
     public func callTool(_ name: String, arguments: JSONObject = JSONObject(), progress: (@Sendable (MCPProgress) -> Void)? = nil) async throws -> MCPToolResult {
+        guard let span = AgentSpan.current?.child("tools/call \(name)", kind: .client, attributes: [
+            "mcp.method.name": "tools/call", "gen_ai.tool.name": .string(name), "gen_ai.operation.name": "execute_tool",
+            "codexkit.mcp.server": .string(self.name),
+        ]) else {
+            return try await callToolOnce(name, arguments: arguments, progress: progress, span: nil)
+        }
+        do {
+            let result = try await callToolOnce(name, arguments: arguments, progress: progress, span: span)
+            if result.isError { span.recordFailure(code: "tool_error") } else { span.setStatus(.ok) }
+            span.end()
+            return result
+        } catch {
+            span.recordFailure(code: (error as? MCPError)?.code.rawValue ?? (error is CancellationError ? "cancelled" : "failed"))
+            span.end()
+            throw error
+        }
+    }
+
+    private func callToolOnce(
+        _ name: String, arguments: JSONObject, progress: (@Sendable (MCPProgress) -> Void)?, span: AgentSpan?
+    ) async throws -> MCPToolResult {
         try await withSession { connection, description in
+            if let span {
+                if case .http = connection.link { span.setAttribute("network.transport", "tcp") } else { span.setAttribute("network.transport", "pipe") }
+                span.setAttribute("mcp.protocol.version", .string(description.era.version))
+            }
             var headers: [String: String] = [:]
             if case .http = connection.link, case .stateless = description.era {
                 let tools = try await self.listTools(on: connection, description)

@@ -1,0 +1,83 @@
+/// The value of a span or metric attribute: the types OpenTelemetry attributes allow.
+public enum AgentTelemetryValue: Sendable, Hashable, CustomStringConvertible {
+    /// Text.
+    case string(String)
+    /// A whole number.
+    case int(Int64)
+    /// A floating-point number.
+    case double(Double)
+    /// A flag.
+    case bool(Bool)
+    /// A list of strings (for example finish reasons).
+    case strings([String])
+
+    /// An `Int` as ``int(_:)``.
+    public static func integer(_ value: Int) -> AgentTelemetryValue { .int(Int64(value)) }
+
+    /// The value as text, for logs and tests.
+    public var description: String {
+        switch self {
+        case .string(let text): return text
+        case .int(let number): return String(number)
+        case .double(let number): return String(number)
+        case .bool(let flag): return String(flag)
+        case .strings(let list): return list.joined(separator: ",")
+        }
+    }
+}
+
+extension AgentTelemetryValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral, ExpressibleByFloatLiteral {
+    /// A string literal.
+    public init(stringLiteral value: String) { self = .string(value) }
+    /// An integer literal.
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    /// A Boolean literal.
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// A floating-point literal.
+    public init(floatLiteral value: Double) { self = .double(value) }
+}
+
+/// Attributes in the order they were set; setting a key again replaces its value in place.
+public struct AgentTelemetryAttributes: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    /// The attributes, in order.
+    public private(set) var entries: [(key: String, value: AgentTelemetryValue)] = []
+
+    /// No attributes.
+    public init() {}
+
+    /// Attributes from a literal, in its order.
+    public init(dictionaryLiteral elements: (String, AgentTelemetryValue)...) {
+        for (key, value) in elements { self[key] = value }
+    }
+
+    /// The value of `key`, or `nil`; assigning `nil` removes it.
+    public subscript(key: String) -> AgentTelemetryValue? {
+        get { entries.first { $0.key == key }?.value }
+        set {
+            if let index = entries.firstIndex(where: { $0.key == key }) {
+                if let newValue { entries[index].value = newValue } else { entries.remove(at: index) }
+            } else if let newValue {
+                entries.append((key, newValue))
+            }
+        }
+    }
+
+    /// How many attributes there are.
+    public var count: Int { entries.count }
+
+    /// Iterates in order.
+    public func makeIterator() -> IndexingIterator<[(key: String, value: AgentTelemetryValue)]> { entries.makeIterator() }
+
+    /// Equal when the same keys have the same values, in the same order.
+    public static func == (lhs: AgentTelemetryAttributes, rhs: AgentTelemetryAttributes) -> Bool {
+        lhs.entries.count == rhs.entries.count && zip(lhs.entries, rhs.entries).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+
+    /// Hashes keys and values in order.
+    public func hash(into hasher: inout Hasher) {
+        for entry in entries {
+            hasher.combine(entry.key)
+            hasher.combine(entry.value)
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import CodexCore
+
+/// The turn span (`invoke_agent`) and the turn-level metrics, following the OpenTelemetry GenAI
+/// conventions where they name a thing and `codexkit.*` where they do not.
+enum TurnTelemetry {
+    /// The provider name the GenAI conventions give OpenAI.
+    static let providerName: AgentTelemetryValue = "openai"
+
+    /// Starts a turn's span (a child of the host's parent, if any), or `nil` without telemetry.
+    static func start(_ plan: TurnPlan, telemetry: AgentTelemetry?) -> AgentSpan? {
+        guard let telemetry else { return nil }
+        var attributes: AgentTelemetryAttributes = [
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.provider.name": providerName,
+            "gen_ai.conversation.id": .string(plan.threadID.rawValue),
+            "gen_ai.request.model": .string(plan.backendRequest.model.rawValue),
+            "codexkit.turn.id": .string(plan.turnID.rawValue),
+            "codexkit.turn.execution_mode": .string(plan.persistent ? "threaded" : "ephemeral"),
+        ]
+        if let effort = plan.backendRequest.reasoningEffort { attributes["codexkit.request.reasoning_effort"] = .string(effort.rawValue) }
+        if plan.durability != nil { attributes["codexkit.turn.durable"] = true }
+        if let content = telemetry.content(plan.backendRequest.request.text) { attributes["gen_ai.input.messages"] = content }
+        return telemetry.startRootSpan("invoke_agent", attributes: attributes)
+    }
+
+    /// Ends a turn's span with its outcome (`completed`, `failed`, `interrupted`, `waiting_for_approval`),
+    /// and counts it.
+    static func end(
+        _ span: AgentSpan?, outcome: String, usage: AgentUsage? = nil, failureCode: String? = nil, output: String? = nil,
+        eventQueuePeak: Int
+    ) {
+        guard let span else { return }
+        span.setAttribute("codexkit.turn.outcome", .string(outcome))
+        setUsage(usage, on: span)
+        if let output, let content = span.telemetry.content(output) { span.setAttribute("gen_ai.output.messages", content) }
+        if let failureCode { span.recordFailure(code: failureCode) }
+        let metrics = span.telemetry.metrics
+        metrics.add(.turns, 1, attributes: ["codexkit.turn.outcome": .string(outcome)])
+        metrics.set(.eventQueueHighWater, Double(eventQueuePeak))
+        span.end()
+    }
+
+    /// The GenAI usage attributes for the counts that are known.
+    static func setUsage(_ usage: AgentUsage?, on span: AgentSpan) {
+        guard let usage else { return }
+        span.setAttribute("gen_ai.usage.input_tokens", count: usage.inputTokens)
+        span.setAttribute("gen_ai.usage.output_tokens", count: usage.outputTokens)
+        span.setAttribute("gen_ai.usage.cache_read.input_tokens", count: usage.cachedInputTokens)
+        span.setAttribute("gen_ai.usage.cache_creation.input_tokens", count: usage.cacheWriteInputTokens)
+        span.setAttribute("gen_ai.usage.reasoning.output_tokens", count: usage.reasoningOutputTokens)
+    }
+
+    /// Records rate-limit windows as `codexkit.rate_limit.remaining` gauges.
+    static func record(_ limits: [AgentRateLimitSnapshot], metrics: AgentMetrics) {
+        for snapshot in limits {
+            for (window, value) in [("primary", snapshot.primary), ("secondary", snapshot.secondary)] {
+                guard let value else { continue }
+                metrics.set(.rateLimitRemaining, value.remainingPercent, attributes: [
+                    "codexkit.rate_limit.family": .string(snapshot.limitID), "codexkit.rate_limit.window": .string(window),
+                ])
+            }
+        }
+    }
+}

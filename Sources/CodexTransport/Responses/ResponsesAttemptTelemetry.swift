@@ -1,0 +1,106 @@
+import CodexCore
+import Foundation
+
+/// The span of one model request attempt (`chat <model>`, kind client) and its metrics: duration, time
+/// to first output, tokens. Made only when a span is current (the runtime's turn span), so a request
+/// without telemetry costs one task-local read.
+final class ResponsesAttemptTelemetry: Sendable {
+    let span: AgentSpan
+    private let model: String?
+
+    init?(stream: ResponsesEventStream, number: Int) {
+        guard let parent = AgentSpan.current else { return nil }
+        let endpoint = stream.client.configuration.endpoint.url("responses")
+        var attributes: AgentTelemetryAttributes = [
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",
+            "codexkit.request.attempt": .int(Int64(number)),
+            "codexkit.request.maximum_attempts": .int(Int64(stream.client.configuration.retryPolicy.maximumAttempts)),
+        ]
+        if let model = stream.model { attributes["gen_ai.request.model"] = .string(model) }
+        if let host = endpoint.host { attributes["server.address"] = .string(host) }
+        if let port = endpoint.port ?? (endpoint.scheme == "https" ? 443 : endpoint.scheme == "http" ? 80 : nil) {
+            attributes["server.port"] = .int(Int64(port))
+        }
+        model = stream.model
+        span = parent.child(stream.model.map { "chat \($0)" } ?? "chat", kind: .client, attributes: attributes)
+    }
+
+    /// The `traceparent` to send, when the host allowed it.
+    var traceparent: String? {
+        span.telemetry.options.propagateTraceContext ? span.context.traceparent : nil
+    }
+
+    /// Notes the response's status and the provider's request ID.
+    func noteResponse(status: Int, requestID: String?) {
+        span.setAttribute("http.response.status_code", .int(Int64(status)))
+        if let requestID { span.setAttribute("codexkit.provider.request_id", .string(requestID)) }
+    }
+
+    /// Notes the first output of the response.
+    func noteFirstOutput() {
+        guard span.attribute("codexkit.response.time_to_first_token") == nil else { return }
+        let seconds = secondsSinceStart()
+        span.setAttribute("codexkit.response.time_to_first_token", .double(seconds))
+        span.telemetry.metrics.record(.timeToFirstChunk, seconds, attributes: baseAttributes())
+    }
+
+    /// Ends the span for a completed response, with its usage.
+    func complete(_ info: ResponsesResponseInfo) {
+        if let id = info.id { span.setAttribute("gen_ai.response.id", .string(id)) }
+        if let served = info.model { span.setAttribute("gen_ai.response.model", .string(served)) }
+        if let status = info.status { span.setAttribute("gen_ai.response.finish_reasons", .strings([status])) }
+        let metrics = span.telemetry.metrics
+        if let usage = info.usage {
+            span.setAttribute("gen_ai.usage.input_tokens", count: usage.inputTokens)
+            span.setAttribute("gen_ai.usage.output_tokens", count: usage.outputTokens)
+            span.setAttribute("gen_ai.usage.cache_read.input_tokens", count: usage.cachedInputTokens)
+            span.setAttribute("gen_ai.usage.cache_creation.input_tokens", count: usage.cacheWriteInputTokens)
+            span.setAttribute("gen_ai.usage.reasoning.output_tokens", count: usage.reasoningOutputTokens)
+            var attributes = baseAttributes()
+            for (type, count) in [("input", usage.inputTokens), ("output", usage.outputTokens)] {
+                guard let count else { continue }
+                attributes["gen_ai.token.type"] = .string(type)
+                metrics.record(.tokenUsage, Double(count), attributes: attributes)
+            }
+            let kinds: [(String, Int?)] = [
+                ("input", usage.inputTokens), ("cached_input", usage.cachedInputTokens), ("cache_write_input", usage.cacheWriteInputTokens),
+                ("output", usage.outputTokens), ("reasoning_output", usage.reasoningOutputTokens),
+            ]
+            for (kind, count) in kinds {
+                guard let count else { continue }
+                metrics.add(.tokens, count, attributes: ["codexkit.token.type": .string(kind), "gen_ai.request.model": .string(model ?? "unknown")])
+            }
+        }
+        span.setStatus(.ok)
+        finish(errorType: nil)
+    }
+
+    /// Ends the span for a failed attempt.
+    func end(failure: any Error, willRetry: Bool) {
+        let code = (failure as? AgentRuntimeError)?.code.rawValue ?? (failure is CancellationError ? "cancelled" : "failed")
+        if let requestID = (failure as? AgentRuntimeError)?.http?.requestID { span.setAttribute("codexkit.provider.request_id", .string(requestID)) }
+        if let status = (failure as? AgentRuntimeError)?.http?.statusCode { span.setAttribute("http.response.status_code", .int(Int64(status))) }
+        span.setAttribute("codexkit.request.will_retry", .bool(willRetry))
+        span.recordFailure(code: code)
+        finish(errorType: code)
+    }
+
+    private func finish(errorType: String?) {
+        var attributes = baseAttributes()
+        if let errorType { attributes["error.type"] = .string(errorType) }
+        span.telemetry.metrics.record(.operationDuration, secondsSinceStart(), attributes: attributes)
+        span.end()
+    }
+
+    private func baseAttributes() -> AgentTelemetryAttributes {
+        var attributes: AgentTelemetryAttributes = ["gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai"]
+        if let model { attributes["gen_ai.request.model"] = .string(model) }
+        return attributes
+    }
+
+    private func secondsSinceStart() -> Double {
+        let now = AgentTelemetry.unixNano(span.telemetry.wallClock.now())
+        return now >= span.startTimeUnixNano ? Double(now - span.startTimeUnixNano) / 1e9 : 0
+    }
+}
