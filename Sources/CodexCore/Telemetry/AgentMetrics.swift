@@ -109,8 +109,18 @@ public final class AgentMetrics: Sendable {
     }
 
     private func update(_ instrument: AgentMetricInstrument, _ attributes: AgentTelemetryAttributes, _ change: (Value?) -> Value) {
-        var sorted = AgentTelemetryAttributes()
-        for entry in attributes.entries.sorted(by: { $0.key < $1.key }) { sorted[entry.key] = entry.value }
+        let entries = attributes.entries
+        var isSorted = true
+        var index = 1
+        while isSorted, index < entries.count {
+            isSorted = entries[index - 1].key < entries[index].key
+            index += 1
+        }
+        var sorted = attributes
+        if !isSorted {
+            sorted = AgentTelemetryAttributes()
+            for entry in entries.sorted(by: { $0.key < $1.key }) { sorted[entry.key] = entry.value }
+        }
         let key = Key(instrument: instrument.name, attributes: sorted)
         state.withLock { state in
             let current = state.values[key]

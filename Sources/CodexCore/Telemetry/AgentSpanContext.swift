@@ -34,14 +34,12 @@ public struct AgentSpanContext: Sendable, Hashable, CustomStringConvertible {
 
     /// A new context in a new trace (random IDs).
     public static func newTrace() -> AgentSpanContext {
-        var random = SystemRandomNumberGenerator()
-        return AgentSpanContext(unchecked: randomBytes(16, using: &random), spanID: randomBytes(8, using: &random), isSampled: true)
+        AgentSpanContext(unchecked: SpanIDGenerator.bytes(16), spanID: SpanIDGenerator.bytes(8), isSampled: true)
     }
 
     /// A new span in this context's trace, with its sampled flag.
     public func child() -> AgentSpanContext {
-        var random = SystemRandomNumberGenerator()
-        return AgentSpanContext(unchecked: traceID, spanID: Self.randomBytes(8, using: &random), isSampled: isSampled)
+        AgentSpanContext(unchecked: traceID, spanID: SpanIDGenerator.bytes(8), isSampled: isSampled)
     }
 
     /// The trace ID as 32 lowercase hex digits.
@@ -59,14 +57,6 @@ public struct AgentSpanContext: Sendable, Hashable, CustomStringConvertible {
         self.traceID = traceID
         self.spanID = spanID
         self.isSampled = isSampled
-    }
-
-    private static func randomBytes(_ count: Int, using random: inout SystemRandomNumberGenerator) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        while !bytes.contains(where: { $0 != 0 }) {
-            for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255, using: &random) }
-        }
-        return bytes
     }
 
     /// Lowercase hex.

@@ -25,7 +25,9 @@ extension AgentStructuredRecovery {
             middlewares: [AuthenticationMiddleware(credentials: credentials), HTTPLoggingMiddleware(logSink: logSink, clock: clock)],
             clock: clock, wallClock: wallClock, logSink: logSink
         )
-        let stream = client.stream(encodedBody: Array(record.request.body.utf8), clientRequestID: attemptID.uuidString.lowercased())
+        let stream = client.stream(
+            encodedBody: Array(record.request.body.utf8), clientRequestID: attemptID.uuidString.lowercased(), model: record.request.model
+        )
         let maximumPayloadBytes = configuration.maximumPayloadBytes
         let partition = execution.partition
         let operationID = record.operationID

@@ -3,116 +3,234 @@ import CodexSchema
 
 /// Encodes spans and metric snapshots as OTLP/HTTP JSON export requests
 /// (`ExportTraceServiceRequest`, `ExportMetricsServiceRequest`): lowerCamelCase field names, trace and
-/// span IDs as lowercase hex, enums as numbers, 64-bit integers as decimal strings.
+/// span IDs as lowercase hex, enums as numbers, 64-bit integers as decimal strings. Written straight
+/// into bytes through the canonical JSON writer's escaping (no value tree: an export is encoded on every
+/// batch).
 enum OTLPJSONEncoder {
-    /// The instrumentation scope every span and metric carries.
-    static let scope: JSONValue = .object(JSONObject([("name", .string("codexkit")), ("version", .string(CodexKitVersion.current))]))
-
     /// One trace export request for `spans`.
     static func traces(_ spans: [AgentSpanData], resource: AgentTelemetryAttributes) -> [UInt8] {
-        let encoded = spans.map(span)
-        let scopeSpans = JSONValue.object(JSONObject([("scope", scope), ("spans", .array(encoded))]))
-        let resourceSpans = JSONValue.object(JSONObject([("resource", resourceValue(resource)), ("scopeSpans", .array([scopeSpans]))]))
-        return JSONValue.object(JSONObject([("resourceSpans", .array([resourceSpans]))])).compactBytes()
+        encode(capacity: 256 + spans.count * 768) { sink in
+            sink.ascii(#"{"resourceSpans":[{"resource":"#)
+            resourceObject(resource, &sink)
+            sink.ascii(#","scopeSpans":[{"scope":"#)
+            scope(&sink)
+            sink.ascii(#","spans":["#)
+            for (index, span) in spans.enumerated() {
+                if index > 0 { sink.byte(UInt8(ascii: ",")) }
+                write(span, &sink)
+            }
+            sink.ascii("]}]}]}")
+        }
     }
 
     /// One metrics export request for `snapshot`.
     static func metrics(_ snapshot: AgentMetrics.Snapshot, resource: AgentTelemetryAttributes) -> [UInt8] {
-        let encoded = snapshot.series.map { metric($0.instrument, $0.points, snapshot) }
-        let scopeMetrics = JSONValue.object(JSONObject([("scope", scope), ("metrics", .array(encoded))]))
-        let resourceMetrics = JSONValue.object(JSONObject([("resource", resourceValue(resource)), ("scopeMetrics", .array([scopeMetrics]))]))
-        return JSONValue.object(JSONObject([("resourceMetrics", .array([resourceMetrics]))])).compactBytes()
+        encode(capacity: 4_096) { sink in
+            sink.ascii(#"{"resourceMetrics":[{"resource":"#)
+            resourceObject(resource, &sink)
+            sink.ascii(#","scopeMetrics":[{"scope":"#)
+            scope(&sink)
+            sink.ascii(#","metrics":["#)
+            for (index, series) in snapshot.series.enumerated() {
+                if index > 0 { sink.byte(UInt8(ascii: ",")) }
+                metric(series.instrument, series.points, snapshot, &sink)
+            }
+            sink.ascii("]}]}]}")
+        }
     }
 
-    private static func resourceValue(_ resource: AgentTelemetryAttributes) -> JSONValue {
+    private static func encode(capacity: Int, _ body: (inout CanonicalJSONSink) -> Void) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(capacity)
+        CanonicalJSONSink.write(to: { output.append(contentsOf: $0) }, body)
+        return output
+    }
+
+    private static func scope(_ sink: inout CanonicalJSONSink) {
+        sink.ascii(#"{"name":"codexkit","version":"#)
+        string(CodexKitVersion.current, &sink)
+        sink.byte(UInt8(ascii: "}"))
+    }
+
+    private static func resourceObject(_ resource: AgentTelemetryAttributes, _ sink: inout CanonicalJSONSink) {
         var all = resource
         if all["telemetry.sdk.name"] == nil { all["telemetry.sdk.name"] = "codexkit" }
         if all["telemetry.sdk.language"] == nil { all["telemetry.sdk.language"] = "swift" }
         if all["telemetry.sdk.version"] == nil { all["telemetry.sdk.version"] = .string(CodexKitVersion.current) }
-        return .object(JSONObject([("attributes", attributes(all))]))
+        sink.ascii(#"{"attributes":"#)
+        attributes(all, &sink)
+        sink.byte(UInt8(ascii: "}"))
     }
 
-    private static func span(_ span: AgentSpanData) -> JSONValue {
-        var members: [(String, JSONValue)] = [
-            ("traceId", .string(span.context.traceIDHex)),
-            ("spanId", .string(span.context.spanIDHex)),
-        ]
-        if let parent = span.parentSpanID { members.append(("parentSpanId", .string(AgentSpanContext.hex(parent)))) }
-        members += [
-            ("name", .string(span.name)),
-            ("kind", .number(JSONNumber(span.kind.rawValue))),
-            ("startTimeUnixNano", .string(String(span.startTimeUnixNano))),
-            ("endTimeUnixNano", .string(String(span.endTimeUnixNano))),
-            ("attributes", attributes(span.attributes)),
-        ]
+    private static func write(_ span: AgentSpanData, _ sink: inout CanonicalJSONSink) {
+        sink.ascii(#"{"traceId":""#)
+        hex(span.context.traceID, &sink)
+        sink.ascii(#"","spanId":""#)
+        hex(span.context.spanID, &sink)
+        if let parent = span.parentSpanID {
+            sink.ascii(#"","parentSpanId":""#)
+            hex(parent, &sink)
+        }
+        sink.ascii(#"","name":"#)
+        string(span.name, &sink)
+        sink.ascii(#","kind":"#)
+        sink.integer(Int64(span.kind.rawValue))
+        sink.ascii(#","startTimeUnixNano":"#)
+        quoted(span.startTimeUnixNano, &sink)
+        sink.ascii(#","endTimeUnixNano":"#)
+        quoted(span.endTimeUnixNano, &sink)
+        sink.ascii(#","attributes":"#)
+        attributes(span.attributes, &sink)
         if !span.events.isEmpty {
-            members.append(("events", .array(span.events.map { event in
-                .object(JSONObject([
-                    ("timeUnixNano", .string(String(event.timeUnixNano))), ("name", .string(event.name)), ("attributes", attributes(event.attributes)),
-                ]))
-            })))
+            sink.ascii(#","events":["#)
+            for (index, event) in span.events.enumerated() {
+                if index > 0 { sink.byte(UInt8(ascii: ",")) }
+                sink.ascii(#"{"timeUnixNano":"#)
+                quoted(event.timeUnixNano, &sink)
+                sink.ascii(#","name":"#)
+                string(event.name, &sink)
+                sink.ascii(#","attributes":"#)
+                attributes(event.attributes, &sink)
+                sink.byte(UInt8(ascii: "}"))
+            }
+            sink.byte(UInt8(ascii: "]"))
         }
         switch span.status {
         case .unset: break
-        case .ok: members.append(("status", .object(JSONObject([("code", .number(1))]))))
-        case .error(let message): members.append(("status", .object(JSONObject([("message", .string(message)), ("code", .number(2))]))))
+        case .ok: sink.ascii(#","status":{"code":1}"#)
+        case .error(let message):
+            sink.ascii(#","status":{"message":"#)
+            string(message, &sink)
+            sink.ascii(#","code":2}"#)
         }
-        return .object(JSONObject(members))
+        sink.byte(UInt8(ascii: "}"))
     }
 
-    private static func metric(_ instrument: AgentMetricInstrument, _ points: [AgentMetrics.Point], _ snapshot: AgentMetrics.Snapshot) -> JSONValue {
-        let start = JSONValue.string(String(snapshot.startTimeUnixNano))
-        let time = JSONValue.string(String(snapshot.timeUnixNano))
-        var members: [(String, JSONValue)] = [("name", .string(instrument.name)), ("unit", .string(instrument.unit)), ("description", .string(instrument.description))]
+    private static func metric(
+        _ instrument: AgentMetricInstrument, _ points: [AgentMetrics.Point], _ snapshot: AgentMetrics.Snapshot, _ sink: inout CanonicalJSONSink
+    ) {
+        sink.ascii(#"{"name":"#)
+        string(instrument.name, &sink)
+        sink.ascii(#","unit":"#)
+        string(instrument.unit, &sink)
+        sink.ascii(#","description":"#)
+        string(instrument.description, &sink)
         switch instrument.kind {
-        case .counter:
-            let dataPoints = points.map { point -> JSONValue in
-                guard case .count(let sum) = point.value else { return .null }
-                return .object(JSONObject([("attributes", attributes(point.attributes)), ("startTimeUnixNano", start), ("timeUnixNano", time), ("asInt", .string(String(sum)))]))
-            }
-            members.append(("sum", .object(JSONObject([
-                ("dataPoints", .array(dataPoints.filter { !$0.isNull })), ("aggregationTemporality", .number(2)), ("isMonotonic", .bool(true)),
-            ]))))
-        case .histogram(let bounds):
-            let dataPoints = points.map { point -> JSONValue in
-                guard case .histogram(let count, let sum, let low, let high, let buckets) = point.value else { return .null }
-                return .object(JSONObject([
-                    ("attributes", attributes(point.attributes)), ("startTimeUnixNano", start), ("timeUnixNano", time),
-                    ("count", .string(String(count))), ("sum", double(sum)),
-                    ("bucketCounts", .array(buckets.map { .string(String($0)) })), ("explicitBounds", .array(bounds.map(double))),
-                    ("min", double(low)), ("max", double(high)),
-                ]))
-            }
-            members.append(("histogram", .object(JSONObject([("dataPoints", .array(dataPoints.filter { !$0.isNull })), ("aggregationTemporality", .number(2))]))))
-        case .gauge, .highWater:
-            let dataPoints = points.map { point -> JSONValue in
-                guard case .gauge(let value) = point.value else { return .null }
-                return .object(JSONObject([("attributes", attributes(point.attributes)), ("timeUnixNano", time), ("asDouble", double(value))]))
-            }
-            members.append(("gauge", .object(JSONObject([("dataPoints", .array(dataPoints.filter { !$0.isNull }))]))))
+        case .counter: sink.ascii(#","sum":{"aggregationTemporality":2,"isMonotonic":true,"dataPoints":["#)
+        case .histogram: sink.ascii(#","histogram":{"aggregationTemporality":2,"dataPoints":["#)
+        case .gauge, .highWater: sink.ascii(#","gauge":{"dataPoints":["#)
         }
-        return .object(JSONObject(members))
+        for (index, point) in points.enumerated() {
+            if index > 0 { sink.byte(UInt8(ascii: ",")) }
+            sink.ascii(#"{"attributes":"#)
+            attributes(point.attributes, &sink)
+            if instrument.kind != .gauge, instrument.kind != .highWater {
+                sink.ascii(#","startTimeUnixNano":"#)
+                quoted(snapshot.startTimeUnixNano, &sink)
+            }
+            sink.ascii(#","timeUnixNano":"#)
+            quoted(snapshot.timeUnixNano, &sink)
+            switch point.value {
+            case .count(let sum):
+                sink.ascii(#","asInt":"#)
+                quoted(sum, &sink)
+            case .gauge(let value):
+                sink.ascii(#","asDouble":"#)
+                double(value, &sink)
+            case .histogram(let count, let sum, let low, let high, let buckets):
+                sink.ascii(#","count":"#)
+                quoted(count, &sink)
+                sink.ascii(#","sum":"#)
+                double(sum, &sink)
+                sink.ascii(#","bucketCounts":["#)
+                for (offset, bucket) in buckets.enumerated() {
+                    if offset > 0 { sink.byte(UInt8(ascii: ",")) }
+                    quoted(bucket, &sink)
+                }
+                sink.ascii(#"],"explicitBounds":["#)
+                if case .histogram(let bounds) = instrument.kind {
+                    for (offset, bound) in bounds.enumerated() {
+                        if offset > 0 { sink.byte(UInt8(ascii: ",")) }
+                        double(bound, &sink)
+                    }
+                }
+                sink.ascii(#"],"min":"#)
+                double(low, &sink)
+                sink.ascii(#","max":"#)
+                double(high, &sink)
+            }
+            sink.byte(UInt8(ascii: "}"))
+        }
+        sink.ascii("]}}")
     }
 
-    private static func attributes(_ attributes: AgentTelemetryAttributes) -> JSONValue {
-        .array(attributes.entries.map { entry in
-            .object(JSONObject([("key", .string(entry.key)), ("value", anyValue(entry.value))]))
-        })
+    private static func attributes(_ attributes: AgentTelemetryAttributes, _ sink: inout CanonicalJSONSink) {
+        sink.byte(UInt8(ascii: "["))
+        for (index, entry) in attributes.entries.enumerated() {
+            if index > 0 { sink.byte(UInt8(ascii: ",")) }
+            sink.ascii(#"{"key":"#)
+            string(entry.key, &sink)
+            sink.ascii(#","value":"#)
+            anyValue(entry.value, &sink)
+            sink.byte(UInt8(ascii: "}"))
+        }
+        sink.byte(UInt8(ascii: "]"))
     }
 
-    private static func anyValue(_ value: AgentTelemetryValue) -> JSONValue {
+    private static func anyValue(_ value: AgentTelemetryValue, _ sink: inout CanonicalJSONSink) {
         switch value {
-        case .string(let text): return .object(JSONObject([("stringValue", .string(text))]))
-        case .int(let number): return .object(JSONObject([("intValue", .string(String(number)))]))
-        case .double(let number): return .object(JSONObject([("doubleValue", double(number))]))
-        case .bool(let flag): return .object(JSONObject([("boolValue", .bool(flag))]))
+        case .string(let text):
+            sink.ascii(#"{"stringValue":"#)
+            string(text, &sink)
+        case .int(let number):
+            sink.ascii(#"{"intValue":"#)
+            quoted(number, &sink)
+        case .double(let number):
+            sink.ascii(#"{"doubleValue":"#)
+            double(number, &sink)
+        case .bool(let flag):
+            sink.ascii(flag ? #"{"boolValue":true"# : #"{"boolValue":false"#)
         case .strings(let list):
-            let values = list.map { JSONValue.object(JSONObject([("stringValue", .string($0))])) }
-            return .object(JSONObject([("arrayValue", .object(JSONObject([("values", .array(values))])))]))
+            sink.ascii(#"{"arrayValue":{"values":["#)
+            for (index, text) in list.enumerated() {
+                if index > 0 { sink.byte(UInt8(ascii: ",")) }
+                sink.ascii(#"{"stringValue":"#)
+                string(text, &sink)
+                sink.byte(UInt8(ascii: "}"))
+            }
+            sink.ascii("]}")
+        }
+        sink.byte(UInt8(ascii: "}"))
+    }
+
+    private static func string(_ text: String, _ sink: inout CanonicalJSONSink) {
+        var text = text
+        text.withUTF8 { sink.string($0) }
+    }
+
+    /// A 64-bit integer as a quoted decimal (OTLP/JSON's form for int64 and fixed64 fields).
+    private static func quoted(_ value: some BinaryInteger, _ sink: inout CanonicalJSONSink) {
+        sink.byte(UInt8(ascii: "\""))
+        if let signed = Int64(exactly: value) {
+            sink.integer(signed)
+        } else {
+            for digit in String(value).utf8 { sink.byte(digit) }
+        }
+        sink.byte(UInt8(ascii: "\""))
+    }
+
+    private static func double(_ value: Double, _ sink: inout CanonicalJSONSink) {
+        sink.number(JSONNumber(value) ?? 0)
+    }
+
+    private static func hex(_ bytes: [UInt8], _ sink: inout CanonicalJSONSink) {
+        for byte in bytes {
+            sink.byte(hexDigit(byte >> 4))
+            sink.byte(hexDigit(byte & 0x0F))
         }
     }
 
-    private static func double(_ value: Double) -> JSONValue {
-        JSONNumber(value).map(JSONValue.number) ?? .number(0)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 }

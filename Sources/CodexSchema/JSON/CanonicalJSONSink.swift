@@ -2,8 +2,9 @@
 /// consumer whenever it fills: minimal string escapes (only `"`, `\` and control characters), numbers
 /// in their ``JSONNumber/canonicalText``, and the UTF-8 byte order of object keys. The writer over
 /// values (``JSONValue/canonicalBytes()``) and the writer over parse tapes
-/// (``JSONDocument/canonicalBytes()``) both write through it, so their bytes cannot drift apart.
-struct CanonicalJSONSink: ~Copyable {
+/// (``JSONDocument/canonicalBytes()``) both write through it, so their bytes cannot drift apart; the
+/// OTLP encoder in CodexRuntime writes its export requests through it too.
+package struct CanonicalJSONSink: ~Copyable {
     static let chunkBytes = 64 * 1024
 
     private let storage: UnsafeMutableBufferPointer<UInt8>
@@ -19,7 +20,7 @@ struct CanonicalJSONSink: ~Copyable {
 
     /// Runs `body` with a sink whose chunks go to `consume`, in order; the rest is handed over when
     /// `body` returns.
-    static func write(to consume: (UnsafeBufferPointer<UInt8>) -> Void, _ body: (inout CanonicalJSONSink) -> Void) {
+    package static func write(to consume: (UnsafeBufferPointer<UInt8>) -> Void, _ body: (inout CanonicalJSONSink) -> Void) {
         withoutActuallyEscaping(consume) { consume in
             var sink = CanonicalJSONSink(consume: consume)
             body(&sink)
@@ -34,14 +35,14 @@ struct CanonicalJSONSink: ~Copyable {
     }
 
     @inline(__always)
-    mutating func byte(_ byte: UInt8) {
+    package mutating func byte(_ byte: UInt8) {
         if count == storage.count { flush() }
         storage[count] = byte
         count += 1
     }
 
     /// Bytes written as they are; a run of half a chunk or more goes to the consumer without a copy.
-    mutating func bytes(_ bytes: UnsafeBufferPointer<UInt8>) {
+    package mutating func bytes(_ bytes: UnsafeBufferPointer<UInt8>) {
         if bytes.count > storage.count - count {
             flush()
             if bytes.count >= storage.count / 2 {
@@ -55,13 +56,13 @@ struct CanonicalJSONSink: ~Copyable {
     }
 
     @inline(__always)
-    mutating func ascii(_ text: StaticString) {
+    package mutating func ascii(_ text: StaticString) {
         bytes(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// A string's UTF-8 content in quotes, with `"`, `\` and control characters escaped. Pass
     /// `needsNoEscapes` when the content is known to hold none of them (a string parsed without escapes).
-    mutating func string(_ content: UnsafeBufferPointer<UInt8>, needsNoEscapes: Bool = false) {
+    package mutating func string(_ content: UnsafeBufferPointer<UInt8>, needsNoEscapes: Bool = false) {
         byte(UInt8(ascii: "\""))
         if needsNoEscapes {
             bytes(content)
@@ -99,7 +100,7 @@ struct CanonicalJSONSink: ~Copyable {
     }
 
     /// A number in its canonical text.
-    mutating func number(_ number: JSONNumber) {
+    package mutating func number(_ number: JSONNumber) {
         if case .int(let value) = number.storage {
             integer(value)
         } else {
@@ -108,7 +109,7 @@ struct CanonicalJSONSink: ~Copyable {
     }
 
     /// An integer that fits 64 bits, in decimal.
-    mutating func integer(_ value: Int64) {
+    package mutating func integer(_ value: Int64) {
         if storage.count - count < 20 { flush() }
         // Written right-aligned in the next 20 bytes, then moved forward to `count`.
         let start = JSONNumber.writeDecimal(value.magnitude, negative: value < 0, endingAt: count + 20, in: storage)

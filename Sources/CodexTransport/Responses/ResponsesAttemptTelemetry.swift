@@ -10,7 +10,7 @@ final class ResponsesAttemptTelemetry: Sendable {
 
     init?(stream: ResponsesEventStream, number: Int) {
         guard let parent = AgentSpan.current else { return nil }
-        let endpoint = stream.client.configuration.endpoint.url("responses")
+        let server = stream.client.server
         var attributes: AgentTelemetryAttributes = [
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": "openai",
@@ -18,10 +18,8 @@ final class ResponsesAttemptTelemetry: Sendable {
             "codexkit.request.maximum_attempts": .int(Int64(stream.client.configuration.retryPolicy.maximumAttempts)),
         ]
         if let model = stream.model { attributes["gen_ai.request.model"] = .string(model) }
-        if let host = endpoint.host { attributes["server.address"] = .string(host) }
-        if let port = endpoint.port ?? (endpoint.scheme == "https" ? 443 : endpoint.scheme == "http" ? 80 : nil) {
-            attributes["server.port"] = .int(Int64(port))
-        }
+        if let host = server.host { attributes["server.address"] = .string(host) }
+        if let port = server.port { attributes["server.port"] = .int(Int64(port)) }
         model = stream.model
         span = parent.child(stream.model.map { "chat \($0)" } ?? "chat", kind: .client, attributes: attributes)
     }

@@ -60,6 +60,8 @@ public final class ResponsesClient: Sendable {
     }
 
     let configuration: Configuration
+    /// The endpoint's host and port, for telemetry spans (worked out once: URL parsing is not cheap).
+    let server: (host: String?, port: Int?)
     let chain: HTTPMiddlewareChain
     let clock: any Clock<Duration>
     let wallClock: any AgentWallClock
@@ -111,6 +113,8 @@ public final class ResponsesClient: Sendable {
         logSink: any AgentLogSink = NoOpAgentLogSink()
     ) {
         self.configuration = configuration
+        let url = configuration.endpoint.url("responses")
+        server = (url.host, url.port ?? (url.scheme == "https" ? 443 : url.scheme == "http" ? 80 : nil))
         self.chain = HTTPMiddlewareChain(middlewares: middlewares, client: httpClient)
         self.clock = clock
         self.wallClock = wallClock
@@ -144,9 +148,10 @@ public final class ResponsesClient: Sendable {
     ///   - encodedBody: The exact JSON body bytes.
     ///   - sessionID: Sent as `session_id`, if any.
     ///   - clientRequestID: Sent as `x-client-request-id`, if any.
+    ///   - model: The model the body asks for, named in telemetry spans; `nil` leaves it out.
     /// - Returns: The events; iterate from one task.
-    public func stream(encodedBody: [UInt8], sessionID: String? = nil, clientRequestID: String? = nil) -> ResponsesEventStream {
-        ResponsesEventStream(client: self, body: encodedBody, model: nil, sessionID: sessionID, clientRequestID: clientRequestID, interruption: nil)
+    public func stream(encodedBody: [UInt8], sessionID: String? = nil, clientRequestID: String? = nil, model: String? = nil) -> ResponsesEventStream {
+        ResponsesEventStream(client: self, body: encodedBody, model: model, sessionID: sessionID, clientRequestID: clientRequestID, interruption: nil)
     }
 
     /// The latest rate-limit snapshot per family seen on any response (error responses included) or

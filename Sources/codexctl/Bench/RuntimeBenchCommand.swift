@@ -31,7 +31,7 @@ enum RuntimeBenchCommand: CLICommand {
             .value("--deltas", "n", "Text deltas per turn (default 100000)."),
             .value("--payload-mib", "n", "Structured payload size in MiB (default 4)."),
             .value("--runs", "n", "Runs per figure; the median is reported (default 5)."),
-            .value("--only", "part", "Run one part only (for profiling): stream, one-shot, events, tools, journal, turns or concurrent. The one parse baseline runs with stream and one-shot."),
+            .value("--only", "part", "Run one part only (for profiling): stream, one-shot, events, tools, journal, turns, concurrent or telemetry. The one parse baseline runs with stream and one-shot."),
             .value("--concurrent", "n,…", "The rounds of the concurrency part: how many streamed turns run at once in each (default 1,10,100,1000; each 1 to 2000)."),
         ]
     )
@@ -98,7 +98,7 @@ struct RuntimeBenchmark {
     var concurrencyLevels: [Int]?
 
     /// The parts `--only` accepts.
-    static let parts = ["stream", "one-shot", "events", "tools", "journal", "turns", "concurrent"]
+    static let parts = ["stream", "one-shot", "events", "tools", "journal", "turns", "concurrent", "telemetry"]
 
     /// Whether `part` runs in this benchmark.
     func runs(_ part: String) -> Bool { only == nil || only == part }
@@ -111,6 +111,7 @@ struct RuntimeBenchmark {
         if runs("journal") { try await measureJournal(into: &report) }
         if runs("turns") { try await measureWholeTurns(into: &report) }
         if runs("concurrent") { try await measureConcurrency(into: &report, levels: concurrencyLevels ?? Self.concurrencyLevels) }
+        if runs("telemetry") { try await measureTelemetry(into: &report) }
         report.results.append(BenchResult(name: "process", mode: "peak RSS at the end", metric: "memory", value: Self.peakRSSMiB, unit: "MiB"))
         report.notes.append("fixture backend; in-memory store except the turn journal's turns (SQLite, synced); the runtime figure includes turn start, the commit and the event channel's hand-offs")
         return report

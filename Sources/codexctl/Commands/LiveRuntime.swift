@@ -20,6 +20,8 @@ struct LiveRuntime {
     var mcp: CLIMCPServers?
     /// The MCP clients ``make()`` started; ``shutdown()`` ends them.
     let mcpClients = MCPClientSet()
+    /// The OpenTelemetry export the `OTEL_*` variables asked for; ``shutdown()`` sends what is left.
+    let telemetry = LiveTelemetry()
 
     /// The runtime.
     /// - Throws: `not_signed_in` without credentials, `invalid_endpoint` for a bad `OPENAI_BASE_URL`, or
@@ -40,12 +42,18 @@ struct LiveRuntime {
             mcpClients.add(clients.map(\.1))
             providers = try await CLIMCPServers.providers(clients, trusted: mcp.trusted)
         }
-        return try AgentRuntime(configuration: .init(backend: backend, stateStore: try await stateStore(), toolProviders: providers))
+        // OTEL_EXPORTER_OTLP_ENDPOINT (and the other standard variables) turn the export on.
+        let exported = try AgentTelemetry.fromEnvironment(ProcessInfo.processInfo.environment)
+        telemetry.set(exported)
+        return try AgentRuntime(configuration: .init(
+            backend: backend, stateStore: try await stateStore(), toolProviders: providers, telemetry: exported
+        ))
     }
 
-    /// Ends the MCP servers ``make()`` started.
+    /// Ends the MCP servers ``make()`` started and sends the telemetry not sent yet.
     func shutdown() async {
         await mcpClients.shutdown()
+        await telemetry.current?.shutdown()
     }
 
     /// In memory without a database; a PostgreSQL database for a connection URL; else the SQLite
@@ -71,4 +79,13 @@ final class MCPClientSet: Sendable {
     func shutdown() async {
         for client in clients.withLock({ $0 }) { await client.shutdown() }
     }
+}
+
+/// The telemetry of one run, shut down (flushed) when the run ends.
+final class LiveTelemetry: Sendable {
+    private let value = Mutex<AgentTelemetry?>(nil)
+
+    func set(_ telemetry: AgentTelemetry?) { value.withLock { $0 = telemetry } }
+
+    var current: AgentTelemetry? { value.withLock { $0 } }
 }

@@ -1,3 +1,5 @@
+import CodexCore
+import CodexRuntime
 import Foundation
 
 /// `codexctl demo`: the main job, offline. The real stack (HTTP, SSE framing, event decoding, the
@@ -24,6 +26,7 @@ enum DemoCommand: CLICommand {
         options: [
             .flag("--json", "Print one JSON object per line (each has \"type\"; see Docs/CLI.md)."),
             .value("--keep", "dir", "Keep the state database, recovery store, host job file and the durable step's files in this new or empty directory."),
+            .value("--otlp", "url", "Send the demo's OpenTelemetry spans and metrics to the OTLP/HTTP collector at this URL (e.g. http://localhost:4318)."),
         ]
     )
 
@@ -36,13 +39,21 @@ enum DemoCommand: CLICommand {
         guard let parsed = parse(arguments, validate: { try $0.expectNoPositionals() }) else { return Console.Status.usage }
         let json = parsed.has("--json")
         let kept = parsed.options["--keep"].map { URL(fileURLWithPath: $0) }
+        var telemetry: AgentTelemetry?
+        if let collector = parsed.options["--otlp"] {
+            guard let url = URL(string: collector), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
+                CLIFailure(UsageError("--otlp needs an http or https URL, e.g. http://localhost:4318")).report(json: json)
+                return Console.Status.usage
+            }
+            telemetry = AgentTelemetry(exporter: OTLPHTTPExporter(configuration: OTLPExporterConfiguration(endpoint: url, serviceName: "codexctl-demo")))
+        }
         let directory = kept ?? FileManager.default.temporaryDirectory.appendingPathComponent("codexkit-demo-\(UUID().uuidString.lowercased())")
         defer { if kept == nil { removeTree(directory) } }
         do {
             let claim = try kept.map(DemoDirectoryClaim.init)
             defer { claim?.release() }
             if kept == nil { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) }
-            try await DemoRun(directory: directory, narrator: DemoNarrator(json: json), kept: kept != nil).run()
+            try await DemoRun(directory: directory, narrator: DemoNarrator(json: json), kept: kept != nil, telemetry: telemetry).run()
             return Console.Status.success
         } catch {
             CLIFailure(error).report(json: json)

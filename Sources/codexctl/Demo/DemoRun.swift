@@ -52,6 +52,8 @@ struct DemoRun {
     let narrator: DemoNarrator
     /// Whether the files stay after the run (`--keep`): the closing lines then say where they are.
     var kept = false
+    /// Where the demo's spans and metrics go (`--otlp`), if anywhere.
+    var telemetry: AgentTelemetry?
 
     var databasePath: String { directory.appendingPathComponent("state.sqlite").path }
     var recoveryDirectory: URL { directory.appendingPathComponent("recovery") }
@@ -59,13 +61,14 @@ struct DemoRun {
     /// A runtime as a host process builds it: the built-in backend against the loopback service, the
     /// account's credentials on the runtime, two host tools, the SQLite store.
     func makeRuntime(_ server: DemoServer, tools: [AgentTool] = []) throws -> AgentRuntime {
-        try Self.makeRuntime(baseURL: server.baseURL, databasePath: databasePath, tools: tools)
+        try Self.makeRuntime(baseURL: server.baseURL, databasePath: databasePath, tools: tools, telemetry: telemetry)
     }
 
     /// The demo's runtime against the service at `baseURL` (also in the durable step's worker processes,
     /// which know the parent's server only by its URL).
     static func makeRuntime(
-        baseURL: URL, databasePath: String, tools: [AgentTool], turnRecovery: AgentTurnRecoveryPolicy = .interrupt
+        baseURL: URL, databasePath: String, tools: [AgentTool], turnRecovery: AgentTurnRecoveryPolicy = .interrupt,
+        telemetry: AgentTelemetry? = nil
     ) throws -> AgentRuntime {
         var backendConfiguration = CodexResponsesBackendConfiguration(model: .gpt6Astra, enableReasoningSummaries: true)
         backendConfiguration.endpoint = try ResponsesEndpoint(baseURL: baseURL, profile: .chatGPT)
@@ -73,7 +76,7 @@ struct DemoRun {
             authProvider: DemoAccount(), backend: CodexResponsesBackend(configuration: backendConfiguration),
             stateStore: try SQLiteRuntimeStateStore(path: databasePath),
             persona: AgentPersonaStack(layers: [.init(name: "support", instructions: "You are a concise shipping support agent.")]),
-            tools: tools, maximumParallelToolCalls: 4, turnRecovery: turnRecovery
+            tools: tools, maximumParallelToolCalls: 4, turnRecovery: turnRecovery, telemetry: telemetry
         ))
     }
 
@@ -96,11 +99,25 @@ struct DemoRun {
         try await durableTurn(server)
         try await mcpTools(server)
         try await restart(thread.id, server)
+        await reportTelemetry()
         let elapsed = ContinuousClock.now - started
         let milliseconds = Int(elapsed.inSeconds * 1000)
         narrator.note("done", "Done in \(String(format: "%.2f", elapsed.inSeconds)) s; the service answered \(server.seen.total) requests.", spaced: true,
                       ["elapsed_ms": .number(JSONNumber(milliseconds)), "requests": .number(JSONNumber(server.seen.total))])
         closing()
+    }
+
+    /// Sends what is left of the spans and metrics (`--otlp`) and says how many went out.
+    private func reportTelemetry() async {
+        guard let telemetry, let exporter = telemetry.exporter as? OTLPHTTPExporter else { return }
+        await telemetry.shutdown()
+        let statistics = exporter.statistics
+        let target = exporter.configuration.tracesURL?.absoluteString ?? "the collector"
+        narrator.note("telemetry", "OpenTelemetry: \(statistics.exportedSpans) spans and \(statistics.metricExports) metric export(s) sent to \(target); "
+            + "\(statistics.failedSpans) failed, \(statistics.droppedSpans) dropped.", spaced: true, [
+            "exported_spans": .number(JSONNumber(statistics.exportedSpans)), "failed_spans": .number(JSONNumber(statistics.failedSpans)),
+            "dropped_spans": .number(JSONNumber(statistics.droppedSpans)), "metric_exports": .number(JSONNumber(statistics.metricExports)),
+        ])
     }
 
     /// Where the files are (with `--keep`), and the next three commands to try.

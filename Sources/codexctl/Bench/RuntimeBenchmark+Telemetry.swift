@@ -1,0 +1,89 @@
+import CodexCore
+import CodexLoopback
+import CodexRuntime
+import CodexTransport
+import Foundation
+
+extension RuntimeBenchmark {
+    /// What telemetry costs a turn: the SDK's CPU per one-pass streamed turn with OpenTelemetry on (spans
+    /// and metrics exported over OTLP/HTTP to a loopback collector that accepts everything, the export's
+    /// own CPU included) next to the same turns with it off, in alternating rounds of the same run. The
+    /// SDK's CPU is the round's process CPU less that of the same HTTP exchanges alone (the loopback model
+    /// server runs in this process).
+    func measureTelemetry(into report: inout BenchReport, rounds: Int = 10, turnsPerRound: Int = 200) async throws {
+        let server = try LoopbackHTTPServer(keepsRequests: false) { _ in Self.turnReply }
+        defer { server.shutdown() }
+        let collector = try LoopbackHTTPServer(keepsRequests: false) { _ in .json("{}") }
+        defer { collector.shutdown() }
+        let http = CurlHTTPClient()
+        var configuration = CodexResponsesBackendConfiguration()
+        configuration.endpoint = try ResponsesEndpoint(baseURL: server.baseURL.appendingPathComponent("v1"), profile: .publicAPI)
+        let backend = CodexResponsesBackend(configuration: configuration, httpClient: http, authProvider: APIKeyAuthProvider(apiKey: "sk-bench"))
+        let exporter = OTLPHTTPExporter(configuration: OTLPExporterConfiguration(endpoint: collector.baseURL, serviceName: "bench"), httpClient: http)
+        let telemetry = AgentTelemetry(exporter: exporter)
+        let off = try AgentRuntime(configuration: .init(backend: backend, stateStore: InMemoryRuntimeStateStore()))
+        let on = try AgentRuntime(configuration: .init(backend: backend, stateStore: InMemoryRuntimeStateStore(), telemetry: telemetry))
+        let discarding = try AgentRuntime(configuration: .init(
+            backend: backend, stateStore: InMemoryRuntimeStateStore(), telemetry: AgentTelemetry(exporter: DiscardingExporter())
+        ))
+        let request = HTTPRequest(
+            method: "POST", url: server.baseURL.appendingPathComponent("v1/responses"),
+            headers: ["Content-Type": "application/json", "Accept": "text/event-stream"], body: Array(#"{"model":"bench","stream":true}"#.utf8)
+        )
+        func turns(_ runtime: AgentRuntime) async throws -> Double {
+            let before = Self.processCPUSeconds()
+            for _ in 0..<turnsPerRound {
+                let thread = try await runtime.createThread()
+                guard try await runtime.send(Request(text: "Say hello"), in: thread.id) == "Hello there." else {
+                    throw AgentRuntimeError(code: .invalidRequest, message: "an unexpected reply")
+                }
+            }
+            if runtime === on { await telemetry.flush() }
+            return Self.processCPUSeconds() - before
+        }
+        func exchanges() async throws -> Double {
+            let before = Self.processCPUSeconds()
+            for _ in 0..<turnsPerRound { _ = try await http.send(request).body.collect(upTo: 64 * 1024) }
+            return Self.processCPUSeconds() - before
+        }
+        _ = try await turns(off)  // warm-up
+        _ = try await turns(on)
+        _ = try await turns(discarding)
+        var offSDK: [Double] = []
+        var onSDK: [Double] = []
+        var discardingSDK: [Double] = []
+        for round in 0..<rounds {
+            // Rotating order, so drift in the machine's load falls on every side.
+            let order = [off, on, discarding]
+            var cpu: [ObjectIdentifier: Double] = [:]
+            for offset in 0..<3 {
+                let runtime = order[(round + offset) % 3]
+                cpu[ObjectIdentifier(runtime)] = try await turns(runtime)
+            }
+            let bareCPU = try await exchanges()
+            offSDK.append(((cpu[ObjectIdentifier(off)] ?? 0) - bareCPU) / Double(turnsPerRound))
+            onSDK.append(((cpu[ObjectIdentifier(on)] ?? 0) - bareCPU) / Double(turnsPerRound))
+            discardingSDK.append(((cpu[ObjectIdentifier(discarding)] ?? 0) - bareCPU) / Double(turnsPerRound))
+        }
+        await telemetry.shutdown()
+        let statistics = exporter.statistics
+        guard statistics.failedSpans == 0, statistics.droppedSpans == 0 else {
+            throw AgentRuntimeError(code: .invalidRequest, message: "the collector lost spans: \(statistics.failedSpans) failed, \(statistics.droppedSpans) dropped")
+        }
+        report.results.append(BenchResult(
+            name: "telemetry", mode: "SDK CPU per turn with OTLP export on (\(statistics.exportedSpans) spans sent), median of \(rounds) rounds",
+            metric: "cpu", value: Self.median(onSDK) * 1e6, unit: "µs", baseline: ("the same turns with telemetry off", Self.median(offSDK) * 1e6)
+        ))
+        report.results.append(BenchResult(
+            name: "telemetry", mode: "SDK CPU per turn with spans and metrics recorded and discarded (the instrumentation alone)",
+            metric: "cpu", value: Self.median(discardingSDK) * 1e6, unit: "µs", baseline: ("the same turns with telemetry off", Self.median(offSDK) * 1e6)
+        ))
+    }
+}
+
+/// Takes spans and drops them: what the instrumentation costs without an export.
+private struct DiscardingExporter: AgentTelemetryExporter {
+    func export(_ span: AgentSpanData) {}
+    func flush() async {}
+    func shutdown() async {}
+}
