@@ -139,8 +139,8 @@ public final class PostgresRuntimeStateStore: RuntimeStateStore, TurnJournaling,
         }
     }
 
-    /// Deletes a thread with its history, turns, journals, approvals and the image blobs no other row
-    /// refers to, in one transaction (nothing happens when it does not exist).
+    /// Deletes a thread with its history, turns, journals, approvals, usage records and the image blobs
+    /// no other row refers to, in one transaction (nothing happens when it does not exist).
     public func deleteThread(_ id: AgentThreadID) async throws {
         try await database.write { connection throws(PostgresStoreError) in
             var keys: [String] = []

@@ -119,8 +119,8 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
         }
     }
 
-    /// Deletes a thread with its history, turns and the image blobs no other row refers to (nothing
-    /// happens when it does not exist). Blobs are removed after the commit; a crash in between leaves
+    /// Deletes a thread with its history, turns, journals, approvals, usage records and the image blobs
+    /// no other row refers to (nothing happens when it does not exist). Blobs are removed after the commit; a crash in between leaves
     /// orphans for ``sweepOrphanedAttachments()``, never a row without its blob.
     public func deleteThread(_ id: AgentThreadID) async throws {
         let unreferenced = try await database.write { connection throws(SQLiteStoreError) -> [String] in

@@ -110,7 +110,7 @@ import Testing
         async let first = PostgresRuntimeStateStore(connectionString: cluster.connectionString, schema: schema)
         async let second = PostgresRuntimeStateStore(connectionString: cluster.connectionString, schema: schema)
         let stores = try await [first, second]
-        #expect(try await stores[0].schemaVersion() == 1)
-        #expect(try await cluster.psql("SELECT count(*) FROM \(schema).codex_migrations").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        #expect(try await stores[0].schemaVersion() == 2)
+        #expect(try await cluster.psql("SELECT count(*) FROM \(schema).codex_migrations").trimmingCharacters(in: .whitespacesAndNewlines) == "2")
     }
 }

@@ -8,7 +8,7 @@ public enum RuntimeStateStoreConformance {
     /// Names and runs every check; returns `"check: problem"` lines.
     public static func run(_ makeStore: () async throws -> any RuntimeStateStore) async throws -> [String] {
         var problems: [String] = []
-        for (name, check) in checks + journalChecks {
+        for (name, check) in checks + journalChecks + usageChecks {
             for problem in try await check(try await makeStore()) { problems.append("\(name): \(problem)") }
         }
         return problems

@@ -22,7 +22,8 @@ public protocol RuntimeStateStore: Sendable {
     func thread(_ id: AgentThreadID) async throws -> AgentThread?
     /// Inserts or replaces a thread.
     func upsertThread(_ thread: AgentThread) async throws
-    /// Deletes a thread with its history, turns and attachments.
+    /// Deletes a thread with its history, turns and attachments, and (for a ``UsageRecording`` store)
+    /// its usage records.
     func deleteThread(_ id: AgentThreadID) async throws
     /// Appends history items to a thread, in order; `thread_not_found` when the thread does not exist.
     func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws

@@ -62,6 +62,14 @@ public final class AgentSpan: Sendable {
         }
     }
 
+    /// Sets several attributes at once (one lock).
+    public func setAttributes(_ attributes: AgentTelemetryAttributes) {
+        state.withLock { state in
+            guard !state.ended else { return }
+            for entry in attributes.entries { state.attributes[entry.key] = entry.value }
+        }
+    }
+
     /// Sets an attribute to an optional count: nothing when the count is unknown.
     public func setAttribute(_ key: String, count: Int?) {
         guard let count else { return }

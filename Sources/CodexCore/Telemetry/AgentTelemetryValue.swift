@@ -62,6 +62,12 @@ public struct AgentTelemetryAttributes: Sendable, Hashable, Sequence, Expressibl
         }
     }
 
+    /// Sets `key` to `count` when the count is known; nothing otherwise.
+    public mutating func set(_ key: String, count: Int?) {
+        guard let count else { return }
+        self[key] = .int(Int64(count))
+    }
+
     /// How many attributes there are.
     public var count: Int { entries.count }
 
@@ -79,5 +85,19 @@ public struct AgentTelemetryAttributes: Sendable, Hashable, Sequence, Expressibl
             hasher.combine(entry.key)
             hasher.combine(entry.value)
         }
+    }
+}
+
+extension AgentTelemetryAttributes {
+    /// Adds the GenAI convention's usage attributes for the counts that are known
+    /// (`gen_ai.usage.input_tokens`, `…output_tokens`, `…cache_read.input_tokens`,
+    /// `…cache_creation.input_tokens`, `…reasoning.output_tokens`).
+    public static func addUsage(_ usage: AgentUsage?, to attributes: inout AgentTelemetryAttributes) {
+        guard let usage else { return }
+        attributes.set("gen_ai.usage.input_tokens", count: usage.inputTokens)
+        attributes.set("gen_ai.usage.output_tokens", count: usage.outputTokens)
+        attributes.set("gen_ai.usage.cache_read.input_tokens", count: usage.cachedInputTokens)
+        attributes.set("gen_ai.usage.cache_creation.input_tokens", count: usage.cacheWriteInputTokens)
+        attributes.set("gen_ai.usage.reasoning.output_tokens", count: usage.reasoningOutputTokens)
     }
 }

@@ -19,6 +19,8 @@ public final class InMemoryRuntimeStateStore: RuntimeStateStore {
         var journals: [AgentTurnID: (thread: AgentThreadID, entries: [TurnJournalEntry])] = [:]
         /// Stored approvals, oldest first.
         var approvals: [StoredApproval] = []
+        /// The usage ledger, by turn and request number.
+        var usage: [UsageKey: AgentUsageRecord] = [:]
 
         /// Inserts or replaces `turn` in its thread's list.
         mutating func upsert(_ turn: AgentTurn) {
@@ -55,7 +57,7 @@ public final class InMemoryRuntimeStateStore: RuntimeStateStore {
         state.withLock { $0.threads[thread.id] = thread }
     }
 
-    /// Deletes a thread with its history and turns.
+    /// Deletes a thread with its history, turns, journals, approvals and usage records.
     public func deleteThread(_ id: AgentThreadID) async throws {
         state.withLock { state in
             state.threads[id] = nil
@@ -63,6 +65,7 @@ public final class InMemoryRuntimeStateStore: RuntimeStateStore {
             state.turns[id] = nil
             state.journals = state.journals.filter { $0.value.thread != id }
             state.approvals.removeAll { $0.request.threadID == id }
+            state.usage = state.usage.filter { $0.value.threadID != id }
         }
     }
 

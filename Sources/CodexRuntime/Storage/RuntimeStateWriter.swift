@@ -14,6 +14,8 @@ final class RuntimeStateWriter: Sendable {
     private let store: any RuntimeStateStore
     /// The store as a journal, when it keeps turn journals, and the retrying its calls go through.
     private let journalStore: (any TurnJournaling)?
+    /// The store as a usage ledger, when it keeps one.
+    private let usageStore: (any UsageRecording)?
     private let retrier: RetryingStateStore
     private let tail = Mutex<Handle?>(nil)
 
@@ -31,6 +33,7 @@ final class RuntimeStateWriter: Sendable {
         }
         self.store = ObservedStateStore(base: retrying, feed: changes)
         journalStore = store as? any TurnJournaling
+        usageStore = store as? any UsageRecording
         retrier = retrying
     }
 
@@ -44,6 +47,30 @@ final class RuntimeStateWriter: Sendable {
             guard let journal else { throw AgentRuntimeError(code: .invalidConfiguration, message: "the state store keeps no turn journals") }
             try await retrier.retrying("journal") { try await operation(journal) }
         }
+    }
+
+    /// Whether the store keeps a usage ledger (``CodexCore/UsageRecording``).
+    var keepsUsage: Bool { usageStore != nil }
+
+    /// Enqueues usage records in the same order as every other write (nothing when the store keeps no
+    /// ledger). A failure goes to `failed`, not to the queue: the ledger never fails a turn.
+    func enqueueUsage(_ records: [AgentUsageRecord], failed: @escaping @Sendable (AgentRuntimeError) -> Void) {
+        guard let usageStore else { return }
+        let retrier = self.retrier
+        enqueue { _ in
+            do {
+                try await retrier.retrying("usage") { try await usageStore.recordUsage(records) }
+            } catch {
+                failed(AgentRuntimeError.stateStore(error))
+            }
+        }
+    }
+
+    /// The ledger's records matching `query`, after every write enqueued before the read.
+    func readUsage(_ query: AgentUsageQuery) async throws -> [AgentUsageRecord] {
+        guard let usageStore else { throw AgentRuntimeError(code: .invalidConfiguration, message: "the state store keeps no usage ledger") }
+        let retrier = self.retrier
+        return try await read { _ in try await retrier.retrying("usage_read") { try await usageStore.usageRecords(matching: query) } }
     }
 
     /// A read of the store's journal after every write enqueued before it.

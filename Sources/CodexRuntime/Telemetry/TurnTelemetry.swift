@@ -30,9 +30,10 @@ enum TurnTelemetry {
         eventQueuePeak: Int
     ) {
         guard let span else { return }
-        span.setAttribute("codexkit.turn.outcome", .string(outcome))
-        setUsage(usage, on: span)
-        if let output, let content = span.telemetry.content(output) { span.setAttribute("gen_ai.output.messages", content) }
+        var attributes: AgentTelemetryAttributes = ["codexkit.turn.outcome": .string(outcome)]
+        usageAttributes(usage, into: &attributes)
+        if let output, let content = span.telemetry.content(output) { attributes["gen_ai.output.messages"] = content }
+        span.setAttributes(attributes)
         if let failureCode { span.recordFailure(code: failureCode) }
         let metrics = span.telemetry.metrics
         metrics.add(.turns, 1, attributes: ["codexkit.turn.outcome": .string(outcome)])
@@ -41,13 +42,8 @@ enum TurnTelemetry {
     }
 
     /// The GenAI usage attributes for the counts that are known.
-    static func setUsage(_ usage: AgentUsage?, on span: AgentSpan) {
-        guard let usage else { return }
-        span.setAttribute("gen_ai.usage.input_tokens", count: usage.inputTokens)
-        span.setAttribute("gen_ai.usage.output_tokens", count: usage.outputTokens)
-        span.setAttribute("gen_ai.usage.cache_read.input_tokens", count: usage.cachedInputTokens)
-        span.setAttribute("gen_ai.usage.cache_creation.input_tokens", count: usage.cacheWriteInputTokens)
-        span.setAttribute("gen_ai.usage.reasoning.output_tokens", count: usage.reasoningOutputTokens)
+    static func usageAttributes(_ usage: AgentUsage?, into attributes: inout AgentTelemetryAttributes) {
+        AgentTelemetryAttributes.addUsage(usage, to: &attributes)
     }
 
     /// Records rate-limit windows as `codexkit.rate_limit.remaining` gauges.

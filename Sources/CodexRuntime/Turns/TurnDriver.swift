@@ -23,6 +23,9 @@ struct TurnDriver: Sendable {
         /// Every call answered in this turn: its arguments and result (repeats are answered from it).
         var answeredCalls: [ToolInvocationID: (arguments: String, result: ToolResultEnvelope)] = [:]
         var usage: AgentUsage?
+        /// The number the next usage-ledger record of this turn gets; `nil` until the first response
+        /// reported usage.
+        var usageSequence: Int?
         var pendingItems: [AgentHistoryItem] = []
         var pendingMessages: [AgentMessage] = []
         var committedMessages: [AgentMessage] = []
@@ -137,6 +140,7 @@ struct TurnDriver: Sendable {
             try await channel.send(.rateLimitsUpdated(limits))
         case .usageUpdated(let usage):
             progress.usage = progress.usage.map { $0 + usage } ?? usage
+            await recordUsage(usage, progress: &progress)
         case .assistantMessageDelta(let delta):
             try await handleDelta(delta, progress: &progress)
         case .assistantMessageCompleted(let message):

@@ -84,6 +84,22 @@ enum PostgresStateSchema {
                 key uuid PRIMARY KEY
             );
             """),
+        // The usage ledger: one row per model response, by turn and request number; the key columns
+        // repeat what the body holds, for the filters.
+        Migration(position: 2, name: "create_usage_records", sql: """
+            CREATE TABLE usage_records (
+                turn_id text NOT NULL,
+                sequence bigint NOT NULL,
+                thread_id text NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+                account_binding text,
+                model text NOT NULL,
+                recorded_at double precision NOT NULL,
+                body bytea NOT NULL,
+                PRIMARY KEY (turn_id, sequence)
+            );
+            CREATE INDEX usage_records_by_thread ON usage_records(thread_id, recorded_at);
+            CREATE INDEX usage_records_by_time ON usage_records(recorded_at);
+            """),
     ]
 
     /// The tables and columns the migrations create, in column order: what a deep check expects.
@@ -99,5 +115,6 @@ enum PostgresStateSchema {
         ("approvals", ["id", "thread_id", "requested_at", "body"]),
         ("codex_owners", ["owner_id", "lock_key", "acquired_at"]),
         ("codex_write_log", ["key"]),
+        ("usage_records", ["turn_id", "sequence", "thread_id", "account_binding", "model", "recorded_at", "body"]),
     ]
 }

@@ -59,6 +59,7 @@ extension PostgresRuntimeStateStore {
         if tables.3.contains("history_images") { try await checker.checkImages() }
         if tables.3.contains("turn_journal") { try await checker.checkJournal() }
         if tables.3.contains("approvals") { try await checker.checkApprovals() }
+        if tables.3.contains("usage_records") { try await checker.checkUsage() }
         return PostgresStoreCheckReport(
             schemaVersion: tables.0, serverVersion: tables.1, rowsChecked: checker.rowsChecked,
             problems: Array(checker.problems.prefix(100)), problemCount: checker.problems.count
@@ -197,6 +198,26 @@ struct PostgresStoreChecker {
             if approval.id.rawValue != key { return (key, "an approval row's body names another approval") }
             if approval.request.threadID.rawValue != row.text(1) { return (key, "an approval row's body names another thread than its thread_id") }
             return (key, nil)
+        }
+    }
+
+    mutating func checkUsage() async throws {
+        try await scan(
+            "usage_records", key: "(turn_id || '/' || lpad(sequence::text, 19, '0'))",
+            columns: "turn_id, sequence, thread_id, body, account_binding, model, recorded_at"
+        ) { row in
+            let key = "\(row.text(1) ?? "")/\(row.integer(2))"
+            do throws(PostgresStoreError) {
+                let record = try PostgresRuntimeStateStore.decodeUsage(turn: row.text(1) ?? "", sequence: row.integer(2), thread: row.text(3) ?? "", row.bytes(4))
+                // The filter columns must say what the body says, or a query would miss the record.
+                guard record.accountBinding == (row.isNull(5) ? nil : row.text(5)), record.model == row.text(6),
+                      record.recordedAt.timeIntervalSince1970 == row.double(7) else {
+                    return (key, "a usage row's account, model or date column disagrees with its body")
+                }
+                return (key, nil)
+            } catch {
+                return (key, error.message)
+            }
         }
     }
 }

@@ -67,6 +67,22 @@ enum SQLiteStateSchema {
             );
             CREATE INDEX approvals_by_thread ON approvals(thread_id, requested_at);
             """),
+        // The usage ledger: one row per model response, by turn and request number; the key columns
+        // repeat what the body holds, for the filters.
+        SQLiteSchema.Migration(position: 4, name: "create_usage_records", sql: """
+            CREATE TABLE usage_records (
+                turn_id TEXT NOT NULL,
+                sequence INTEGER NOT NULL,
+                thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+                account_binding TEXT,
+                model TEXT NOT NULL,
+                recorded_at REAL NOT NULL,
+                body BLOB NOT NULL,
+                PRIMARY KEY (turn_id, sequence)
+            ) WITHOUT ROWID;
+            CREATE INDEX usage_records_by_thread ON usage_records(thread_id, recorded_at);
+            CREATE INDEX usage_records_by_time ON usage_records(recorded_at);
+            """),
     ]
 
     /// The tables and columns the migrations create, in column order: what a deep check expects.
@@ -78,5 +94,6 @@ enum SQLiteStateSchema {
         ("history_images", ["thread_id", "position", "ordinal", "attachment_id", "mime_type", "storage_key", "metadata"]),
         ("turn_journal", ["turn_id", "sequence", "thread_id", "body"]),
         ("approvals", ["id", "thread_id", "requested_at", "body"]),
+        ("usage_records", ["turn_id", "sequence", "thread_id", "account_binding", "model", "recorded_at", "body"]),
     ]
 }

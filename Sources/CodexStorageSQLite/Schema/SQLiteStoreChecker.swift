@@ -90,6 +90,7 @@ struct SQLiteStoreChecker {
             if present.contains("history_items") { try checkHistory() }
             if present.contains("turns") { try checkTurns() }
             if present.contains("history_images") { try checkImages() }
+            if present.contains("usage_records") { try checkUsage() }
             try checkForeignKeys()
         }
         return SQLiteStoreCheckReport(
@@ -165,6 +166,25 @@ struct SQLiteStoreChecker {
             if turn.id.rawValue != key { return (key, "a turn row's body names another turn") }
             if turn.threadID.rawValue != row.text(1) { return (key, "a turn row's body names another thread than its thread_id") }
             return (key, nil)
+        }
+    }
+
+    private mutating func checkUsage() throws(SQLiteStoreError) {
+        try checkRows(
+            "usage_records", "SELECT turn_id, sequence, thread_id, body, account_binding, model, recorded_at FROM usage_records ORDER BY turn_id, sequence"
+        ) { row in
+            let key = "\(row.text(0) ?? "")/\(row.integer(1))"
+            do throws(SQLiteStoreError) {
+                let record = try SQLiteRuntimeStateStore.decodeUsage(turn: row.text(0) ?? "", sequence: row.integer(1), thread: row.text(2) ?? "", row.blob(3))
+                // The filter columns must say what the body says, or a query would miss the record.
+                guard record.accountBinding == (row.isNull(4) ? nil : row.text(4)), record.model == row.text(5),
+                      record.recordedAt.timeIntervalSince1970 == row.real(6) else {
+                    return (key, "a usage row's account, model or date column disagrees with its body")
+                }
+                return (key, nil)
+            } catch {
+                return (key, error.message)
+            }
         }
     }
 

@@ -45,21 +45,19 @@ final class ResponsesAttemptTelemetry: Sendable {
 
     /// Ends the span for a completed response, with its usage.
     func complete(_ info: ResponsesResponseInfo) {
-        if let id = info.id { span.setAttribute("gen_ai.response.id", .string(id)) }
-        if let served = info.model { span.setAttribute("gen_ai.response.model", .string(served)) }
-        if let status = info.status { span.setAttribute("gen_ai.response.finish_reasons", .strings([status])) }
-        let metrics = span.telemetry.metrics
+        var attributes = AgentTelemetryAttributes()
+        if let id = info.id { attributes["gen_ai.response.id"] = .string(id) }
+        if let served = info.model { attributes["gen_ai.response.model"] = .string(served) }
+        if let status = info.status { attributes["gen_ai.response.finish_reasons"] = .strings([status]) }
+        AgentTelemetryAttributes.addUsage(info.usage, to: &attributes)
+        span.setAttributes(attributes)
         if let usage = info.usage {
-            span.setAttribute("gen_ai.usage.input_tokens", count: usage.inputTokens)
-            span.setAttribute("gen_ai.usage.output_tokens", count: usage.outputTokens)
-            span.setAttribute("gen_ai.usage.cache_read.input_tokens", count: usage.cachedInputTokens)
-            span.setAttribute("gen_ai.usage.cache_creation.input_tokens", count: usage.cacheWriteInputTokens)
-            span.setAttribute("gen_ai.usage.reasoning.output_tokens", count: usage.reasoningOutputTokens)
-            var attributes = baseAttributes()
+            let metrics = span.telemetry.metrics
+            var tokenAttributes = baseAttributes()
             for (type, count) in [("input", usage.inputTokens), ("output", usage.outputTokens)] {
                 guard let count else { continue }
-                attributes["gen_ai.token.type"] = .string(type)
-                metrics.record(.tokenUsage, Double(count), attributes: attributes)
+                tokenAttributes["gen_ai.token.type"] = .string(type)
+                metrics.record(.tokenUsage, Double(count), attributes: tokenAttributes)
             }
             let kinds: [(String, Int?)] = [
                 ("input", usage.inputTokens), ("cached_input", usage.cachedInputTokens), ("cache_write_input", usage.cacheWriteInputTokens),

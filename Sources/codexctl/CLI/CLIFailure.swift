@@ -30,6 +30,8 @@ struct CLIFailure {
         case let error as SQLiteStoreError: self.init(code: error.code.rawValue, message: error.message)
         case let error as PostgresStoreError: self.init(code: error.code.rawValue, message: error.message)
         case let error as MemoryStoreError: self.init(code: error.code.rawValue, message: error.message)
+        case let error as AgentPriceTableError: self.init(code: error.code.rawValue, message: error.message)
+        case let error as OTLPExporterError: self.init(code: error.code.rawValue, message: "\(error.setting): \(error.message)")
         case let error as MCPError: self.init(code: error.code.rawValue, message: error.message + (error.server.map { " (MCP server \($0))" } ?? ""))
         case let error as CodexSchemaError: self.init(code: error.code.rawValue, message: error.message)
         case let error as UsageError: self.init(code: "usage", message: error.message)

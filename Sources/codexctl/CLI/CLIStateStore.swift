@@ -4,8 +4,8 @@ import CodexStorageSQLite
 import Foundation
 
 /// What the state commands need of a store, on either engine: the store contract with durable turns'
-/// journals and approvals, and its schema version.
-protocol CLIStateStore: TurnJournaling {
+/// journals and approvals, the usage ledger, and its schema version.
+protocol CLIStateStore: TurnJournaling, UsageRecording {
     /// The number of migrations applied.
     func appliedMigrations() async throws -> Int
 }

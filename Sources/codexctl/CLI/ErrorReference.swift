@@ -7,7 +7,7 @@ enum ErrorReference {
     /// One code of one error type.
     struct Entry {
         /// The error type that defines it: `AgentRuntimeError`, `AgentRecoveryError`, `SQLiteStoreError`, `PostgresStoreError`,
-        /// `MemoryStoreError`, `CodexSchemaError`, `MCPError` or `codexctl`.
+        /// `MemoryStoreError`, `AgentPriceTableError`, `CodexSchemaError`, `MCPError` or `codexctl`.
         let type: String
         /// The stable code.
         let code: String
@@ -145,6 +145,9 @@ enum ErrorReference {
         Entry(type: "MemoryStoreError", code: "memory_write_refused", meaning: "A memory store opened read-only was asked to write; nothing was written.", action: "Open the store for writing (`SQLiteMemoryStore(path:)`) to change it."),
         Entry(type: "MemoryStoreError", code: "memory_record_undecodable", meaning: "A stored memory record could not be decoded, or its row names another ID.", action: "Delete the record with `codexctl memory delete <record-id>`, or restore the store from a backup."),
         Entry(type: "MemoryStoreError", code: "memory_storage_failure", meaning: "Any other failure of the memory store (I/O, a full disk, a locked or read-only file, a record that could not be encoded); the underlying SQLite error is attached.", action: "Act on the underlying error in the message (free space, fix permissions, wait for a lock), then try again."),
+        Entry(type: "AgentPriceTableError", code: "price_table_malformed", meaning: "A price file (`codexctl usage --prices`, `AgentPriceTable(json:)`) is not JSON, or not an object with exactly `version` and a `prices` array.", action: "Write the file as Docs/CLI.md shows: `{\"version\": 1, \"prices\": [ … ]}`."),
+        Entry(type: "AgentPriceTableError", code: "price_table_unsupported_version", meaning: "The price file's `version` is not 1, the only version this build reads; it is refused rather than guessed at.", action: "Set `\"version\": 1` and use the fields of that version, or use the build that wrote the file."),
+        Entry(type: "AgentPriceTableError", code: "price_table_entry_invalid", meaning: "One entry of `prices` is wrong: not an object, a missing or empty `model`, an `effective_from` that is not an ISO 8601 date, a price that is not a non-negative decimal, an unknown field, or the same model and date as an earlier entry. The message names the entry's index (from 0) and the field, never the file's text.", action: "Fix that entry: `model`, `effective_from` (`2026-01-01` or `2026-01-01T00:00:00Z`), `input` and `output` per million tokens, optional `currency`, `cached_input` and `reasoning_output`."),
         Entry(type: "CodexSchemaError", code: "json_unexpected_end", meaning: "The JSON input ended inside a value (for example a truncated file or an unclosed string).", action: "Complete or re-create the input; the error's byte offset shows where it stopped."),
         Entry(type: "CodexSchemaError", code: "json_unexpected_character", meaning: "A byte cannot start or continue a JSON value at its position (for example a byte-order mark, an unquoted key or a single quote).", action: "Fix the JSON at the byte offset in the error."),
         Entry(type: "CodexSchemaError", code: "json_trailing_comma", meaning: "A comma stands directly before `]` or `}`.", action: "Remove the comma at the byte offset in the error."),
@@ -174,6 +177,10 @@ enum ErrorReference {
         Entry(type: "MCPError", code: "mcp_timeout", meaning: "An MCP request had no reply within its timeout (60 s by default; 30 s to connect); the server was told the request is cancelled.", action: "Raise `requestTimeout` (`tool_timeout_sec` in a configuration file) for slow tools, or check why the server does not answer."),
         Entry(type: "MCPError", code: "mcp_unsupported_protocol_version", meaning: "The MCP server and the client share no protocol revision: the client speaks 2026-07-28 (stateless) and the 2025-11-25, 2025-06-18 and 2025-03-26 handshakes.", action: "Update the server or use one that speaks one of those revisions; the message names what the server offered."),
         Entry(type: "MCPError", code: "mcp_closed", meaning: "The MCP client was shut down; requests in flight and every later one fail with this code.", action: "Create a new `MCPClient` to use the server again."),
+        Entry(type: "OTLPExporterError", code: "otlp_invalid_endpoint", meaning: "An OTLP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT` or a per-signal one) is not an absolute http or https URL with a host.", action: "Set it to the collector's OTLP/HTTP address, e.g. `http://localhost:4318`."),
+        Entry(type: "OTLPExporterError", code: "otlp_unsupported_protocol", meaning: "`OTEL_EXPORTER_OTLP_PROTOCOL` asks for gRPC; the exporter speaks OTLP over HTTP with JSON bodies.", action: "Use `http/json` (or leave it unset) and the collector's HTTP port (4318)."),
+        Entry(type: "OTLPExporterError", code: "otlp_invalid_list", meaning: "A `key=value` list (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_RESOURCE_ATTRIBUTES`) has an entry without `=`, an empty key, bad percent-encoding or a control character; the message gives the entry's position, never its value.", action: "Write the list as `key=value` pairs separated by commas, percent-encoding commas and spaces in values."),
+        Entry(type: "OTLPExporterError", code: "otlp_invalid_number", meaning: "A number setting (`OTEL_EXPORTER_OTLP_TIMEOUT`, `OTEL_BSP_*`, `OTEL_METRIC_EXPORT_INTERVAL`) is not a positive whole number.", action: "Give milliseconds or a count as digits only, e.g. `OTEL_EXPORTER_OTLP_TIMEOUT=10000`."),
         Entry(type: "MCPError", code: "mcp_transport_failed", meaning: "Reading from or writing to the MCP server failed: a write error, a server that stopped reading its input for 30 s, an HTTP status that is not an MCP reply, a broken stream, or a session that ended while the request was in flight.", action: "Check the server and the network; the request's outcome is unknown, so check before running a tool with side effects again."),
         Entry(type: "MCPError", code: "mcp_session_expired", meaning: "A Streamable HTTP server ended the session (HTTP 404 on it); the client starts a new session and sends the refused request once more, so this reaches you only when that also fails.", action: "Check the server's session lifetime; nothing needs to be done when it happens once."),
         Entry(type: "MCPError", code: "mcp_unauthorized", meaning: "A Streamable HTTP MCP server refused the credentials (HTTP 401 or 403).", action: "Check the bearer token (`bearer_token_env_var` names the variable) or the authentication middleware's provider."),
@@ -202,6 +209,7 @@ extension ErrorReference {
         ("SQLiteStoreError", "CodexStorageSQLite: the SQLite state store"),
         ("PostgresStoreError", "CodexStoragePostgres: the PostgreSQL state store"),
         ("MemoryStoreError", "CodexCore's memory-store error, thrown by the memory stores"),
+        ("AgentPriceTableError", "CodexCore's price-file error, thrown when a usage price table is read"),
         ("CodexSchemaError", "CodexSchema: JSON parsing, schemas and validation"),
         ("MCPError", "CodexRuntime's MCP client: servers over stdio and Streamable HTTP"),
         ("codexctl", "the command-line tool's own failures"),

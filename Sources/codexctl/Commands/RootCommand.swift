@@ -6,7 +6,7 @@ enum RootCommand: CLICommand {
     static let summary = "CodexKit's admin tool."
     static let help = CommandHelp(
         command: "",
-        overview: "CodexKit's admin tool: live turns and chat, an offline demo of the runtime, schema validation, state and recovery inspection, benchmarks.",
+        overview: "CodexKit's admin tool: live turns and chat, an offline demo of the runtime, schema validation, state, usage and recovery inspection, benchmarks.",
         options: [.flag("--version", "Show the version.")],
         subcommands: subcommandRows + [
             ("help", "Show help for a subcommand ('help --markdown': the command reference as Markdown; 'help errors': every error code, what it means, what to do)."),
@@ -15,7 +15,7 @@ enum RootCommand: CLICommand {
     static var subcommands: [any CLICommand.Type] { [
         DemoCommand.self, SendCommand.self, ExecCommand.self, ChatCommand.self, SchemaCommand.self, ResponsesCommand.self, ModelsCommand.self,
         AuthCommand.self, LoginCommand.self, LogoutCommand.self, RecoveryCommand.self, ThreadsCommand.self, ApprovalsCommand.self, MCPCommand.self, DatabaseCommand.self,
-        MemoryCommand.self,
+        MemoryCommand.self, UsageCommand.self,
         BenchCommand.self, CompletionsCommand.self,
     ] }
 

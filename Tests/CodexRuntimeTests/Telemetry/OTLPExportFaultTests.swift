@@ -66,10 +66,10 @@ import Testing
         let received = try await harness.exported()
         #expect(received.rejected == 2)
         #expect(received.exports.traces == 1)
-        #expect(received.spans.count == 3)
+        #expect(received.spans.count == 4)
         let statistics = harness.exporter.statistics
         #expect(statistics.retries == 2)
-        #expect(statistics.exportedSpans == 3)
+        #expect(statistics.exportedSpans == 4)
         #expect(statistics.failedSpans == 0)
     }
 
@@ -81,7 +81,7 @@ import Testing
         let received = try await harness.exported()
         #expect(received.rejected == 1)
         #expect(received.spans == [])
-        #expect(harness.exporter.statistics.failedSpans == 3)
+        #expect(harness.exporter.statistics.failedSpans == 4)
         #expect(harness.exporter.statistics.retries == 0)
     }
 
@@ -100,7 +100,7 @@ import Testing
         #expect(result.events.contains { if case .turnCompleted = $0 { return true } else { return false } })
         await harness.telemetry.flush()
         let statistics = harness.exporter.statistics
-        #expect(statistics.failedSpans == 3)
+        #expect(statistics.failedSpans == 4)
         // Three tries each for the spans and the metrics.
         #expect(statistics.retries == 4)
         #expect(statistics.failedMetricExports == 1)
@@ -121,21 +121,23 @@ import Testing
         _ = try await harness.turn("one")
         let hanging = Task { await harness.telemetry.flush() }
         try await eventuallyHeld(harness.receiver)
-        // … does not hold up the next turn; its three spans fill the queue behind the hung request.
+        // … does not hold up the next turn; its four spans (the turn, its request, the ledger write and
+        // the commit) fill the queue behind the hung request.
         let result = try await harness.turn("two")
         #expect(result.error == nil)
-        #expect(harness.exporter.statistics.queuedSpans == 3)
+        #expect(harness.exporter.statistics.queuedSpans == 4)
         #expect(harness.exporter.statistics.droppedSpans == 0)
-        // A third turn overflows the queue of 4: the two oldest spans are dropped and counted.
+        // A third turn overflows the queue of 4: the four oldest spans are dropped and counted.
         _ = try await harness.turn("three")
         #expect(harness.exporter.statistics.queuedSpans == 4)
-        #expect(harness.exporter.statistics.droppedSpans == 2)
-        #expect(harness.telemetry.metrics.snapshot().points("codexkit.telemetry.spans.dropped").map(\.value) == [.count(2)])
+        #expect(harness.exporter.statistics.droppedSpans == 4)
+        #expect(harness.telemetry.metrics.snapshot().points("codexkit.telemetry.spans.dropped").map(\.value) == [.count(4)])
         try await harness.receiver.hold(false)
         await hanging.value
         let received = try await harness.exported()
-        #expect(received.spans.count == 3 + 4)
-        #expect(harness.exporter.statistics.exportedSpans == 7)
+        #expect(received.spans.count == 4 + 4)
+        #expect(received.spans.filter { $0.name == "invoke_agent" }.count == 2)
+        #expect(harness.exporter.statistics.exportedSpans == 8)
     }
 
     /// Waits until the receiver holds one export (the receiver answers the question; no clock).

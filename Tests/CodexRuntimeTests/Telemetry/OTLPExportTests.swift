@@ -17,8 +17,10 @@ import Testing
         #expect(result.error == nil)
         let received = try await harness.exported()
         #expect(received.errors == [])
+        // Two writes under the turn: the usage ledger's record of the response, then the turn's commit.
         #expect(received.spans.tree == [
             "chat gpt-6-astra <- invoke_agent",
+            "codexkit.storage.commit <- invoke_agent",
             "codexkit.storage.commit <- invoke_agent",
             "invoke_agent <- -",
         ])
@@ -56,7 +58,7 @@ import Testing
         #expect(received.headers.allSatisfy { $0["x-collector-key"] == "k1" && $0["content-type"] == "application/json" })
         // The turn's request carried no traceparent: propagation is off by default.
         #expect(harness.server.requests.allSatisfy { $0.header("traceparent") == nil })
-        #expect(harness.exporter.statistics.exportedSpans == 3)
+        #expect(harness.exporter.statistics.exportedSpans == 4)
     }
 
     @Test func aToolBatchIsOneSpanPerCallBetweenTwoModelRequests() async throws {

@@ -22,7 +22,7 @@ import Testing
 
     @Test func theReadmeAndTheCLIDocumentNameEveryCommandFamily() async throws {
         let root = CLIHelpPage(try await CommandRunner.codexctl(["help"]).stdout).subcommands.filter { $0 != "help" }
-        #expect(root.count == 18)
+        #expect(root.count == 19)
         let readme = try read("README.md")
         let document = try read("Docs/CLI.md")
         for family in root {

@@ -25,7 +25,7 @@ import Testing
 
     @Test func everyCommandHasHelpAndRefusesAnUnknownOptionBeforeDoingAnything() async throws {
         let leaves = try await Self.leafCommands()
-        #expect(leaves.count == 49, "\(leaves.map { $0.joined(separator: " ") })")
+        #expect(leaves.count == 50, "\(leaves.map { $0.joined(separator: " ") })")
         for path in leaves {
             let help = try await CommandRunner.codexctl(["help"] + path)
             let flag = try await CommandRunner.codexctl(path + ["--help"])
@@ -246,6 +246,11 @@ import Testing
                 Case(arguments: ["db", "migrate", "--db", database, "--json"], status: 0, stdout: #"{"schema_version":"#, stderr: ""),
                 Case(arguments: ["db", "migrate", "--db", path("none/x.sqlite")], status: 1, stdout: "", stderr: "Error: sqlite_not_found: cannot create"),
             ],
+            "usage": [
+                Case(arguments: ["usage", "--db", database, "--by", "day"], status: 0, stdout: "REQUESTS  INPUT  CACHED  OUTPUT  REASONING  TOTAL\n", stderr: ""),
+                Case(arguments: ["usage", "--db", path("none/x.sqlite"), "--json"], status: 1,
+                     stdout: #"{"error":{"code":"sqlite_not_found","message":"cannot open \#(path("none/x.sqlite")): no such directory"}}"#, stderr: ""),
+            ],
             "memory list": [
                 Case(arguments: ["memory", "list", "--db", memory, "--namespace", "matrix"], status: 0, stdout: "2 records\n", stderr: ""),
                 Case(arguments: ["memory", "list", "--db", path("none/x.sqlite"), "--json"], status: 1,
@@ -312,7 +317,7 @@ import Testing
         // Commands that only look: each success is run once more with a standard output that fails.
         let looking: Set<String> = [
             "schema check", "schema validate", "schema conformance", "responses decode", "models list", "auth status", "threads list",
-            "threads show", "threads export", "db check", "memory list", "memory search", "recovery list", "recovery status", "recovery receipt", "mcp tools",
+            "threads show", "threads export", "db check", "usage", "memory list", "memory search", "recovery list", "recovery status", "recovery receipt", "mcp tools",
         ]
         for (name, runs) in cases {
             for run in runs {

@@ -22,7 +22,7 @@ import Testing
         #expect(missing.stderr.hasPrefix("Error: postgres_schema_outdated: the database has no state store in schema \(schema)"), "\(missing.stderr)")
         let migrated = try await CommandRunner.codexctl(["db", "migrate", "--db", url, "--json"], environment: environment)
         #expect(migrated.status == 0, "\(migrated.stderr)")
-        #expect(migrated.stdout == #"{"schema_version":1}"# + "\n")
+        #expect(migrated.stdout == #"{"schema_version":2}"# + "\n")
 
         let server = try LoopbackHTTPServer(replies: [.sse(SendCommandTests.reply(["Hello ", "from PostgreSQL."]))])
         defer { server.shutdown() }
@@ -42,13 +42,18 @@ import Testing
         #expect(exported.stdout.split(separator: "\n").count == 4)
         let approvals = try await CommandRunner.codexctl(["approvals", "list", "--db", url, "--json"], environment: environment)
         #expect(approvals.stdout == "[]\n", "\(approvals.stderr)")
+        // The usage ledger, read-only on PostgreSQL too.
+        let usage = try await CommandRunner.codexctl(["usage", "--db", url, "--json", "--by", "day"], environment: environment)
+        #expect(usage.status == 0, "\(usage.stderr)")
+        let ledger = try JSONValue(parsing: Array(usage.stdout.utf8))
+        #expect(ledger["by"] == "day" && ledger["total"]?["requests"]?.numberValue != nil, "\(usage.stdout)")
 
         let checked = try await CommandRunner.codexctl(["db", "check", "--db", url, "--json"], environment: environment)
         #expect(checked.status == 0, "\(checked.stderr)")
         let report = try JSONValue(parsing: Array(checked.stdout.utf8))
         #expect(report["engine"]?.stringValue == "postgres")
         #expect(report["healthy"] == .bool(true))
-        #expect(report["rows_checked"]?.numberValue?.intValue == 6, "a thread, four history items, a turn: \(checked.stdout)")
+        #expect(report["rows_checked"]?.numberValue?.intValue == 7, "a thread, four history items, a turn, a usage record: \(checked.stdout)")
 
         // A row spoiled behind the store's back is found, named by its table and key.
         try await cluster.psql("UPDATE \(schema).turns SET body = '\\x7b7d'::bytea")
@@ -59,7 +64,7 @@ import Testing
 
         let deleted = try await CommandRunner.codexctl(["threads", "delete", threadID, "--db", url], environment: environment)
         #expect(deleted.status == 0, "\(deleted.stderr)")
-        for result in [missing, migrated, sent, listed, shown, exported, approvals, checked, spoiled, deleted] {
+        for result in [missing, migrated, sent, listed, shown, exported, approvals, usage, checked, spoiled, deleted] {
             #expect(!(result.stdout + result.stderr).contains(secret))
         }
 

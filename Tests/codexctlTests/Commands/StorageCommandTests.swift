@@ -75,7 +75,7 @@ import Testing
         #expect(check.status == 0, "\(check.stderr)")
         let checked = try JSONValue(parsing: check.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(checked["integrity"] == .array(["ok"]))
-        #expect(checked["schema_version"] == 3)
+        #expect(checked["schema_version"] == 4)
 
         #expect(try await CommandRunner.codexctl(["threads", "delete", id, "--db", path, "--json"]).stdout == #"{"deleted":"\#(id)"}"# + "\n")
         #expect(try await CommandRunner.codexctl(["threads", "list", "--db", path]).stdout == "0 threads\n")

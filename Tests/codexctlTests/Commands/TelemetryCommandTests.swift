@@ -23,7 +23,7 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         let received = try await receiver.received()
         #expect(received.errors == [])
-        #expect(received.spans.map(\.name).sorted() == ["chat gpt-5.6-sol", "codexkit.storage.commit", "invoke_agent"])
+        #expect(received.spans.map(\.name).sorted() == ["chat gpt-5.6-sol", "codexkit.storage.commit", "codexkit.storage.commit", "invoke_agent"])
         #expect(received.spans.allSatisfy { $0.resource["service.name"] == "orders-cli" })
         #expect(received.headers.allSatisfy { $0["x-api-key"] == "collector-secret" })
         #expect(received.metrics.contains { $0.name == "codexkit.tokens" })

@@ -1,0 +1,79 @@
+public import CodexCore
+import Foundation
+
+extension PostgresRuntimeStateStore: UsageRecording {
+    /// Stores `records` in one transaction with their threads' rows locked; a record whose
+    /// `(turnID, sequence)` is stored replaces it (see ``CodexCore/UsageRecording``), so a write whose
+    /// commit reply was lost is simply run again. An empty batch opens no transaction.
+    /// - Throws: ``PostgresStoreError`` `thread_not_found` when a record's thread does not exist (nothing
+    ///   written); `postgres_write_refused` on a store opened read-only.
+    public func recordUsage(_ records: [AgentUsageRecord]) async throws {
+        guard !records.isEmpty else { return }
+        var encoded: [(record: AgentUsageRecord, body: [UInt8])] = []
+        for record in records { encoded.append((record, try Self.encode(record))) }
+        let rows = encoded
+        // Threads locked in one order, so two batches over the same threads cannot deadlock.
+        let threads = Set(records.map(\.threadID)).sorted()
+        try await database.write { connection throws(PostgresStoreError) in
+            for thread in threads { try Self.lockThread(thread, connection) }
+            for (record, body) in rows {
+                try connection.run(
+                    """
+                    INSERT INTO usage_records(turn_id, sequence, thread_id, account_binding, model, recorded_at, body) VALUES ($1, $2, $3, $4, $5, $6, $7)
+                    ON CONFLICT (turn_id, sequence) DO UPDATE SET thread_id = excluded.thread_id, account_binding = excluded.account_binding,
+                    model = excluded.model, recorded_at = excluded.recorded_at, body = excluded.body
+                    """,
+                    [
+                        .text(record.turnID.rawValue), .integer(Int64(record.sequence)), .text(record.threadID.rawValue),
+                        record.accountBinding.map(PostgresValue.text) ?? .null, .text(record.model), .double(record.recordedAt.timeIntervalSince1970),
+                        .bytes(body),
+                    ]
+                )
+            }
+        }
+    }
+
+    /// The records matching `query`, ordered by recorded date, then turn ID, then sequence, read in one
+    /// snapshot (it works on a store opened with ``init(readingFrom:schema:)``).
+    /// - Throws: ``PostgresStoreError`` `postgres_row_undecodable` naming the record (`turn-id/sequence`)
+    ///   for a row it cannot read or whose body disagrees with its key.
+    public func usageRecords(matching query: AgentUsageQuery) async throws -> [AgentUsageRecord] {
+        var conditions: [String] = []
+        var parameters: [PostgresValue] = []
+        func add(_ condition: String, _ value: PostgresValue) {
+            parameters.append(value)
+            conditions.append(condition.replacingOccurrences(of: "?", with: "$\(parameters.count)"))
+        }
+        if let thread = query.threadID { add("thread_id = ?", .text(thread.rawValue)) }
+        if let turn = query.turnID { add("turn_id = ?", .text(turn.rawValue)) }
+        if let binding = query.accountBinding { add("account_binding = ?", .text(binding)) }
+        if let model = query.model { add("model = ?", .text(model)) }
+        // The column holds seconds since 1970 as a double; the dates are compared exactly below, so
+        // the column only narrows (`<=` for the exclusive end: two dates may share a double).
+        if let since = query.since { add("recorded_at >= ?", .double(since.timeIntervalSince1970)) }
+        if let until = query.until { add("recorded_at <= ?", .double(until.timeIntervalSince1970)) }
+        let sql = "SELECT turn_id, sequence, thread_id, body FROM usage_records"
+            + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")) + " ORDER BY recorded_at"
+        let records = try await database.read { [parameters] connection throws(PostgresStoreError) in
+            var records: [AgentUsageRecord] = []
+            try connection.run(sql, parameters) { row throws(PostgresStoreError) in
+                records.append(try Self.decodeUsage(turn: row.text(0) ?? "", sequence: row.integer(1), thread: row.text(2) ?? "", row.bytes(3)))
+            }
+            return records
+        }
+        // Ordered here rather than by the server, whose text order follows the database's collation.
+        return records.filter(query.matches).sorted(by: AgentUsageRecord.ledgerOrder)
+    }
+
+    /// A usage row's body, checked against its key columns.
+    static func decodeUsage(turn: String, sequence: Int64, thread: String, _ body: [UInt8]) throws(PostgresStoreError) -> AgentUsageRecord {
+        let key = "\(turn)/\(sequence)"
+        let record = try decode(AgentUsageRecord.self, body, table: "usage_records", key: key)
+        guard record.turnID.rawValue == turn, Int64(record.sequence) == sequence, record.threadID.rawValue == thread else {
+            throw PostgresStoreError(
+                code: .rowUndecodable, message: "a usage row's body names another turn, request or thread than its key", table: "usage_records", rowKey: key
+            )
+        }
+        return record
+    }
+}

@@ -1,0 +1,73 @@
+public import CodexCore
+import Foundation
+
+extension SQLiteRuntimeStateStore: UsageRecording {
+    /// Stores `records` in one transaction, durable when it returns; a record whose `(turnID, sequence)`
+    /// is stored replaces it (see ``CodexCore/UsageRecording``). An empty batch opens no transaction.
+    /// - Throws: ``SQLiteStoreError`` `thread_not_found` when a record's thread does not exist (nothing
+    ///   written); `sqlite_write_refused` on a store opened read-only.
+    public func recordUsage(_ records: [AgentUsageRecord]) async throws {
+        guard !records.isEmpty else { return }
+        var encoded: [(record: AgentUsageRecord, body: [UInt8])] = []
+        for record in records { encoded.append((record, try Self.encode(record))) }
+        let rows = encoded
+        let threads = Set(records.map(\.threadID))
+        try await database.write { connection throws(SQLiteStoreError) in
+            for thread in threads.sorted() { try Self.requireThread(thread, connection: connection) }
+            for (record, body) in rows {
+                try connection.run(
+                    """
+                    INSERT INTO usage_records(turn_id, sequence, thread_id, account_binding, model, recorded_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(turn_id, sequence) DO UPDATE SET thread_id = excluded.thread_id, account_binding = excluded.account_binding,
+                    model = excluded.model, recorded_at = excluded.recorded_at, body = excluded.body
+                    """,
+                    [
+                        .text(record.turnID.rawValue), .integer(Int64(record.sequence)), .text(record.threadID.rawValue),
+                        record.accountBinding.map(SQLiteValue.text) ?? .null, .text(record.model), .real(record.recordedAt.timeIntervalSince1970), .blob(body),
+                    ]
+                )
+            }
+        }
+    }
+
+    /// The records matching `query`, ordered by recorded date, then turn ID, then sequence (it works on
+    /// a store opened with ``init(readingAt:)``).
+    /// - Throws: ``SQLiteStoreError`` `sqlite_row_undecodable` naming the record (`turn-id/sequence`) for
+    ///   a row it cannot read or whose body disagrees with its key.
+    public func usageRecords(matching query: AgentUsageQuery) async throws -> [AgentUsageRecord] {
+        var conditions: [String] = []
+        var bindings: [SQLiteValue] = []
+        func add(_ condition: String, _ value: SQLiteValue) {
+            conditions.append(condition)
+            bindings.append(value)
+        }
+        if let thread = query.threadID { add("thread_id = ?", .text(thread.rawValue)) }
+        if let turn = query.turnID { add("turn_id = ?", .text(turn.rawValue)) }
+        if let binding = query.accountBinding { add("account_binding = ?", .text(binding)) }
+        if let model = query.model { add("model = ?", .text(model)) }
+        // The column holds seconds since 1970 as a double; the dates are compared exactly below, so
+        // the column only narrows (`<=` for the exclusive end: two dates may share a double).
+        if let since = query.since { add("recorded_at >= ?", .real(since.timeIntervalSince1970)) }
+        if let until = query.until { add("recorded_at <= ?", .real(until.timeIntervalSince1970)) }
+        let sql = "SELECT turn_id, sequence, thread_id, body FROM usage_records"
+            + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")) + " ORDER BY recorded_at, turn_id, sequence"
+        let records = try await database.read { [bindings] connection throws(SQLiteStoreError) in
+            var records: [AgentUsageRecord] = []
+            try connection.run(sql, bindings) { row throws(SQLiteStoreError) in
+                records.append(try Self.decodeUsage(turn: row.text(0) ?? "", sequence: row.integer(1), thread: row.text(2) ?? "", row.blob(3)))
+            }
+            return records
+        }
+        return records.filter(query.matches).sorted(by: AgentUsageRecord.ledgerOrder)
+    }
+
+    /// A usage row's body, checked against its key columns.
+    static func decodeUsage(turn: String, sequence: Int64, thread: String, _ body: [UInt8]) throws(SQLiteStoreError) -> AgentUsageRecord {
+        let key = "\(turn)/\(sequence)"
+        let record = try decode(AgentUsageRecord.self, body, table: "usage_records", key: key)
+        guard record.turnID.rawValue == turn, Int64(record.sequence) == sequence, record.threadID.rawValue == thread else {
+            throw SQLiteStoreError(code: .rowUndecodable, message: "a usage row's body names another turn, request or thread than its key", table: "usage_records", rowKey: key)
+        }
+        return record
+    }
+}

@@ -1,0 +1,90 @@
+import CodexCore
+@testable import CodexStorageSQLite
+import CodexTestSupport
+import Foundation
+import Testing
+
+/// The SQLite store's usage ledger beyond the shared contract: the migration that adds it to an older
+/// store, the read-only open that can query it and refuses to write it, and the deep check of its rows.
+@Suite struct SQLiteUsageLedgerTests {
+    typealias Scratch = SQLiteOpenModeTests.Scratch
+
+    static func record(_ thread: AgentThreadID, sequence: Int = 0, model: String = "gpt-6-astra") -> AgentUsageRecord {
+        AgentUsageRecord(
+            threadID: thread, turnID: "turn-1", sequence: sequence, accountBinding: "acct-1", model: model,
+            recordedAt: Date(timeIntervalSince1970: 1_800_000_000 + Double(sequence)), usage: AgentUsage(inputTokens: 100, cachedInputTokens: 40, outputTokens: 20)
+        )
+    }
+
+    @Test func aVersionThreeStoreIsRefusedForReadingAndGetsTheLedgerWhenOpenedForWriting() async throws {
+        let scratch = try Scratch()
+        let path = scratch.path("v3.sqlite")
+        let thread = try await SQLiteOpenModeTests.populatedStore(at: path)
+        // Back to schema 3: the ledger's table and its migration record removed.
+        do {
+            let store = try SQLiteRuntimeStateStore(path: path)
+            try store.database.withConnection { connection throws(SQLiteStoreError) in
+                try connection.execute("DROP TABLE usage_records; DELETE FROM codex_migrations WHERE position = 4")
+            }
+            #expect(try store.schemaVersion == 3)
+            try store.checkpoint()
+        }
+        let before = DirectorySnapshot(scratch.directory)
+        let reading = #expect(throws: SQLiteStoreError.self) { try SQLiteRuntimeStateStore(readingAt: path) }
+        #expect(reading?.code == .schemaOutdated)
+        #expect(DirectorySnapshot(scratch.directory).differences(from: before) == [])
+
+        let store = try SQLiteRuntimeStateStore(path: path)
+        #expect(try store.schemaVersion == 4)
+        #expect(SQLiteStateSchema.schema.migrations.map(\.name).last == "create_usage_records")
+        #expect(try await store.thread(thread.id)?.title == "Orders")
+        try await store.recordUsage([Self.record(thread.id)])
+        #expect(try await store.usageRecords(matching: AgentUsageQuery()) == [Self.record(thread.id)])
+        #expect(try await store.check().isHealthy)
+    }
+
+    @Test func aReadOnlyStoreQueriesTheLedgerAndRefusesToWriteIt() async throws {
+        let scratch = try Scratch()
+        let path = scratch.path("state.sqlite")
+        let thread = try await SQLiteOpenModeTests.populatedStore(at: path)
+        do {
+            let store = try SQLiteRuntimeStateStore(path: path)
+            try await store.recordUsage([Self.record(thread.id), Self.record(thread.id, sequence: 1, model: "gpt-6-astra-mini")])
+        }
+        let before = DirectorySnapshot(scratch.directory)
+        let reader = try SQLiteRuntimeStateStore(readingAt: path)
+        #expect(try await reader.usageRecords(matching: AgentUsageQuery(model: "gpt-6-astra-mini")) == [Self.record(thread.id, sequence: 1, model: "gpt-6-astra-mini")])
+        let refused = await #expect(throws: SQLiteStoreError.self) { try await reader.recordUsage([Self.record(thread.id, sequence: 2)]) }
+        #expect(refused?.code == .writeRefused)
+        // An empty batch is a no-op even on a reader: nothing to refuse.
+        try await reader.recordUsage([])
+        #expect(try await reader.check().isHealthy)
+        #expect(DirectorySnapshot(scratch.directory).differences(from: before) == [])
+    }
+
+    @Test func theDeepCheckAndTheReaderNameABadUsageRow() async throws {
+        let store = try SQLiteRuntimeStateStore(path: ":memory:")
+        let thread = AgentThread(title: "ledger")
+        try await store.upsertThread(thread)
+        try await store.recordUsage([Self.record(thread.id), Self.record(thread.id, sequence: 1)])
+        #expect(try await store.check().rowsChecked == 3)
+        // A column that disagrees with the body: the query by model would miss the record.
+        try store.database.withConnection { connection throws(SQLiteStoreError) in
+            try connection.execute("UPDATE usage_records SET model = 'other' WHERE sequence = 0")
+        }
+        var report = try await store.check()
+        #expect(report.problems == [.init(table: "usage_records", rowKey: "turn-1/0", message: "a usage row's account, model or date column disagrees with its body")])
+        // A body naming another request than its key.
+        let moved = try JSONEncoder().encode(Self.record(thread.id, sequence: 7))
+        try store.database.withConnection { connection throws(SQLiteStoreError) in
+            try connection.run("UPDATE usage_records SET body = ? WHERE sequence = 1", [.blob(Array(moved))])
+        }
+        report = try await store.check()
+        #expect(report.problems.map(\.rowKey) == ["turn-1/0", "turn-1/1"])
+        #expect(report.problems.last?.message == "a usage row's body names another turn, request or thread than its key")
+        let reading = await #expect(throws: SQLiteStoreError.self) { _ = try await store.usageRecords(matching: AgentUsageQuery()) }
+        #expect(reading?.code == .rowUndecodable)
+        #expect(reading?.table == "usage_records")
+        #expect(reading?.rowKey == "turn-1/1")
+    }
+}
