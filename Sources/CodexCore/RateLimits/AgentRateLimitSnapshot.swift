@@ -110,11 +110,12 @@ public struct AgentUsage: Sendable, Hashable, Codable {
         self.totalTokens = totalTokens
     }
 
-    /// The reported total, else input + output when both are known, else `nil`.
+    /// The reported total, else input + output when both are known (and their sum fits), else `nil`.
     public var derivedTotalTokens: Int? {
         if let totalTokens { return totalTokens }
         guard let inputTokens, let outputTokens else { return nil }
-        return inputTokens + outputTokens
+        let (sum, overflow) = inputTokens.addingReportingOverflow(outputTokens)
+        return overflow ? nil : sum
     }
 
     /// The sum of two observations, field by field; a field stays `nil` unless both are known.

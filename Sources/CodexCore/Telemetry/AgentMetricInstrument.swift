@@ -67,10 +67,6 @@ public struct AgentMetricInstrument: Sendable, Hashable {
     public static let eventQueueHighWater = AgentMetricInstrument(
         name: "codexkit.event_queue.high_water", unit: "{event}", description: "The most events buffered for a consumer at once", kind: .highWater
     )
-    /// `codexkit.storage.commit.duration`: state store writes.
-    public static let storageCommitDuration = AgentMetricInstrument(
-        name: "codexkit.storage.commit.duration", unit: "s", description: "State store write duration", kind: .histogram(bounds: durationBounds)
-    )
     /// `codexkit.telemetry.spans.dropped`: spans the exporter dropped because its queue was full.
     public static let droppedSpans = AgentMetricInstrument(
         name: "codexkit.telemetry.spans.dropped", unit: "{span}", description: "Spans dropped by a full export queue", kind: .counter

@@ -57,37 +57,65 @@ public final class AgentMetrics: Sendable {
         startTimeUnixNano = AgentTelemetry.unixNano(wallClock.now())
     }
 
+    /// One change, for ``apply(_:)``.
+    public enum Update: Sendable {
+        /// Adds to a counter (negative values are ignored: counters only grow).
+        case add(AgentMetricInstrument, Int, AgentTelemetryAttributes)
+        /// Records a histogram observation (NaN and infinities are ignored).
+        case record(AgentMetricInstrument, Double, AgentTelemetryAttributes)
+        /// Sets a gauge, or raises a high-water mark.
+        case set(AgentMetricInstrument, Double, AgentTelemetryAttributes)
+    }
+
     /// Adds `value` to a counter (negative values are ignored: counters only grow).
     public func add(_ instrument: AgentMetricInstrument, _ value: Int, attributes: AgentTelemetryAttributes = [:]) {
-        guard value >= 0 else { return }
-        update(instrument, attributes) { current in
-            if case .count(let sum)? = current { return .count(sum &+ Int64(value)) }
-            return .count(Int64(value))
-        }
+        state.withLock { Self.apply(.add(instrument, value, attributes), to: &$0) }
     }
 
     /// Records a histogram observation (NaN and infinities are ignored).
     public func record(_ instrument: AgentMetricInstrument, _ value: Double, attributes: AgentTelemetryAttributes = [:]) {
-        guard value.isFinite, case .histogram(let bounds) = instrument.kind else { return }
-        let bucket = bounds.firstIndex { value <= $0 } ?? bounds.count
-        update(instrument, attributes) { current in
-            guard case .histogram(let count, let sum, let low, let high, var buckets)? = current else {
-                var buckets = [UInt64](repeating: 0, count: bounds.count + 1)
-                buckets[bucket] = 1
-                return .histogram(count: 1, sum: value, min: value, max: value, bucketCounts: buckets)
-            }
-            buckets[bucket] += 1
-            return .histogram(count: count + 1, sum: sum + value, min: Swift.min(low, value), max: Swift.max(high, value), bucketCounts: buckets)
-        }
+        state.withLock { Self.apply(.record(instrument, value, attributes), to: &$0) }
     }
 
     /// Sets a gauge, or raises a high-water mark to `value` when it is higher.
     public func set(_ instrument: AgentMetricInstrument, _ value: Double, attributes: AgentTelemetryAttributes = [:]) {
-        guard value.isFinite else { return }
-        let keepsHighest = instrument.kind == .highWater
-        update(instrument, attributes) { current in
-            if keepsHighest, case .gauge(let highest)? = current { return .gauge(Swift.max(highest, value)) }
-            return .gauge(value)
+        state.withLock { Self.apply(.set(instrument, value, attributes), to: &$0) }
+    }
+
+    /// Applies several changes under one lock (what a model request's end records at once).
+    public func apply(_ updates: [Update]) {
+        state.withLock { state in
+            for update in updates { Self.apply(update, to: &state) }
+        }
+    }
+
+    private static func apply(_ update: Update, to state: inout State) {
+        switch update {
+        case .add(let instrument, let value, let attributes):
+            guard value >= 0 else { return }
+            change(instrument, attributes, in: &state) { current in
+                if case .count(let sum)? = current { return .count(sum &+ Int64(value)) }
+                return .count(Int64(value))
+            }
+        case .record(let instrument, let value, let attributes):
+            guard value.isFinite, case .histogram(let bounds) = instrument.kind else { return }
+            let bucket = bounds.firstIndex { value <= $0 } ?? bounds.count
+            change(instrument, attributes, in: &state) { current in
+                guard case .histogram(let count, let sum, let low, let high, var buckets)? = current else {
+                    var buckets = [UInt64](repeating: 0, count: bounds.count + 1)
+                    buckets[bucket] = 1
+                    return .histogram(count: 1, sum: value, min: value, max: value, bucketCounts: buckets)
+                }
+                buckets[bucket] += 1
+                return .histogram(count: count + 1, sum: sum + value, min: Swift.min(low, value), max: Swift.max(high, value), bucketCounts: buckets)
+            }
+        case .set(let instrument, let value, let attributes):
+            guard value.isFinite else { return }
+            let keepsHighest = instrument.kind == .highWater
+            change(instrument, attributes, in: &state) { current in
+                if keepsHighest, case .gauge(let highest)? = current { return .gauge(Swift.max(highest, value)) }
+                return .gauge(value)
+            }
         }
     }
 
@@ -108,7 +136,7 @@ public final class AgentMetrics: Sendable {
         }
     }
 
-    private func update(_ instrument: AgentMetricInstrument, _ attributes: AgentTelemetryAttributes, _ change: (Value?) -> Value) {
+    private static func change(_ instrument: AgentMetricInstrument, _ attributes: AgentTelemetryAttributes, in state: inout State, _ change: (Value?) -> Value) {
         let entries = attributes.entries
         var isSorted = true
         var index = 1
@@ -121,14 +149,15 @@ public final class AgentMetrics: Sendable {
             sorted = AgentTelemetryAttributes()
             for entry in entries.sorted(by: { $0.key < $1.key }) { sorted[entry.key] = entry.value }
         }
+        // A name keeps the kind it was first recorded with: a host instrument reusing the name with
+        // another kind is ignored rather than exported under the wrong type (which a collector refuses).
+        if let known = state.instruments.first(where: { $0.name == instrument.name }), known.kind != instrument.kind { return }
         let key = Key(instrument: instrument.name, attributes: sorted)
-        state.withLock { state in
-            let current = state.values[key]
-            if current == nil {
-                if !state.instruments.contains(where: { $0.name == instrument.name }) { state.instruments.append(instrument) }
-                state.order.append(key)
-            }
-            state.values[key] = change(current)
+        let current = state.values[key]
+        if current == nil {
+            if !state.instruments.contains(where: { $0.name == instrument.name }) { state.instruments.append(instrument) }
+            state.order.append(key)
         }
+        state.values[key] = change(current)
     }
 }

@@ -94,7 +94,8 @@ extension AgentRuntime {
             span?.end()
             return output
         } catch {
-            span?.recordFailure(code: (error as? AgentRecoveryError)?.code.rawValue ?? (error as? AgentRuntimeError)?.code.rawValue ?? "cancelled")
+            let code = (error as? AgentRecoveryError)?.code.rawValue ?? (error as? AgentRuntimeError)?.code.rawValue
+            span?.recordFailure(code: code ?? (error is CancellationError ? "cancelled" : "failed"))
             span?.end()
             throw error
         }

@@ -57,7 +57,7 @@ final class RuntimeStateWriter: Sendable {
     func enqueueUsage(_ records: [AgentUsageRecord], failed: @escaping @Sendable (AgentRuntimeError) -> Void) {
         guard let usageStore else { return }
         let retrier = self.retrier
-        enqueue { _ in
+        enqueue(traced: false) { _ in
             do {
                 try await retrier.retrying("usage") { try await usageStore.recordUsage(records) }
             } catch {
@@ -86,15 +86,17 @@ final class RuntimeStateWriter: Sendable {
     /// Enqueues `operation` after every earlier write. A failure becomes the runtime error its meaning
     /// names (``CodexCore/AgentRuntimeError/stateStore(_:)``: `thread_not_found`, `storage_conflict`,
     /// `storage_failure`), with the store's error kept as `underlying`.
+    /// `traced`: whether the write gets a `codexkit.storage.commit` span under the enqueuing task's span
+    /// (usage-ledger bookkeeping does not).
     @discardableResult
-    func enqueue(_ operation: @escaping @Sendable (any RuntimeStateStore) async throws -> Void) -> Handle {
+    func enqueue(traced: Bool = true, _ operation: @escaping @Sendable (any RuntimeStateStore) async throws -> Void) -> Handle {
         let store = self.store
         return tail.withLock { tail in
             let previous = tail
             let handle = Task<Result<Void, AgentRuntimeError>, Never> {
                 _ = await previous?.value
                 // The write's span, under the turn that enqueued it (task-locals follow the task).
-                let span = AgentSpan.current?.child("codexkit.storage.commit")
+                let span = traced ? AgentSpan.current?.child("codexkit.storage.commit") : nil
                 do {
                     try await operation(store)
                     StorageTelemetry.end(span, failure: nil)
@@ -114,7 +116,7 @@ final class RuntimeStateWriter: Sendable {
     /// caller can leave early when cancelled.
     func read<Value: Sendable>(_ operation: @escaping @Sendable (any RuntimeStateStore) async throws -> Value) async throws -> Value {
         let box = ReadResult<Value>()
-        try await wait(enqueue { store in box.value = try await operation(store) })
+        try await wait(enqueue(traced: false) { store in box.value = try await operation(store) })
         guard let value = box.value else { throw CancellationError() }
         return value
     }

@@ -40,12 +40,13 @@ extension OTLPExporterConfiguration {
         configuration.tracesURL = tracesOff ? nil : traces
         configuration.metricsURL = metricsOff ? nil : metrics
         configuration.headers = try value("OTEL_EXPORTER_OTLP_HEADERS").map { text throws(OTLPExporterError) in try pairs(text, "OTEL_EXPORTER_OTLP_HEADERS") } ?? [:]
-        // Per-signal headers add to (and override) the shared ones; both signals share one header set
-        // here, so they apply to both.
-        for name in ["OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS"] {
-            guard let text = value(name) else { continue }
-            for (key, headerValue) in try pairs(text, name) { configuration.headers[key] = headerValue }
-        }
+        // Per-signal headers go with their signal only (two signals may go to two vendors).
+        configuration.tracesHeaders = try value("OTEL_EXPORTER_OTLP_TRACES_HEADERS").map { text throws(OTLPExporterError) in
+            try pairs(text, "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+        } ?? [:]
+        configuration.metricsHeaders = try value("OTEL_EXPORTER_OTLP_METRICS_HEADERS").map { text throws(OTLPExporterError) in
+            try pairs(text, "OTEL_EXPORTER_OTLP_METRICS_HEADERS")
+        } ?? [:]
         var resource = AgentTelemetryAttributes()
         if let text = value("OTEL_RESOURCE_ATTRIBUTES") {
             for (key, attribute) in try pairs(text, "OTEL_RESOURCE_ATTRIBUTES").sorted(by: { $0.key < $1.key }) { resource[key] = .string(attribute) }

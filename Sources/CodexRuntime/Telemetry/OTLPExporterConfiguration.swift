@@ -8,8 +8,12 @@ public struct OTLPExporterConfiguration: Sendable {
     public var tracesURL: URL?
     /// Where metrics go (`…/v1/metrics`), or `nil` to send none.
     public var metricsURL: URL?
-    /// Extra request headers (for example a collector's API key).
+    /// Extra request headers of both signals (for example a collector's API key).
     public var headers: [String: String]
+    /// Headers only trace exports carry (added to ``headers``, replacing one of the same name).
+    public var tracesHeaders: [String: String] = [:]
+    /// Headers only metric exports carry (added to ``headers``, replacing one of the same name).
+    public var metricsHeaders: [String: String] = [:]
     /// The resource attributes; `service.name` names the host. The SDK adds `telemetry.sdk.*`.
     public var resource: AgentTelemetryAttributes
     /// The longest one export request may take (default 10 s).

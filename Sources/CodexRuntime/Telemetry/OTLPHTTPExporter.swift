@@ -107,14 +107,19 @@ public final class OTLPHTTPExporter: AgentTelemetryExporter {
     }
 
     /// Flushes, then stops the schedule; later spans are dropped (and counted).
+    ///
+    /// Each request of the final flush is tried once (no back-off), so shutdown waits at most one
+    /// ``OTLPExporterConfiguration/timeout`` per request.
     public func shutdown() async {
         let tasks = timers.withLock { timers -> [Task<Void, Never>] in
             timers.started = true
             defer { timers.tasks = [] }
             return timers.tasks
         }
+        // Cancelling a timer stops its sleep; a send it started runs in a task of its own and is not cut short.
         for task in tasks { task.cancel() }
         queue.withLock { $0.stop() }
+        await sender.stop()
         await flush()
     }
 
@@ -129,14 +134,15 @@ public final class OTLPHTTPExporter: AgentTelemetryExporter {
             while !Task.isCancelled {
                 do { try await clock.sleep(for: delay) } catch { return }
                 guard let self else { return }
-                await self.sender.sendSpans(taking: self.queue.takeBatch)
+                // In a task of its own: shutdown cancels the timer, never a send in progress.
+                await Task { [sender = self.sender, queue = self.queue] in await sender.sendSpans(taking: queue.takeBatch) }.value
             }
         }
         let metricTask = Task { [weak self, clock, interval = configuration.metricInterval] in
             while !Task.isCancelled {
                 do { try await clock.sleep(for: interval) } catch { return }
                 guard let self, let metrics = self.metrics.withLock({ $0 }) else { return }
-                await self.sender.sendMetrics(metrics.snapshot())
+                await Task { [sender = self.sender] in await sender.sendMetrics(metrics.snapshot()) }.value
             }
         }
         timers.withLock { $0.tasks += [spanTask, metricTask] }

@@ -9,6 +9,13 @@ import Synchronization
 actor OTLPSender {
     private var sending = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// Set by shutdown: each request gets one try, so the exit waits at most one timeout per request.
+    private var stopping = false
+
+    /// From now on, no request is retried.
+    func stop() {
+        stopping = true
+    }
 
     let configuration: OTLPExporterConfiguration
     let httpClient: any HTTPClient
@@ -32,7 +39,9 @@ actor OTLPSender {
         while true {
             let batch = take()
             if batch.isEmpty { return }
-            let accepted = await post(OTLPJSONEncoder.traces(batch, resource: configuration.resource), to: url, signal: "traces")
+            let accepted = await post(
+                OTLPJSONEncoder.traces(batch, resource: configuration.resource), to: url, headers: configuration.tracesHeaders, signal: "traces"
+            )
             counts.withLock { counts in
                 if accepted { counts.exportedSpans += batch.count } else { counts.failedSpans += batch.count }
             }
@@ -44,7 +53,9 @@ actor OTLPSender {
         guard let url = configuration.metricsURL, !snapshot.series.isEmpty else { return }
         await acquire()
         defer { release() }
-        let accepted = await post(OTLPJSONEncoder.metrics(snapshot, resource: configuration.resource), to: url, signal: "metrics")
+        let accepted = await post(
+            OTLPJSONEncoder.metrics(snapshot, resource: configuration.resource), to: url, headers: configuration.metricsHeaders, signal: "metrics"
+        )
         counts.withLock { counts in
             if accepted { counts.metricExports += 1 } else { counts.failedMetricExports += 1 }
         }
@@ -71,9 +82,10 @@ actor OTLPSender {
     static let retryableStatuses: Set<Int> = [429, 502, 503, 504]
 
     /// Posts `body`, retrying as the OTLP specification says; `true` when the collector accepted it.
-    private func post(_ body: [UInt8], to url: URL, signal: String) async -> Bool {
+    private func post(_ body: [UInt8], to url: URL, headers signalHeaders: [String: String], signal: String) async -> Bool {
         var headers: HTTPHeaders = ["Content-Type": "application/json"]
         for (name, value) in configuration.headers { headers[name] = value }
+        for (name, value) in signalHeaders { headers[name] = value }
         let request = HTTPRequest(
             method: "POST", url: url, headers: headers, body: body,
             timeouts: HTTPTimeouts(connect: configuration.timeout, firstByte: configuration.timeout, idle: configuration.timeout, total: configuration.timeout)
@@ -97,7 +109,7 @@ actor OTLPSender {
                 if Task.isCancelled { return false }
                 reason = (error as? AgentRuntimeError)?.code.rawValue ?? "transport_failure"
             }
-            guard attempt < configuration.maximumAttempts else {
+            guard attempt < configuration.maximumAttempts, !stopping else {
                 log(.warning, "telemetry.export.failed", signal: signal, reason: reason, attempt: attempt)
                 return false
             }

@@ -1,16 +1,13 @@
 import CodexCore
 
-/// State store write spans (`codexkit.storage.commit`) and their duration metric.
+/// State store write spans (`codexkit.storage.commit`): one per write of the runtime's ordered queue
+/// (history, the turn's commit), with `error.type` when it failed. Their duration is the span's; no
+/// separate metric is kept.
 enum StorageTelemetry {
-    /// Ends a write's span and records its duration.
+    /// Ends a write's span.
     static func end(_ span: AgentSpan?, failure: AgentRuntimeError?) {
         guard let span else { return }
         if let failure { span.recordFailure(code: failure.code.rawValue) }
-        let now = AgentTelemetry.unixNano(span.telemetry.wallClock.now())
-        span.end(at: now)
-        var attributes: AgentTelemetryAttributes = [:]
-        if let failure { attributes["error.type"] = .string(failure.code.rawValue) }
-        let seconds = now >= span.startTimeUnixNano ? Double(now - span.startTimeUnixNano) / 1e9 : 0
-        span.telemetry.metrics.record(.storageCommitDuration, seconds, attributes: attributes)
+        span.end()
     }
 }

@@ -35,9 +35,9 @@ enum TurnTelemetry {
         if let output, let content = span.telemetry.content(output) { attributes["gen_ai.output.messages"] = content }
         span.setAttributes(attributes)
         if let failureCode { span.recordFailure(code: failureCode) }
-        let metrics = span.telemetry.metrics
-        metrics.add(.turns, 1, attributes: ["codexkit.turn.outcome": .string(outcome)])
-        metrics.set(.eventQueueHighWater, Double(eventQueuePeak))
+        span.telemetry.metrics.apply([
+            .add(.turns, 1, ["codexkit.turn.outcome": .string(outcome)]), .set(.eventQueueHighWater, Double(eventQueuePeak), [:]),
+        ])
         span.end()
     }
 

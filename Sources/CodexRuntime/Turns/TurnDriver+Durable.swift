@@ -16,6 +16,7 @@ extension TurnDriver {
         guard let durability = plan.durability else { return progress }
         progress.pass = durability.pass
         progress.toolCalls = durability.toolCallsUsed
+        if durability.isResumed { await numberUsageAfterEarlierDrives() }
         if durability.isResumed {
             let reused = durability.batch.map { batch in batch.calls.filter { batch.finished[$0.id] != nil }.count } ?? 0
             let pass = durability.batch?.pass ?? durability.pass

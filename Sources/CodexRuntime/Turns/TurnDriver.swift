@@ -12,6 +12,8 @@ struct TurnDriver: Sendable {
     let channel: AgentEventChannel<AgentEvent>
     /// Images executors gave as bytes, until their batch ends.
     let toolOutputs = ToolCallOutputs()
+    /// The number of the turn's next usage-ledger record, kept across the drive's restarts.
+    let usageNumbers = TurnUsageNumbers()
 
     /// The turn's mutable progress (local to one drive).
     struct Progress {
@@ -23,9 +25,6 @@ struct TurnDriver: Sendable {
         /// Every call answered in this turn: its arguments and result (repeats are answered from it).
         var answeredCalls: [ToolInvocationID: (arguments: String, result: ToolResultEnvelope)] = [:]
         var usage: AgentUsage?
-        /// The number the next usage-ledger record of this turn gets; `nil` until the first response
-        /// reported usage.
-        var usageSequence: Int?
         var pendingItems: [AgentHistoryItem] = []
         var pendingMessages: [AgentMessage] = []
         var committedMessages: [AgentMessage] = []
@@ -140,7 +139,7 @@ struct TurnDriver: Sendable {
             try await channel.send(.rateLimitsUpdated(limits))
         case .usageUpdated(let usage):
             progress.usage = progress.usage.map { $0 + usage } ?? usage
-            await recordUsage(usage, progress: &progress)
+            recordUsage(usage)
         case .assistantMessageDelta(let delta):
             try await handleDelta(delta, progress: &progress)
         case .assistantMessageCompleted(let message):

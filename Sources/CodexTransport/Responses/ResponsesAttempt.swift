@@ -195,7 +195,9 @@ struct ResponsesAttempt {
             guard context.transportFailed else { throw close(StepFailure(error: error)) }
             throw close(Self.interrupted(error, progress: progress))
         }
-        telemetry?.noteResponse(status: response.statusCode, requestID: response.headers["x-request-id"] ?? response.headers["x-oai-request-id"])
+        telemetry?.noteResponse(
+            status: response.statusCode, requestID: response.headers["x-request-id"] ?? response.headers["x-oai-request-id"], secrets: context.secrets
+        )
         let limits = RateLimitParser.snapshots(fromHeaders: response.headers, now: client.wallClock.now())
         client.record(limits: limits, modelsETag: response.headers["x-models-etag"], binding: context.credentials.last?.binding)
         if let etag = response.headers["x-models-etag"], let binding = context.credentials.last?.binding {

@@ -67,7 +67,7 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
                 if stream.interruption?.isInterrupted == true {
                     // Interrupted by another task: no further read, retry or connection.
                     finished = true
-                    attempt?.telemetry?.end(failure: CancellationError(), willRetry: false)
+                    attempt?.telemetry?.end(failure: CancellationError(), willRetry: false, secrets: [])
                     attempt = nil
                     throw CancellationError()
                 }
@@ -81,14 +81,14 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
                     step = try await attempt?.next(progress: &progress, maximumBytes: budget)
                 } catch let failure as ResponsesAttempt.StepFailure {
                     finished = true
-                    attempt?.telemetry?.end(failure: failure.error, willRetry: false)
+                    attempt?.telemetry?.end(failure: failure.error, willRetry: false, secrets: retiredSecrets + (attempt?.context.secrets ?? []))
                     throw failure.error
                 } catch let failure as AgentRuntimeError {
                     try await retryOrThrow(failure)
                     continue
                 } catch {
                     finished = true
-                    attempt?.telemetry?.end(failure: error, willRetry: false)
+                    attempt?.telemetry?.end(failure: error, willRetry: false, secrets: [])
                     throw error
                 }
                 switch step {
@@ -100,7 +100,7 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
                     // A budget, not a transport failure: never retried.
                     finished = true
                     let failure = AgentRuntimeError.executionLimitExceeded(.responseBytes)
-                    attempt?.telemetry?.end(failure: failure, willRetry: false)
+                    attempt?.telemetry?.end(failure: failure, willRetry: false, secrets: [])
                     throw failure
                 }
             }
@@ -119,28 +119,31 @@ public struct ResponsesEventStream: AsyncSequence, Sendable {
             if stream.interruption?.isInterrupted == true {
                 // The failure is the interruption's cancelled body: not a failure to retry.
                 finished = true
-                ended?.telemetry?.end(failure: CancellationError(), willRetry: false)
+                ended?.telemetry?.end(failure: CancellationError(), willRetry: false, secrets: [])
                 throw CancellationError()
             }
             var failure = failure
             let policy = stream.client.configuration.retryPolicy
             let retryable = RetryPolicy.isRetryable(failure)
             let canRetry = retryable && !progress.outputDelivered && attemptNumber < policy.maximumAttempts
-            ended?.telemetry?.end(failure: failure, willRetry: canRetry)
             failure.retry = .init(
                 attempt: attemptNumber, maximumAttempts: policy.maximumAttempts, isRetryable: retryable,
                 safety: progress.outputDelivered ? .outputAlreadyEmitted : .beforeOutput
             )
+            let secrets = retiredSecrets
             guard canRetry else {
                 finished = true
+                ended?.telemetry?.end(failure: failure, willRetry: false, secrets: secrets)
                 throw failure
             }
             let delay = policy.delay(afterAttempt: attemptNumber, retryAfter: failure.http?.retryAfter, using: &random)
             if let budget = TurnTimeBudget.current, budget.cannotAfford(delay) {
                 // The wait would outlast the turn: fail now, with the server's wait in the error.
                 finished = true
+                ended?.telemetry?.end(failure: failure, willRetry: false, secrets: secrets)
                 throw failure
             }
+            ended?.telemetry?.end(failure: failure, willRetry: true, secrets: secrets)
             stream.client.logSink.record(AgentLogEvent(
                 level: .notice, category: .retry, name: "retry.scheduled", message: "retrying after a transient failure",
                 metadata: ["attempt": String(attemptNumber), "maximum_attempts": String(policy.maximumAttempts), "error_code": failure.code.rawValue,

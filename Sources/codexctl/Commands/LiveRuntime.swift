@@ -43,7 +43,14 @@ struct LiveRuntime {
             providers = try await CLIMCPServers.providers(clients, trusted: mcp.trusted)
         }
         // OTEL_EXPORTER_OTLP_ENDPOINT (and the other standard variables) turn the export on.
-        let exported = try AgentTelemetry.fromEnvironment(ProcessInfo.processInfo.environment)
+        // A bad OTEL_* value is a warning, and the turn runs without the export (the OpenTelemetry
+        // specification's rule for a setting it cannot use).
+        var exported: AgentTelemetry?
+        do {
+            exported = try AgentTelemetry.fromEnvironment(ProcessInfo.processInfo.environment)
+        } catch {
+            Console.error("warning: \(error.code.rawValue): \(error.setting): \(error.message); telemetry is off\n")
+        }
         telemetry.set(exported)
         return try AgentRuntime(configuration: .init(
             backend: backend, stateStore: try await stateStore(), toolProviders: providers, telemetry: exported

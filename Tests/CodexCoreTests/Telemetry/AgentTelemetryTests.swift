@@ -139,4 +139,16 @@ import Testing
         #expect(snapshot.points("codexkit.rate_limit.remaining").map(\.value) == [.gauge(40)])
         #expect(snapshot.startTimeUnixNano == 10_000_000_000)
     }
+
+    @Test func aNameKeepsTheKindItWasFirstRecordedWith() {
+        let metrics = AgentTelemetry(exporter: InMemoryTelemetryExporter()).metrics
+        let counter = AgentMetricInstrument(name: "host.things", unit: "{thing}", description: "Things", kind: .counter)
+        let histogram = AgentMetricInstrument(name: "host.things", unit: "s", description: "Things", kind: .histogram(bounds: [1]))
+        metrics.add(counter, 2)
+        metrics.record(histogram, 0.5)
+        metrics.apply([.add(counter, 3, [:]), .record(histogram, 2, [:])])
+        let snapshot = metrics.snapshot()
+        #expect(snapshot.series.map(\.instrument) == [counter])
+        #expect(snapshot.points("host.things").map(\.value) == [.count(5)])
+    }
 }

@@ -148,6 +148,10 @@ import Testing
         let items = try await Self.history(store, threadID)
         try AgentHistoryReplay.validate(items)
         #expect(Self.describe(items) == Self.uninterrupted)
+        // The usage ledger: the first drive's response, then the resumed drive's, numbered on from it.
+        let ledger = try await second.usage(matching: AgentUsageQuery(turnID: turnID))
+        #expect(ledger.map(\.sequence) == [0, 1])
+        #expect(ledger.map(\.usage.inputTokens) == [20, 40])
     }
 
     /// The history a turn of the script stores when nothing stops it.

@@ -66,11 +66,34 @@ import Testing
         let received = try await harness.exported()
         #expect(received.rejected == 2)
         #expect(received.exports.traces == 1)
-        #expect(received.spans.count == 4)
+        #expect(received.spans.count == 3)
         let statistics = harness.exporter.statistics
         #expect(statistics.retries == 2)
-        #expect(statistics.exportedSpans == 4)
+        #expect(statistics.exportedSpans == 3)
         #expect(statistics.failedSpans == 0)
+    }
+
+    @Test func shutdownTriesEachRequestOnceAndPerSignalHeadersStayWithTheirSignal() async throws {
+        let harness = try await OTLPTestHarness.start(replies: [ResponsesScript.completedReply("resp_1", "Hi")], configure: {
+            $0.tracesHeaders = ["x-traces-key": "t1"]
+            $0.metricsHeaders = ["x-metrics-key": "m1"]
+        })
+        defer { harness.stop() }
+        _ = try await harness.turn()
+        try await harness.receiver.failNext(1, status: 503, retryAfter: "0")
+        await harness.telemetry.shutdown()
+        let received = try await harness.receiver.received()
+        // The spans' one try was refused; the metrics went out, with their own header only.
+        #expect(received.rejected == 1)
+        #expect(received.spans == [])
+        #expect(received.exports.metrics == 1)
+        #expect(received.headers.map { [$0["x-traces-key"], $0["x-metrics-key"], $0["x-collector-key"]] } == [[nil, "m1", "k1"]])
+        let statistics = harness.exporter.statistics
+        #expect(statistics.retries == 0)
+        #expect(statistics.failedSpans == 3)
+        // After shutdown a span is dropped and counted.
+        harness.telemetry.startRootSpan("late").end()
+        #expect(harness.exporter.statistics.droppedSpans == 1)
     }
 
     @Test func aCollectorThatRefusesForGoodDropsTheBatchAndCountsIt() async throws {
@@ -81,7 +104,7 @@ import Testing
         let received = try await harness.exported()
         #expect(received.rejected == 1)
         #expect(received.spans == [])
-        #expect(harness.exporter.statistics.failedSpans == 4)
+        #expect(harness.exporter.statistics.failedSpans == 3)
         #expect(harness.exporter.statistics.retries == 0)
     }
 
@@ -100,7 +123,7 @@ import Testing
         #expect(result.events.contains { if case .turnCompleted = $0 { return true } else { return false } })
         await harness.telemetry.flush()
         let statistics = harness.exporter.statistics
-        #expect(statistics.failedSpans == 4)
+        #expect(statistics.failedSpans == 3)
         // Three tries each for the spans and the metrics.
         #expect(statistics.retries == 4)
         #expect(statistics.failedMetricExports == 1)
@@ -121,23 +144,22 @@ import Testing
         _ = try await harness.turn("one")
         let hanging = Task { await harness.telemetry.flush() }
         try await eventuallyHeld(harness.receiver)
-        // … does not hold up the next turn; its four spans (the turn, its request, the ledger write and
-        // the commit) fill the queue behind the hung request.
+        // … does not hold up the next turn; its three spans (the turn, its request, its commit) wait in
+        // the queue behind the hung request.
         let result = try await harness.turn("two")
         #expect(result.error == nil)
-        #expect(harness.exporter.statistics.queuedSpans == 4)
+        #expect(harness.exporter.statistics.queuedSpans == 3)
         #expect(harness.exporter.statistics.droppedSpans == 0)
-        // A third turn overflows the queue of 4: the four oldest spans are dropped and counted.
+        // A third turn overflows the queue of 4: the two oldest spans are dropped and counted.
         _ = try await harness.turn("three")
         #expect(harness.exporter.statistics.queuedSpans == 4)
-        #expect(harness.exporter.statistics.droppedSpans == 4)
-        #expect(harness.telemetry.metrics.snapshot().points("codexkit.telemetry.spans.dropped").map(\.value) == [.count(4)])
+        #expect(harness.exporter.statistics.droppedSpans == 2)
+        #expect(harness.telemetry.metrics.snapshot().points("codexkit.telemetry.spans.dropped").map(\.value) == [.count(2)])
         try await harness.receiver.hold(false)
         await hanging.value
         let received = try await harness.exported()
-        #expect(received.spans.count == 4 + 4)
-        #expect(received.spans.filter { $0.name == "invoke_agent" }.count == 2)
-        #expect(harness.exporter.statistics.exportedSpans == 8)
+        #expect(received.spans.count == 3 + 4)
+        #expect(harness.exporter.statistics.exportedSpans == 7)
     }
 
     /// Waits until the receiver holds one export (the receiver answers the question; no clock).

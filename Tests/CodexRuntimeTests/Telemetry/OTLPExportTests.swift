@@ -17,10 +17,9 @@ import Testing
         #expect(result.error == nil)
         let received = try await harness.exported()
         #expect(received.errors == [])
-        // Two writes under the turn: the usage ledger's record of the response, then the turn's commit.
+        // One write under the turn, its commit (the usage ledger's bookkeeping write has no span).
         #expect(received.spans.tree == [
             "chat gpt-6-astra <- invoke_agent",
-            "codexkit.storage.commit <- invoke_agent",
             "codexkit.storage.commit <- invoke_agent",
             "invoke_agent <- -",
         ])
@@ -58,7 +57,7 @@ import Testing
         #expect(received.headers.allSatisfy { $0["x-collector-key"] == "k1" && $0["content-type"] == "application/json" })
         // The turn's request carried no traceparent: propagation is off by default.
         #expect(harness.server.requests.allSatisfy { $0.header("traceparent") == nil })
-        #expect(harness.exporter.statistics.exportedSpans == 4)
+        #expect(harness.exporter.statistics.exportedSpans == 3)
     }
 
     @Test func aToolBatchIsOneSpanPerCallBetweenTwoModelRequests() async throws {

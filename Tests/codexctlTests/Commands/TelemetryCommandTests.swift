@@ -23,7 +23,7 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         let received = try await receiver.received()
         #expect(received.errors == [])
-        #expect(received.spans.map(\.name).sorted() == ["chat gpt-5.6-sol", "codexkit.storage.commit", "codexkit.storage.commit", "invoke_agent"])
+        #expect(received.spans.map(\.name).sorted() == ["chat gpt-5.6-sol", "codexkit.storage.commit", "invoke_agent"])
         #expect(received.spans.allSatisfy { $0.resource["service.name"] == "orders-cli" })
         #expect(received.headers.allSatisfy { $0["x-api-key"] == "collector-secret" })
         #expect(received.metrics.contains { $0.name == "codexkit.tokens" })
@@ -31,16 +31,20 @@ import Testing
         #expect(received.spans.allSatisfy { $0.attributes["gen_ai.input.messages"] == nil })
     }
 
-    @Test func aBadVariableIsATypedErrorThatNeverShowsItsValue() async throws {
+    @Test func aBadVariableIsAWarningThatNeverShowsItsValueAndTheTurnRuns() async throws {
         let directory = try temporaryDirectory("send-otel-bad")
         defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [.sse(SendCommandTests.reply(["Hello"]))])
+        defer { server.shutdown() }
         var environment = SendCommandTests.environment(directory)
         environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://127.0.0.1:9"
         environment["OTEL_EXPORTER_OTLP_HEADERS"] = "collector-secret-without-equals"
-        let run = try await CommandRunner.codexctl(["send", "Say hello", "--endpoint", "http://127.0.0.1:9/v1"], environment: environment)
-        #expect(run.status == 1)
-        #expect(run.stderr.contains("otlp_invalid_list"))
-        #expect(run.stderr.contains("OTEL_EXPORTER_OTLP_HEADERS"))
+        let run = try await CommandRunner.codexctl(
+            ["send", "Say hello", "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString], environment: environment
+        )
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Hello"))
+        #expect(run.stderr.contains("warning: otlp_invalid_list: OTEL_EXPORTER_OTLP_HEADERS: entry 1 has no '='; telemetry is off"))
         #expect(!run.stderr.contains("collector-secret"))
     }
 
