@@ -16,7 +16,7 @@ public final class AgentMetrics: Sendable {
 
     /// One series: an instrument with one attribute set.
     public struct Point: Sendable, Hashable {
-        /// The attributes, sorted by key.
+        /// The attributes, in the order the series was first recorded with.
         public var attributes: AgentTelemetryAttributes
         /// The value.
         public var value: Value
@@ -37,15 +37,46 @@ public final class AgentMetrics: Sendable {
         }
     }
 
+    /// An instrument's series: the same attributes in any order are the same series (hashed and
+    /// compared without regard to order, so nothing is sorted on the recording path).
     private struct Key: Hashable {
         var instrument: String
         var attributes: AgentTelemetryAttributes
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(instrument)
+            hasher.combine(attributes.count)
+            var combined = 0
+            for entry in attributes.entries {
+                var one = Hasher()
+                one.combine(entry.key)
+                one.combine(entry.value)
+                combined ^= one.finalize()
+            }
+            hasher.combine(combined)
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            guard lhs.instrument == rhs.instrument, lhs.attributes.count == rhs.attributes.count else { return false }
+            return lhs.attributes.entries.allSatisfy { entry in rhs.attributes.entries.contains { $0.key == entry.key && $0.value == entry.value } }
+        }
+    }
+
+    /// One series' running values, updated in place (one hash per update, no copy of the buckets).
+    private struct Series {
+        var count: Int64 = 0
+        var sum = 0.0
+        var low = Double.infinity
+        var high = -Double.infinity
+        var buckets: [UInt64] = []
+        var gauge = 0.0
     }
 
     private struct State {
         var instruments: [AgentMetricInstrument] = []
+        var kinds: [String: AgentMetricInstrument.Kind] = [:]
         var order: [Key] = []
-        var values: [Key: Value] = [:]
+        var series: [Key: Series] = [:]
     }
 
     private let state = Mutex(State())
@@ -92,30 +123,56 @@ public final class AgentMetrics: Sendable {
     private static func apply(_ update: Update, to state: inout State) {
         switch update {
         case .add(let instrument, let value, let attributes):
-            guard value >= 0 else { return }
-            change(instrument, attributes, in: &state) { current in
-                if case .count(let sum)? = current { return .count(sum &+ Int64(value)) }
-                return .count(Int64(value))
-            }
+            guard value >= 0, let key = admit(instrument, attributes, in: &state) else { return }
+            state.series[key, default: Series()].count &+= Int64(value)
         case .record(let instrument, let value, let attributes):
-            guard value.isFinite, case .histogram(let bounds) = instrument.kind else { return }
+            guard value.isFinite, case .histogram(let bounds) = instrument.kind, let key = admit(instrument, attributes, in: &state) else { return }
             let bucket = bounds.firstIndex { value <= $0 } ?? bounds.count
-            change(instrument, attributes, in: &state) { current in
-                guard case .histogram(let count, let sum, let low, let high, var buckets)? = current else {
-                    var buckets = [UInt64](repeating: 0, count: bounds.count + 1)
-                    buckets[bucket] = 1
-                    return .histogram(count: 1, sum: value, min: value, max: value, bucketCounts: buckets)
-                }
-                buckets[bucket] += 1
-                return .histogram(count: count + 1, sum: sum + value, min: Swift.min(low, value), max: Swift.max(high, value), bucketCounts: buckets)
-            }
+            Self.observe(value, bucket: bucket, buckets: bounds.count + 1, in: &state.series[key, default: Series()])
         case .set(let instrument, let value, let attributes):
-            guard value.isFinite else { return }
+            guard value.isFinite, let key = admit(instrument, attributes, in: &state) else { return }
             let keepsHighest = instrument.kind == .highWater
-            change(instrument, attributes, in: &state) { current in
-                if keepsHighest, case .gauge(let highest)? = current { return .gauge(Swift.max(highest, value)) }
-                return .gauge(value)
-            }
+            Self.gauge(value, keepsHighest: keepsHighest, in: &state.series[key, default: Series()])
+        }
+    }
+
+    private static func observe(_ value: Double, bucket: Int, buckets: Int, in series: inout Series) {
+        if series.buckets.isEmpty { series.buckets = [UInt64](repeating: 0, count: buckets) }
+        series.buckets[bucket] += 1
+        series.count += 1
+        series.sum += value
+        series.low = Swift.min(series.low, value)
+        series.high = Swift.max(series.high, value)
+    }
+
+    private static func gauge(_ value: Double, keepsHighest: Bool, in series: inout Series) {
+        series.gauge = keepsHighest && series.count > 0 ? Swift.max(series.gauge, value) : value
+        series.count = 1
+    }
+
+    /// The series key of an update, registering the instrument and the series the first time; `nil`
+    /// when the name was first recorded with another kind (the update is ignored rather than exported
+    /// under the wrong type, which a collector refuses).
+    private static func admit(_ instrument: AgentMetricInstrument, _ attributes: AgentTelemetryAttributes, in state: inout State) -> Key? {
+        if let known = state.kinds[instrument.name] {
+            guard Self.sameKind(known, instrument.kind) else { return nil }
+        } else {
+            state.kinds[instrument.name] = instrument.kind
+            state.instruments.append(instrument)
+        }
+        let key = Key(instrument: instrument.name, attributes: attributes)
+        if state.series[key] == nil {
+            state.order.append(key)
+            state.series[key] = Series()
+        }
+        return key
+    }
+
+    private static func sameKind(_ lhs: AgentMetricInstrument.Kind, _ rhs: AgentMetricInstrument.Kind) -> Bool {
+        switch (lhs, rhs) {
+        case (.counter, .counter), (.gauge, .gauge), (.highWater, .highWater): return true
+        case (.histogram(let left), .histogram(let right)): return left.count == right.count && left == right
+        default: return false
         }
     }
 
@@ -125,7 +182,17 @@ public final class AgentMetrics: Sendable {
         return state.withLock { state in
             var byInstrument: [String: [Point]] = [:]
             for key in state.order {
-                guard let value = state.values[key] else { continue }
+                guard let series = state.series[key], let kind = state.kinds[key.instrument] else { continue }
+                let value: Value
+                switch kind {
+                case .counter: value = .count(series.count)
+                case .gauge, .highWater:
+                    guard series.count > 0 else { continue }
+                    value = .gauge(series.gauge)
+                case .histogram:
+                    guard series.count > 0 else { continue }
+                    value = .histogram(count: UInt64(series.count), sum: series.sum, min: series.low, max: series.high, bucketCounts: series.buckets)
+                }
                 byInstrument[key.instrument, default: []].append(Point(attributes: key.attributes, value: value))
             }
             let series = state.instruments.compactMap { instrument -> (instrument: AgentMetricInstrument, points: [Point])? in
@@ -134,30 +201,5 @@ public final class AgentMetrics: Sendable {
             }
             return Snapshot(startTimeUnixNano: startTimeUnixNano, timeUnixNano: max(now, startTimeUnixNano), series: series)
         }
-    }
-
-    private static func change(_ instrument: AgentMetricInstrument, _ attributes: AgentTelemetryAttributes, in state: inout State, _ change: (Value?) -> Value) {
-        let entries = attributes.entries
-        var isSorted = true
-        var index = 1
-        while isSorted, index < entries.count {
-            isSorted = entries[index - 1].key < entries[index].key
-            index += 1
-        }
-        var sorted = attributes
-        if !isSorted {
-            sorted = AgentTelemetryAttributes()
-            for entry in entries.sorted(by: { $0.key < $1.key }) { sorted[entry.key] = entry.value }
-        }
-        // A name keeps the kind it was first recorded with: a host instrument reusing the name with
-        // another kind is ignored rather than exported under the wrong type (which a collector refuses).
-        if let known = state.instruments.first(where: { $0.name == instrument.name }), known.kind != instrument.kind { return }
-        let key = Key(instrument: instrument.name, attributes: sorted)
-        let current = state.values[key]
-        if current == nil {
-            if !state.instruments.contains(where: { $0.name == instrument.name }) { state.instruments.append(instrument) }
-            state.order.append(key)
-        }
-        state.values[key] = change(current)
     }
 }

@@ -15,8 +15,10 @@ public final class AgentSpan: Sendable {
     public let kind: AgentSpanKind
     /// Its IDs.
     public let context: AgentSpanContext
+    /// Its parent's span ID (big-endian), `nil` for a root span.
+    let parentID: UInt64?
     /// Its parent's span ID, `nil` for a root span.
-    public let parentSpanID: [UInt8]?
+    public var parentSpanID: [UInt8]? { parentID.map(AgentSpanContext.bytes) }
     /// The telemetry it reports to.
     public let telemetry: AgentTelemetry
     /// When it started, in nanoseconds since 1970.
@@ -31,11 +33,11 @@ public final class AgentSpan: Sendable {
 
     private let state: Mutex<State>
 
-    init(name: String, kind: AgentSpanKind, context: AgentSpanContext, parentSpanID: [UInt8]?, telemetry: AgentTelemetry, attributes: AgentTelemetryAttributes) {
+    init(name: String, kind: AgentSpanKind, context: AgentSpanContext, parentID: UInt64?, telemetry: AgentTelemetry, attributes: AgentTelemetryAttributes) {
         self.name = name
         self.kind = kind
         self.context = context
-        self.parentSpanID = parentSpanID
+        self.parentID = parentID
         self.telemetry = telemetry
         startTimeUnixNano = telemetry.nowUnixNano()
         state = Mutex(State(attributes: attributes))
@@ -120,7 +122,7 @@ public final class AgentSpan: Sendable {
 
     /// A child span of this one (same trace).
     public func child(_ name: String, kind: AgentSpanKind = .internal, attributes: AgentTelemetryAttributes = [:]) -> AgentSpan {
-        AgentSpan(name: name, kind: kind, context: context.child(), parentSpanID: context.spanID, telemetry: telemetry, attributes: attributes)
+        AgentSpan(name: name, kind: kind, context: context.child(), parentID: context.spanValue, telemetry: telemetry, attributes: attributes)
     }
 
     /// Runs `operation` with this span as ``current``.
@@ -133,7 +135,7 @@ public final class AgentSpan: Sendable {
     private func deliver(_ state: State, end: UInt64) {
         guard isRecording else { return }
         telemetry.spanEnded(AgentSpanData(
-            name: name, kind: kind, context: context, parentSpanID: parentSpanID, startTimeUnixNano: startTimeUnixNano,
+            name: name, kind: kind, context: context, parentID: parentID, startTimeUnixNano: startTimeUnixNano,
             endTimeUnixNano: max(end, startTimeUnixNano), attributes: state.attributes, events: state.events, status: state.status
         ))
     }

@@ -2,21 +2,45 @@
 /// sampled flag. A host passes the context of its own span (``AgentTelemetry/withParent(_:operation:)``)
 /// so a turn joins the host's trace.
 public struct AgentSpanContext: Sendable, Hashable, CustomStringConvertible {
-    /// The trace ID: 16 bytes, never all zero.
-    public let traceID: [UInt8]
-    /// The span ID: 8 bytes, never all zero.
-    public let spanID: [UInt8]
+    /// The trace ID's first 8 bytes, big-endian.
+    package let traceHigh: UInt64
+    /// The trace ID's last 8 bytes, big-endian.
+    package let traceLow: UInt64
+    /// The span ID, big-endian.
+    package let spanValue: UInt64
     /// Whether the trace is sampled (the `01` flag). Spans under an unsampled parent are not recorded.
     public let isSampled: Bool
 
+    /// The trace ID: 16 bytes, never all zero.
+    public var traceID: [UInt8] { Self.bytes(traceHigh) + Self.bytes(traceLow) }
+    /// The span ID: 8 bytes, never all zero.
+    public var spanID: [UInt8] { Self.bytes(spanValue) }
+
     /// A context from its parts; `nil` unless the IDs have the right lengths and are not all zero.
     public init?(traceID: [UInt8], spanID: [UInt8], isSampled: Bool = true) {
-        guard traceID.count == 16, spanID.count == 8, traceID.contains(where: { $0 != 0 }), spanID.contains(where: { $0 != 0 }) else {
-            return nil
-        }
-        self.traceID = traceID
-        self.spanID = spanID
+        guard traceID.count == 16, spanID.count == 8 else { return nil }
+        let high = Self.word(traceID[0..<8])
+        let low = Self.word(traceID[8..<16])
+        let span = Self.word(spanID[0..<8])
+        guard high != 0 || low != 0, span != 0 else { return nil }
+        self.init(traceHigh: high, traceLow: low, spanValue: span, isSampled: isSampled)
+    }
+
+    package init(traceHigh: UInt64, traceLow: UInt64, spanValue: UInt64, isSampled: Bool) {
+        self.traceHigh = traceHigh
+        self.traceLow = traceLow
+        self.spanValue = spanValue
         self.isSampled = isSampled
+    }
+
+    /// The 8 bytes of `value`, big-endian.
+    package static func bytes(_ value: UInt64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: value >> UInt64(56 - 8 * $0)) }
+    }
+
+    /// 8 bytes, big-endian, as a word.
+    package static func word(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+        bytes.reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// Parses a W3C `traceparent` header (`00-<32 hex>-<16 hex>-<2 hex>`); `nil` for anything else
@@ -34,12 +58,12 @@ public struct AgentSpanContext: Sendable, Hashable, CustomStringConvertible {
 
     /// A new context in a new trace (random IDs).
     public static func newTrace() -> AgentSpanContext {
-        AgentSpanContext(unchecked: SpanIDGenerator.bytes(16), spanID: SpanIDGenerator.bytes(8), isSampled: true)
+        AgentSpanContext(traceHigh: SpanIDGenerator.next(), traceLow: SpanIDGenerator.next(), spanValue: SpanIDGenerator.next(), isSampled: true)
     }
 
     /// A new span in this context's trace, with its sampled flag.
     public func child() -> AgentSpanContext {
-        AgentSpanContext(unchecked: traceID, spanID: SpanIDGenerator.bytes(8), isSampled: isSampled)
+        AgentSpanContext(traceHigh: traceHigh, traceLow: traceLow, spanValue: SpanIDGenerator.next(), isSampled: isSampled)
     }
 
     /// The trace ID as 32 lowercase hex digits.
@@ -52,12 +76,6 @@ public struct AgentSpanContext: Sendable, Hashable, CustomStringConvertible {
 
     /// The `traceparent` form.
     public var description: String { traceparent }
-
-    private init(unchecked traceID: [UInt8], spanID: [UInt8], isSampled: Bool) {
-        self.traceID = traceID
-        self.spanID = spanID
-        self.isSampled = isSampled
-    }
 
     /// Lowercase hex.
     public static func hex(_ bytes: [UInt8]) -> String {

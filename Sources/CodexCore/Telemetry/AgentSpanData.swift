@@ -41,8 +41,13 @@ public struct AgentSpanData: Sendable, Hashable {
     public var kind: AgentSpanKind
     /// Its trace and span IDs.
     public var context: AgentSpanContext
+    /// The parent span's ID (big-endian), `nil` for a root span.
+    package var parentID: UInt64?
     /// The parent span's ID, `nil` for a root span.
-    public var parentSpanID: [UInt8]?
+    public var parentSpanID: [UInt8]? {
+        get { parentID.map(AgentSpanContext.bytes) }
+        set { parentID = newValue.flatMap { $0.count == 8 ? AgentSpanContext.word($0[0..<8]) : nil } }
+    }
     /// Start, in nanoseconds since 1970.
     public var startTimeUnixNano: UInt64
     /// End, in nanoseconds since 1970.
@@ -62,7 +67,22 @@ public struct AgentSpanData: Sendable, Hashable {
         self.name = name
         self.kind = kind
         self.context = context
-        self.parentSpanID = parentSpanID
+        parentID = parentSpanID.flatMap { $0.count == 8 ? AgentSpanContext.word($0[0..<8]) : nil }
+        self.startTimeUnixNano = startTimeUnixNano
+        self.endTimeUnixNano = endTimeUnixNano
+        self.attributes = attributes
+        self.events = events
+        self.status = status
+    }
+
+    package init(
+        name: String, kind: AgentSpanKind, context: AgentSpanContext, parentID: UInt64?, startTimeUnixNano: UInt64,
+        endTimeUnixNano: UInt64, attributes: AgentTelemetryAttributes, events: [AgentSpanEvent], status: AgentSpanStatus
+    ) {
+        self.name = name
+        self.kind = kind
+        self.context = context
+        self.parentID = parentID
         self.startTimeUnixNano = startTimeUnixNano
         self.endTimeUnixNano = endTimeUnixNano
         self.attributes = attributes

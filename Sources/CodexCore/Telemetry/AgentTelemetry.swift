@@ -78,9 +78,9 @@ public final class AgentTelemetry: Sendable {
     /// else the first span of a new trace.
     public func startRootSpan(_ name: String, kind: AgentSpanKind = .internal, attributes: AgentTelemetryAttributes = [:]) -> AgentSpan {
         if let parent = Self.hostParent {
-            return AgentSpan(name: name, kind: kind, context: parent.child(), parentSpanID: parent.spanID, telemetry: self, attributes: attributes)
+            return AgentSpan(name: name, kind: kind, context: parent.child(), parentID: parent.spanValue, telemetry: self, attributes: attributes)
         }
-        return AgentSpan(name: name, kind: kind, context: .newTrace(), parentSpanID: nil, telemetry: self, attributes: attributes)
+        return AgentSpan(name: name, kind: kind, context: .newTrace(), parentID: nil, telemetry: self, attributes: attributes)
     }
 
     /// A span under the current span (``AgentSpan/current``) when there is one, else a root span.

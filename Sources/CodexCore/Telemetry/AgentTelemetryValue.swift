@@ -45,9 +45,11 @@ public struct AgentTelemetryAttributes: Sendable, Hashable, Sequence, Expressibl
     /// No attributes.
     public init() {}
 
-    /// Attributes from a literal, in its order.
+    /// Attributes from a literal, in its order. Like a dictionary literal's, the keys are expected to be
+    /// distinct; they are taken as written (no search), which keeps building a span's attributes cheap.
     public init(dictionaryLiteral elements: (String, AgentTelemetryValue)...) {
-        for (key, value) in elements { self[key] = value }
+        entries.reserveCapacity(elements.count)
+        for (key, value) in elements { entries.append((key, value)) }
     }
 
     /// The value of `key`, or `nil`; assigning `nil` removes it.

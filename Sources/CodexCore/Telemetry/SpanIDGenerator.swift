@@ -18,15 +18,4 @@ enum SpanIDGenerator {
             if value != 0 { return value }
         }
     }
-
-    /// `count` bytes (a multiple of 8), not all zero.
-    static func bytes(_ count: Int) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(count)
-        for _ in 0..<(count / 8) {
-            let word = next()
-            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
-        }
-        return bytes
-    }
 }

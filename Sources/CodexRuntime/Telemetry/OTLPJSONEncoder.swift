@@ -64,10 +64,11 @@ enum OTLPJSONEncoder {
 
     private static func write(_ span: AgentSpanData, _ sink: inout CanonicalJSONSink) {
         sink.ascii(#"{"traceId":""#)
-        hex(span.context.traceID, &sink)
+        hex(span.context.traceHigh, &sink)
+        hex(span.context.traceLow, &sink)
         sink.ascii(#"","spanId":""#)
-        hex(span.context.spanID, &sink)
-        if let parent = span.parentSpanID {
+        hex(span.context.spanValue, &sink)
+        if let parent = span.parentID {
             sink.ascii(#"","parentSpanId":""#)
             hex(parent, &sink)
         }
@@ -223,10 +224,10 @@ enum OTLPJSONEncoder {
         sink.number(JSONNumber(value) ?? 0)
     }
 
-    private static func hex(_ bytes: [UInt8], _ sink: inout CanonicalJSONSink) {
-        for byte in bytes {
-            sink.byte(hexDigit(byte >> 4))
-            sink.byte(hexDigit(byte & 0x0F))
+    /// 16 lowercase hex digits of a big-endian word.
+    private static func hex(_ word: UInt64, _ sink: inout CanonicalJSONSink) {
+        for shift in stride(from: 60, through: 0, by: -4) {
+            sink.byte(hexDigit(UInt8(truncatingIfNeeded: word >> UInt64(shift)) & 0x0F))
         }
     }
 

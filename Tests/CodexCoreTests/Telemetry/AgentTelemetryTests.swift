@@ -130,7 +130,8 @@ import Testing
         #expect(snapshot.points("codexkit.turns").map(\.value) == [.count(3), .count(1)])
         let histogram = snapshot.points("gen_ai.client.token.usage")
         #expect(histogram.count == 1)
-        #expect(histogram.first?.attributes.entries.map(\.key) == ["a", "b"])
+        // One series for the same attributes in either order, kept in the order first recorded.
+        #expect(histogram.first?.attributes.entries.map(\.key) == ["b", "a"])
         var buckets = [UInt64](repeating: 0, count: 15)
         buckets[1] = 1
         buckets[4] = 1
