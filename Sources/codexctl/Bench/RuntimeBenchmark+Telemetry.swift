@@ -10,22 +10,31 @@ extension RuntimeBenchmark {
     /// own CPU included) next to the same turns with it off, in alternating rounds of the same run. The
     /// SDK's CPU is the round's process CPU less that of the same HTTP exchanges alone (the loopback model
     /// server runs in this process). The ratio is the median of the rounds' own ratios (each round runs
-    /// every variant back to back), which keeps drift in the machine's load out of it.
-    func measureTelemetry(into report: inout BenchReport, rounds: Int = 24, turnsPerRound: Int = 100) async throws {
+    /// every variant back to back), which keeps drift in the machine's load out of it; a second runtime
+    /// with telemetry off gives the noise floor. Each runtime has a backend and HTTP client of its own.
+    func measureTelemetry(into report: inout BenchReport, rounds: Int = 40, turnsPerRound: Int = 100) async throws {
         let server = try LoopbackHTTPServer(keepsRequests: false) { _ in Self.turnReply }
         defer { server.shutdown() }
         let collector = try LoopbackHTTPServer(keepsRequests: false) { _ in .json("{}") }
         defer { collector.shutdown() }
-        let http = CurlHTTPClient()
+        // Each runtime has a backend and an HTTP client of its own (a shared backend or connection cache
+        // favours one of them), and the bare exchanges another.
         var configuration = CodexResponsesBackendConfiguration()
         configuration.endpoint = try ResponsesEndpoint(baseURL: server.baseURL.appendingPathComponent("v1"), profile: .publicAPI)
-        let backend = CodexResponsesBackend(configuration: configuration, httpClient: http, authProvider: APIKeyAuthProvider(apiKey: "sk-bench"))
-        let exporter = OTLPHTTPExporter(configuration: OTLPExporterConfiguration(endpoint: collector.baseURL, serviceName: "bench"), httpClient: http)
+        func backend() -> CodexResponsesBackend {
+            CodexResponsesBackend(configuration: configuration, httpClient: CurlHTTPClient(), authProvider: APIKeyAuthProvider(apiKey: "sk-bench"))
+        }
+        let http = CurlHTTPClient()
+        let exporter = OTLPHTTPExporter(
+            configuration: OTLPExporterConfiguration(endpoint: collector.baseURL, serviceName: "bench"), httpClient: CurlHTTPClient()
+        )
         let telemetry = AgentTelemetry(exporter: exporter)
-        let off = try AgentRuntime(configuration: .init(backend: backend, stateStore: InMemoryRuntimeStateStore()))
-        let on = try AgentRuntime(configuration: .init(backend: backend, stateStore: InMemoryRuntimeStateStore(), telemetry: telemetry))
+        let off = try AgentRuntime(configuration: .init(backend: backend(), stateStore: InMemoryRuntimeStateStore()))
+        let on = try AgentRuntime(configuration: .init(backend: backend(), stateStore: InMemoryRuntimeStateStore(), telemetry: telemetry))
+        // A second runtime with telemetry off: its ratio to the first is the bench's noise floor.
+        let control = try AgentRuntime(configuration: .init(backend: backend(), stateStore: InMemoryRuntimeStateStore()))
         let discarding = try AgentRuntime(configuration: .init(
-            backend: backend, stateStore: InMemoryRuntimeStateStore(), telemetry: AgentTelemetry(exporter: DiscardingExporter())
+            backend: backend(), stateStore: InMemoryRuntimeStateStore(), telemetry: AgentTelemetry(exporter: DiscardingExporter())
         ))
         let request = HTTPRequest(
             method: "POST", url: server.baseURL.appendingPathComponent("v1/responses"),
@@ -50,21 +59,24 @@ extension RuntimeBenchmark {
         _ = try await turns(off)  // warm-up
         _ = try await turns(on)
         _ = try await turns(discarding)
+        _ = try await turns(control)
+        var controlSDK: [Double] = []
         var offSDK: [Double] = []
         var onSDK: [Double] = []
         var discardingSDK: [Double] = []
         for round in 0..<rounds {
             // Rotating order, so drift in the machine's load falls on every side.
-            let order = [off, on, discarding]
+            let order = [off, on, discarding, control]
             var cpu: [ObjectIdentifier: Double] = [:]
-            for offset in 0..<3 {
-                let runtime = order[(round + offset) % 3]
+            for offset in 0..<order.count {
+                let runtime = order[(round + offset) % order.count]
                 cpu[ObjectIdentifier(runtime)] = try await turns(runtime)
             }
             let bareCPU = try await exchanges()
             offSDK.append(((cpu[ObjectIdentifier(off)] ?? 0) - bareCPU) / Double(turnsPerRound))
             onSDK.append(((cpu[ObjectIdentifier(on)] ?? 0) - bareCPU) / Double(turnsPerRound))
             discardingSDK.append(((cpu[ObjectIdentifier(discarding)] ?? 0) - bareCPU) / Double(turnsPerRound))
+            controlSDK.append(((cpu[ObjectIdentifier(control)] ?? 0) - bareCPU) / Double(turnsPerRound))
         }
         await telemetry.shutdown()
         let statistics = exporter.statistics
@@ -73,6 +85,7 @@ extension RuntimeBenchmark {
         }
         let onRatio = Self.median(zip(onSDK, offSDK).map { $0 / max($1, 1e-9) })
         let discardingRatio = Self.median(zip(discardingSDK, offSDK).map { $0 / max($1, 1e-9) })
+        let controlRatio = Self.median(zip(controlSDK, offSDK).map { $0 / max($1, 1e-9) })
         let offMedian = Self.median(offSDK) * 1e6
         report.results.append(BenchResult(
             name: "telemetry", mode: "SDK CPU per turn with OTLP export on (\(statistics.exportedSpans) spans sent), median of \(rounds) rounds' ratios",
@@ -81,6 +94,10 @@ extension RuntimeBenchmark {
         report.results.append(BenchResult(
             name: "telemetry", mode: "SDK CPU per turn with spans and metrics recorded and discarded (the instrumentation alone)",
             metric: "cpu", value: offMedian * discardingRatio, unit: "µs", baseline: ("the same turns with telemetry off", offMedian)
+        ))
+        report.results.append(BenchResult(
+            name: "telemetry", mode: "SDK CPU per turn of a second runtime with telemetry off (the bench's noise floor)",
+            metric: "cpu", value: offMedian * controlRatio, unit: "µs", baseline: ("the same turns with telemetry off", offMedian)
         ))
     }
 }
