@@ -64,6 +64,7 @@ public final class AgentMetrics: Sendable {
 
     /// One series' running values, updated in place (one hash per update, no copy of the buckets).
     private struct Series {
+        let kind: AgentMetricInstrument.Kind
         var count: Int64 = 0
         var sum = 0.0
         var low = Double.infinity
@@ -123,49 +124,52 @@ public final class AgentMetrics: Sendable {
     private static func apply(_ update: Update, to state: inout State) {
         switch update {
         case .add(let instrument, let value, let attributes):
-            guard value >= 0, let key = admit(instrument, attributes, in: &state) else { return }
-            state.series[key, default: Series()].count &+= Int64(value)
+            guard value >= 0 else { return }
+            withSeries(instrument, attributes, in: &state) { $0.count &+= Int64(value) }
         case .record(let instrument, let value, let attributes):
-            guard value.isFinite, case .histogram(let bounds) = instrument.kind, let key = admit(instrument, attributes, in: &state) else { return }
+            guard value.isFinite, case .histogram(let bounds) = instrument.kind else { return }
             let bucket = bounds.firstIndex { value <= $0 } ?? bounds.count
-            Self.observe(value, bucket: bucket, buckets: bounds.count + 1, in: &state.series[key, default: Series()])
+            withSeries(instrument, attributes, in: &state) { series in
+                if series.buckets.isEmpty { series.buckets = [UInt64](repeating: 0, count: bounds.count + 1) }
+                series.buckets[bucket] += 1
+                series.count += 1
+                series.sum += value
+                series.low = Swift.min(series.low, value)
+                series.high = Swift.max(series.high, value)
+            }
         case .set(let instrument, let value, let attributes):
-            guard value.isFinite, let key = admit(instrument, attributes, in: &state) else { return }
+            guard value.isFinite else { return }
             let keepsHighest = instrument.kind == .highWater
-            Self.gauge(value, keepsHighest: keepsHighest, in: &state.series[key, default: Series()])
+            withSeries(instrument, attributes, in: &state) { series in
+                series.gauge = keepsHighest && series.count > 0 ? Swift.max(series.gauge, value) : value
+                series.count = 1
+            }
         }
     }
 
-    private static func observe(_ value: Double, bucket: Int, buckets: Int, in series: inout Series) {
-        if series.buckets.isEmpty { series.buckets = [UInt64](repeating: 0, count: buckets) }
-        series.buckets[bucket] += 1
-        series.count += 1
-        series.sum += value
-        series.low = Swift.min(series.low, value)
-        series.high = Swift.max(series.high, value)
-    }
-
-    private static func gauge(_ value: Double, keepsHighest: Bool, in series: inout Series) {
-        series.gauge = keepsHighest && series.count > 0 ? Swift.max(series.gauge, value) : value
-        series.count = 1
-    }
-
-    /// The series key of an update, registering the instrument and the series the first time; `nil`
-    /// when the name was first recorded with another kind (the update is ignored rather than exported
-    /// under the wrong type, which a collector refuses).
-    private static func admit(_ instrument: AgentMetricInstrument, _ attributes: AgentTelemetryAttributes, in state: inout State) -> Key? {
+    /// Runs `change` on the series of `instrument` with `attributes`, in place: one hash for a series
+    /// that exists. The first update of a series registers it (and the instrument); an update whose
+    /// kind differs from the kind its name was first recorded with is ignored rather than exported
+    /// under the wrong type, which a collector refuses.
+    private static func withSeries(
+        _ instrument: AgentMetricInstrument, _ attributes: AgentTelemetryAttributes, in state: inout State, _ change: (inout Series) -> Void
+    ) {
+        let key = Key(instrument: instrument.name, attributes: attributes)
+        if let index = state.series.index(forKey: key) {
+            guard sameKind(state.series.values[index].kind, instrument.kind) else { return }
+            change(&state.series.values[index])
+            return
+        }
         if let known = state.kinds[instrument.name] {
-            guard Self.sameKind(known, instrument.kind) else { return nil }
+            guard sameKind(known, instrument.kind) else { return }
         } else {
             state.kinds[instrument.name] = instrument.kind
             state.instruments.append(instrument)
         }
-        let key = Key(instrument: instrument.name, attributes: attributes)
-        if state.series[key] == nil {
-            state.order.append(key)
-            state.series[key] = Series()
-        }
-        return key
+        var series = Series(kind: instrument.kind)
+        change(&series)
+        state.order.append(key)
+        state.series[key] = series
     }
 
     private static func sameKind(_ lhs: AgentMetricInstrument.Kind, _ rhs: AgentMetricInstrument.Kind) -> Bool {
