@@ -15,10 +15,7 @@ enum OTLPJSONEncoder {
             sink.ascii(#","scopeSpans":[{"scope":"#)
             scope(&sink)
             sink.ascii(#","spans":["#)
-            for (index, span) in spans.enumerated() {
-                if index > 0 { sink.byte(UInt8(ascii: ",")) }
-                write(span, &sink)
-            }
+            list(spans, &sink) { span, sink in write(span, &sink) }
             sink.ascii("]}]}]}")
         }
     }
@@ -31,10 +28,7 @@ enum OTLPJSONEncoder {
             sink.ascii(#","scopeMetrics":[{"scope":"#)
             scope(&sink)
             sink.ascii(#","metrics":["#)
-            for (index, series) in snapshot.series.enumerated() {
-                if index > 0 { sink.byte(UInt8(ascii: ",")) }
-                metric(series.instrument, series.points, snapshot, &sink)
-            }
+            list(snapshot.series, &sink) { series, sink in metric(series.instrument, series.points, snapshot, &sink) }
             sink.ascii("]}]}]}")
         }
     }
@@ -84,8 +78,7 @@ enum OTLPJSONEncoder {
         attributes(span.attributes, &sink)
         if !span.events.isEmpty {
             sink.ascii(#","events":["#)
-            for (index, event) in span.events.enumerated() {
-                if index > 0 { sink.byte(UInt8(ascii: ",")) }
+            list(span.events, &sink) { event, sink in
                 sink.ascii(#"{"timeUnixNano":"#)
                 quoted(event.timeUnixNano, &sink)
                 sink.ascii(#","name":"#)
@@ -121,8 +114,7 @@ enum OTLPJSONEncoder {
         case .histogram: sink.ascii(#","histogram":{"aggregationTemporality":2,"dataPoints":["#)
         case .gauge, .highWater: sink.ascii(#","gauge":{"dataPoints":["#)
         }
-        for (index, point) in points.enumerated() {
-            if index > 0 { sink.byte(UInt8(ascii: ",")) }
+        list(points, &sink) { point, sink in
             sink.ascii(#"{"attributes":"#)
             attributes(point.attributes, &sink)
             if instrument.kind != .gauge, instrument.kind != .highWater {
@@ -144,17 +136,9 @@ enum OTLPJSONEncoder {
                 sink.ascii(#","sum":"#)
                 double(sum, &sink)
                 sink.ascii(#","bucketCounts":["#)
-                for (offset, bucket) in buckets.enumerated() {
-                    if offset > 0 { sink.byte(UInt8(ascii: ",")) }
-                    quoted(bucket, &sink)
-                }
+                list(buckets, &sink) { bucket, sink in quoted(bucket, &sink) }
                 sink.ascii(#"],"explicitBounds":["#)
-                if case .histogram(let bounds) = instrument.kind {
-                    for (offset, bound) in bounds.enumerated() {
-                        if offset > 0 { sink.byte(UInt8(ascii: ",")) }
-                        double(bound, &sink)
-                    }
-                }
+                if case .histogram(let bounds) = instrument.kind { list(bounds, &sink) { bound, sink in double(bound, &sink) } }
                 sink.ascii(#"],"min":"#)
                 double(low, &sink)
                 sink.ascii(#","max":"#)
@@ -167,8 +151,7 @@ enum OTLPJSONEncoder {
 
     private static func attributes(_ attributes: AgentTelemetryAttributes, _ sink: inout CanonicalJSONSink) {
         sink.byte(UInt8(ascii: "["))
-        for (index, entry) in attributes.entries.enumerated() {
-            if index > 0 { sink.byte(UInt8(ascii: ",")) }
+        list(attributes.entries, &sink) { entry, sink in
             sink.ascii(#"{"key":"#)
             string(entry.key, &sink)
             sink.ascii(#","value":"#)
@@ -191,10 +174,9 @@ enum OTLPJSONEncoder {
             double(number, &sink)
         case .bool(let flag):
             sink.ascii(flag ? #"{"boolValue":true"# : #"{"boolValue":false"#)
-        case .strings(let list):
+        case .strings(let texts):
             sink.ascii(#"{"arrayValue":{"values":["#)
-            for (index, text) in list.enumerated() {
-                if index > 0 { sink.byte(UInt8(ascii: ",")) }
+            Self.list(texts, &sink) { text, sink in
                 sink.ascii(#"{"stringValue":"#)
                 string(text, &sink)
                 sink.byte(UInt8(ascii: "}"))
@@ -202,6 +184,16 @@ enum OTLPJSONEncoder {
             sink.ascii("]}")
         }
         sink.byte(UInt8(ascii: "}"))
+    }
+
+    /// `items` written one after another with commas between them (the brackets are the caller's).
+    private static func list<Item>(_ items: some Sequence<Item>, _ sink: inout CanonicalJSONSink, _ write: (Item, inout CanonicalJSONSink) -> Void) {
+        var first = true
+        for item in items {
+            if !first { sink.byte(UInt8(ascii: ",")) }
+            first = false
+            write(item, &sink)
+        }
     }
 
     private static func string(_ text: String, _ sink: inout CanonicalJSONSink) {

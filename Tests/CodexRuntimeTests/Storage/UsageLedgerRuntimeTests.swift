@@ -85,14 +85,6 @@ import Testing
 }
 
 /// A store that keeps no usage ledger (it forwards only the base contract).
-private struct NoLedgerStore: RuntimeStateStore {
-    let base: InMemoryRuntimeStateStore
-    func threads() async throws -> [AgentThread] { try await base.threads() }
-    func thread(_ id: AgentThreadID) async throws -> AgentThread? { try await base.thread(id) }
-    func upsertThread(_ thread: AgentThread) async throws { try await base.upsertThread(thread) }
-    func deleteThread(_ id: AgentThreadID) async throws { try await base.deleteThread(id) }
-    func appendHistory(_ items: [AgentHistoryItem], to thread: AgentThreadID) async throws { try await base.appendHistory(items, to: thread) }
-    func history(of thread: AgentThreadID, query: AgentHistoryQuery) async throws -> AgentHistoryPage { try await base.history(of: thread, query: query) }
-    func upsertTurn(_ turn: AgentTurn) async throws { try await base.upsertTurn(turn) }
-    func latestTurn(of thread: AgentThreadID) async throws -> AgentTurn? { try await base.latestTurn(of: thread) }
+private struct NoLedgerStore: ForwardingStateStore {
+    let base: any RuntimeStateStore
 }
