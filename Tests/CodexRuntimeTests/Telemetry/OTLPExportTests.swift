@@ -145,6 +145,39 @@ import Testing
         #expect(turns.map { $0.attributes["codexkit.turn.outcome"] } == ["failed"])
     }
 
+    @Test func rateLimitWindowsAndTheEventQueuesHighWaterAreGauges() async throws {
+        var reply = ResponsesScript()
+        reply.created("resp_1")
+        reply.messageDone("msg_1", "Hi.", index: 0)
+        reply.completed("resp_1")
+        let limits = [
+            HTTPHeaderField(name: "x-codex-primary-used-percent", value: "40"), HTTPHeaderField(name: "x-codex-secondary-used-percent", value: "12.5"),
+        ]
+        let harness = try await OTLPTestHarness.start(replies: [.sse(reply.events, headers: limits)])
+        defer { harness.stop() }
+        let thread = try await harness.runtime.createThread(model: .gpt6Astra)
+        let stream = try await harness.runtime.stream(Request(text: "Hello"), in: thread.id)
+        // Nothing is read until the turn has ended (its span is queued), so every event it sent waits in
+        // the stream's queue: the high-water mark is exactly their number.
+        while harness.exporter.statistics.queuedSpans < 3 { await Task.yield() }
+        let result = await collect(stream)
+        #expect(result.error == nil)
+        let received = try await harness.exported()
+        let remaining = try #require(received.metrics.first { $0.name == "codexkit.rate_limit.remaining" })
+        #expect(remaining.kind == .gauge)
+        #expect(remaining.unit == "%")
+        let byWindow = Dictionary(remaining.points.compactMap { point -> (String, OTLPValue?)? in
+            guard point.attributes["codexkit.rate_limit.family"] == "codex", case .string(let window)? = point.attributes["codexkit.rate_limit.window"] else { return nil }
+            return (window, point.value)
+        }, uniquingKeysWith: { first, _ in first })
+        #expect(byWindow == ["primary": .double(60), "secondary": .double(87.5)])
+        let highWater = try #require(received.metrics.first { $0.name == "codexkit.event_queue.high_water" })
+        #expect(highWater.kind == .gauge)
+        // Every event before the commit: the events after it (the committed message, turnCompleted) come later.
+        let beforeCommit = result.events.count - 2
+        #expect(highWater.points.map(\.value) == [.double(Double(beforeCommit))])
+    }
+
     @Test func tokenMetricsCountEveryKindByModel() async throws {
         let harness = try await OTLPTestHarness.start(replies: [
             ResponsesScript.completedReply("resp_1", "One"), ResponsesScript.completedReply("resp_2", "Two"),
