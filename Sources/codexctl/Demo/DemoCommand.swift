@@ -42,8 +42,7 @@ enum DemoCommand: CLICommand {
         var telemetry: AgentTelemetry?
         if let collector = parsed.options["--otlp"] {
             guard let url = URL(string: collector), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
-                CLIFailure(UsageError("--otlp needs an http or https URL, e.g. http://localhost:4318")).report(json: json)
-                return Console.Status.usage
+                return Console.usageFailure("--otlp needs an http or https URL, e.g. http://localhost:4318", help: help)
             }
             telemetry = AgentTelemetry(exporter: OTLPHTTPExporter(configuration: OTLPExporterConfiguration(endpoint: url, serviceName: "codexctl-demo")))
         }

@@ -209,6 +209,15 @@ import Testing
         let run = try await CommandRunner.codexctl(["demo", "--db", "x.sqlite"])
         #expect(run.status == 64)
         #expect(run.stdout.isEmpty)
-        #expect(run.stderr.hasPrefix("Error: Unknown option '--db'\nUsage: codexctl demo [--json] [--keep <dir>]\n"))
+        #expect(run.stderr.hasPrefix("Error: Unknown option '--db'\nUsage: codexctl demo [--json] [--keep <dir>] [--otlp <url>]\n"))
+    }
+
+    @Test func anOTLPCollectorMustBeAnHTTPURL() async throws {
+        for bad in ["ftp://collector:4318", "localhost:4318", "http://"] {
+            let run = try await CommandRunner.codexctl(["demo", "--otlp", bad])
+            #expect(run.status == 64, "\(bad)")
+            #expect(run.stdout.isEmpty)
+            #expect(run.stderr.hasPrefix("Error: --otlp needs an http or https URL, e.g. http://localhost:4318"), "\(run.stderr)")
+        }
     }
 }
