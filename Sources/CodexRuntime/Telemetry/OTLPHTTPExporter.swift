@@ -44,7 +44,9 @@ public final class OTLPHTTPExporter: AgentTelemetryExporter {
     private let queue: OTLPSpanQueue.Shared
     private let sender: OTLPSender
     private let metrics = Mutex<AgentMetrics?>(nil)
-    private let timers = Mutex<(started: Bool, tasks: [Task<Void, Never>])>((false, []))
+    private let timers = Mutex<(started: Bool, stopped: Bool, tasks: [Task<Void, Never>])>((false, false, []))
+    /// Set once the schedule's tasks exist: ending a span then takes no lock for them.
+    private let timersStarted = Atomic<Bool>(false)
     private let clock: any Clock<Duration>
 
     /// Creates an exporter.
@@ -113,6 +115,7 @@ public final class OTLPHTTPExporter: AgentTelemetryExporter {
     public func shutdown() async {
         let tasks = timers.withLock { timers -> [Task<Void, Never>] in
             timers.started = true
+            timers.stopped = true
             defer { timers.tasks = [] }
             return timers.tasks
         }
@@ -124,6 +127,8 @@ public final class OTLPHTTPExporter: AgentTelemetryExporter {
     }
 
     private func startTimers() {
+        guard !timersStarted.load(ordering: .acquiring) else { return }
+        timersStarted.store(true, ordering: .releasing)
         let start = timers.withLock { timers -> Bool in
             guard !timers.started else { return false }
             timers.started = true
@@ -145,6 +150,14 @@ public final class OTLPHTTPExporter: AgentTelemetryExporter {
                 await Task { [sender = self.sender] in await sender.sendMetrics(metrics.snapshot()) }.value
             }
         }
-        timers.withLock { $0.tasks += [spanTask, metricTask] }
+        // A shutdown that came in meanwhile has already taken the task list: stop these at once.
+        let stopped = timers.withLock { timers -> Bool in
+            if !timers.stopped { timers.tasks += [spanTask, metricTask] }
+            return timers.stopped
+        }
+        if stopped {
+            spanTask.cancel()
+            metricTask.cancel()
+        }
     }
 }
