@@ -115,7 +115,7 @@ import Testing
         await gone.stop()
         let receiver = try await OTLPTestReceiver.start()
         let harness = try await OTLPTestHarness.start(
-            replies: [ResponsesScript.completedReply("resp_1", "Hi")], configure: { $0.initialBackoff = .zero }, receiver: receiver, endpoint: endpoint
+            replies: [ResponsesScript.completedReply("resp_1", "Hi")], receiver: receiver, endpoint: endpoint
         )
         defer { harness.stop() }
         let result = try await harness.turn()

@@ -28,6 +28,12 @@ struct OTLPTestHarness {
         let server = try LoopbackHTTPServer(replies: replies)
         var configuration = OTLPExporterConfiguration(endpoint: endpoint ?? receiver.endpoint, serviceName: "otlp-tests", headers: ["x-collector-key": "k1"])
         configuration.maximumAttempts = 3
+        // The schedule runs on a manual clock that never advances, so a back-off would never end: retries
+        // go at once. And a request never times out while a test holds the collector, however slow the
+        // machine (the timeout here is a hang guard, not a deadline a test could race).
+        configuration.initialBackoff = .zero
+        configuration.maximumBackoff = .zero
+        configuration.timeout = .seconds(600)
         configure(&configuration)
         let exporter = OTLPHTTPExporter(configuration: configuration, clock: ManualClock())
         let telemetry = AgentTelemetry(exporter: exporter, options: options)
