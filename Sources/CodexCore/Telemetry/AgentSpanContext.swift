@@ -77,16 +77,9 @@ public struct AgentSpanContext: Sendable, Hashable, CustomStringConvertible {
     /// The `traceparent` form.
     public var description: String { traceparent }
 
-    /// Lowercase hex.
+    /// Lowercase hex (``SHA256/hexString(_:)``).
     public static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        SHA256.hexString(bytes)
     }
 
     /// Bytes from lowercase hex, or `nil` (uppercase is refused, as Trace Context requires).

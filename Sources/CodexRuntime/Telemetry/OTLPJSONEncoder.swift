@@ -219,11 +219,7 @@ enum OTLPJSONEncoder {
     /// 16 lowercase hex digits of a big-endian word.
     private static func hex(_ word: UInt64, _ sink: inout CanonicalJSONSink) {
         for shift in stride(from: 60, through: 0, by: -4) {
-            sink.byte(hexDigit(UInt8(truncatingIfNeeded: word >> UInt64(shift)) & 0x0F))
+            sink.byte(CanonicalJSONSink.hexDigit(UInt8(truncatingIfNeeded: word >> UInt64(shift)) & 0x0F))
         }
-    }
-
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 }

@@ -25,12 +25,12 @@ enum ToolTelemetry {
     }
 
     /// Ends a tool call's span cut short by cancellation or a turn failure.
-    static func end(_ span: AgentSpan?, error: any Error) {
+    static func end(_ span: AgentSpan?, toolName: String, error: any Error) {
         guard let span else { return }
         let outcome = error is CancellationError ? "cancelled" : "error"
         span.setAttribute("codexkit.tool.outcome", .string(outcome))
         span.recordFailure(code: (error as? AgentRuntimeError)?.code.rawValue ?? outcome)
-        finish(span, outcome: outcome, toolName: span.attribute("gen_ai.tool.name")?.description ?? "")
+        finish(span, outcome: outcome, toolName: toolName)
     }
 
     /// Notes an approval's wait and decision on the current tool span.

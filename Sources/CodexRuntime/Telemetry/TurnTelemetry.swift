@@ -31,7 +31,7 @@ enum TurnTelemetry {
     ) {
         guard let span else { return }
         var attributes: AgentTelemetryAttributes = ["codexkit.turn.outcome": .string(outcome)]
-        usageAttributes(usage, into: &attributes)
+        AgentTelemetryAttributes.addUsage(usage, to: &attributes)
         if let output, let content = span.telemetry.content(output) { attributes["gen_ai.output.messages"] = content }
         span.setAttributes(attributes)
         if let failureCode { span.recordFailure(code: failureCode) }
@@ -39,11 +39,6 @@ enum TurnTelemetry {
             .add(.turns, 1, ["codexkit.turn.outcome": .string(outcome)]), .set(.eventQueueHighWater, Double(eventQueuePeak), [:]),
         ])
         span.end()
-    }
-
-    /// The GenAI usage attributes for the counts that are known.
-    static func usageAttributes(_ usage: AgentUsage?, into attributes: inout AgentTelemetryAttributes) {
-        AgentTelemetryAttributes.addUsage(usage, to: &attributes)
     }
 
     /// Records rate-limit windows as `codexkit.rate_limit.remaining` gauges.

@@ -168,7 +168,7 @@ extension TurnDriver {
             do {
                 result = try await span.withCurrent { try await execute(invocation).answering(invocation) }
             } catch {
-                ToolTelemetry.end(span, error: error)
+                ToolTelemetry.end(span, toolName: invocation.toolName, error: error)
                 throw error
             }
             ToolTelemetry.end(span, result: result)

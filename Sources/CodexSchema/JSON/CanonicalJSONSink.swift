@@ -95,7 +95,8 @@ package struct CanonicalJSONSink: ~Copyable {
         }
     }
 
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+    /// The lowercase hex digit of a nibble (0…15).
+    package static func hexDigit(_ nibble: UInt8) -> UInt8 {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
