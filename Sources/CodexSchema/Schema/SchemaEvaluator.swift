@@ -30,7 +30,9 @@ struct SchemaEvaluator {
     typealias Node = SchemaProgram.Node
     typealias Flags = SchemaProgram.NodeFlags
 
-    let program: SchemaProgram
+    /// The program, borrowed for the evaluator's life (which ``with(_:_:_:)`` bounds): copying it would
+    /// retain and release each of its tables once per validation.
+    let programPointer: UnsafePointer<SchemaProgram>
     let nodes: UnsafePointer<Node>
     let rules: UnsafeBufferPointer<SchemaProgram.Rule>
     let children: UnsafeBufferPointer<Int32>
@@ -55,11 +57,17 @@ struct SchemaEvaluator {
     /// How many failures may still be reported.
     var errorLimit = Int.max
 
+    /// The program being evaluated (read in place through ``programPointer``).
+    var program: SchemaProgram {
+        unsafeAddress { programPointer }
+    }
+
     /// Runs `body` with an evaluator over `program` and `tape`.
     static func with<Output>(
         _ program: SchemaProgram, _ tape: JSONTapeView, _ body: (inout SchemaEvaluator) throws(CodexSchemaError) -> Output
     ) throws(CodexSchemaError) -> Output {
-        let outcome: Result<Output, CodexSchemaError> = program.nodes.withUnsafeBufferPointer { nodes in
+        let outcome: Result<Output, CodexSchemaError> = withUnsafePointer(to: program) { programPointer in
+          program.nodes.withUnsafeBufferPointer { nodes in
             program.rules.withUnsafeBufferPointer { rules in
                 program.children.withUnsafeBufferPointer { children in
                     program.bytes.withUnsafeBufferPointer { bytes in
@@ -72,7 +80,7 @@ struct SchemaEvaluator {
                                     return .failure(CodexSchemaError(code: .invalidSchema, message: "schema program is empty"))
                                 }
                                 var evaluator = SchemaEvaluator(
-                                    program: program, nodes: nodes, rules: rules, children: children, keyBytes: bytes,
+                                    program: programPointer, nodes: nodes, rules: rules, children: children, keyBytes: bytes,
                                     stringRanges: ranges, stringHeads: heads, enumSlots: enumSlots, numbers: numbers, numberKeys: numberKeys,
                                     tape: tape
                                 )
@@ -90,12 +98,13 @@ struct SchemaEvaluator {
                     }
                 }
             }
+          }
         }
         return try outcome.get()
     }
 
     private init(
-        program: SchemaProgram,
+        program: UnsafePointer<SchemaProgram>,
         nodes: UnsafePointer<Node>,
         rules: UnsafeBufferPointer<SchemaProgram.Rule>,
         children: UnsafeBufferPointer<Int32>,
@@ -107,7 +116,7 @@ struct SchemaEvaluator {
         numberKeys: UnsafeBufferPointer<SchemaProgram.NumberKey>,
         tape: JSONTapeView
     ) {
-        self.program = program
+        self.programPointer = program
         self.nodes = nodes
         self.rules = rules
         self.children = children
