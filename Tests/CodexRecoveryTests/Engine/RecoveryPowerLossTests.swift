@@ -3,6 +3,7 @@ import CodexCore
 import CodexTestSupport
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 
 /// Simulated power loss: a whole lifecycle runs on `PowerLossFileSystem`, then for every file-system
@@ -16,15 +17,24 @@ import Testing
         try FileManager.default.createDirectory(at: top, withIntermediateDirectories: true)
         let topPath = top.standardizedFileURL.path
         let fileSystem = PowerLossFileSystem(top: topPath)
-        let harness = try RecoveryHarness(replies: [], fallback: Streams.complete(), fileSystem: fileSystem, storeDirectory: top.appendingPathComponent("store"))
+        // When the host was asked about an attempt, and when the server received a generation request,
+        // counted in file-system calls made before it: a power loss from then on must find that attempt
+        // on disk (its ID pending or spent), and every request sent counted as a spent attempt.
+        let outside = Mutex<(authorized: [(calls: Int, id: UUID)], requests: [Int])>(([], []))
+        let harness = try RecoveryHarness(
+            replies: [], fallback: Streams.complete(), fileSystem: fileSystem, storeDirectory: top.appendingPathComponent("store"),
+            onRequest: { outside.withLock { $0.requests.append(fileSystem.step) } }
+        )
+        let log = AuthorizationLog(onAuthorize: { attempt in outside.withLock { $0.authorized.append((fileSystem.step, attempt.id)) } })
         let handle = try await harness.prepare()
         let prepared = fileSystem.step
-        _ = try await harness.send(handle)
+        _ = try await harness.send(handle, log)
         let completed = fileSystem.step
         try await harness.recovery.acknowledge(handle, store: harness.store)
         let acknowledged = fileSystem.step
         let history = fileSystem.history
         let id = handle.operationID
+        let (authorized, requests) = outside.withLock { ($0.authorized, $0.requests) }
 
         let violations = try await runOffCooperativePool { () -> [String] in
             var violations: [String] = []
@@ -55,6 +65,7 @@ import Testing
                         let partition = try store.locate(id)
                         record = try partition?.load(RecoveryOperationRecord.self, id)
                         disposition = try partition?.load(RecoveryDispositionRecord.self, id)
+                        _ = try partition?.load(RecoveryControlRecord.self, id)
                     } catch {
                         // Failing closed is allowed only where the API had promised nothing yet.
                         if calls >= prepared { violations.append("\(where_): \(error)") }
@@ -68,6 +79,17 @@ import Testing
                     }
                     if calls >= acknowledged, disposition?.state != .acknowledged {
                         violations.append("\(where_): the acknowledgement is missing")
+                    }
+                    if disposition == nil {
+                        for asked in authorized where calls >= asked.calls {
+                            if record?.pendingAttemptID != asked.id, record?.attempts.contains(where: { $0.id == asked.id }) != true {
+                                violations.append("\(where_): the attempt the host was asked about is not on disk")
+                            }
+                        }
+                        let sent = requests.filter { calls >= $0 }.count
+                        if sent > 0, (record?.attemptsUsed ?? 0) < sent {
+                            violations.append("\(where_): \(sent) requests sent, \(record?.attemptsUsed ?? 0) attempts spent on disk")
+                        }
                     }
                     if let record {
                         if record.completedPayload != nil, record.attempts.last?.state != .completed {
@@ -85,6 +107,7 @@ import Testing
         // The lifecycle's 60 mutating calls: 3 directories, 28 opens, 6 writes, 16 fsyncs, 6 renames,
         // 1 unlink; each milestone is passed after calls of its own.
         #expect(history.count >= 60)
+        #expect(authorized.count == 1 && requests.count == 1 && prepared < authorized[0].calls && authorized[0].calls <= requests[0])
         #expect(prepared > 0 && prepared < completed && completed < acknowledged && acknowledged == history.count)
         #expect(violations.isEmpty, "\(violations.prefix(5))")
     }

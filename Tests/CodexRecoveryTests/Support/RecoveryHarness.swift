@@ -53,8 +53,11 @@ final class TestAuthProvider: AuthProvider {
 /// Records every authorization request and answers from a script (default: approve).
 final class AuthorizationLog: Sendable {
     private let state = Mutex<(attempts: [AgentRecoveryAttempt], answers: [Bool])>(([], []))
+    /// Called with each attempt the host is asked about, before it answers.
+    private let onAuthorize: (@Sendable (AgentRecoveryAttempt) -> Void)?
 
-    init(answers: [Bool] = []) {
+    init(answers: [Bool] = [], onAuthorize: (@Sendable (AgentRecoveryAttempt) -> Void)? = nil) {
+        self.onAuthorize = onAuthorize
         state.withLock { $0.answers = answers }
     }
 
@@ -62,7 +65,8 @@ final class AuthorizationLog: Sendable {
 
     var callback: @Sendable (AgentRecoveryAttempt) async throws -> Bool {
         { attempt in
-            self.state.withLock { state in
+            self.onAuthorize?(attempt)
+            return self.state.withLock { state in
                 state.attempts.append(attempt)
                 return state.answers.isEmpty ? true : state.answers.removeFirst()
             }
@@ -88,13 +92,17 @@ final class RecoveryHarness: Sendable {
         replies: [ScriptedReply], fallback: ScriptedReply = .text("no more replies", status: 599),
         fileSystem: any RecoveryFileSystem = PosixRecoveryFileSystem(),
         timeouts: HTTPTimeouts = HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(20), idle: .seconds(20)),
-        storeDirectory: URL? = nil
+        storeDirectory: URL? = nil,
+        onRequest: (@Sendable () -> Void)? = nil
     ) throws {
         scratch = try ScratchDirectory()
         store = try AgentStructuredRecoveryStore(directory: storeDirectory ?? scratch.storeURL, fileSystem: fileSystem)
         let script = ReplyScript(replies, fallback: fallback)
         self.replies = script
-        server = try LoopbackHTTPServer { _ in script.next() }
+        server = try LoopbackHTTPServer { _ in
+            onRequest?()
+            return script.next()
+        }
         let endpoint = try ResponsesEndpoint(baseURL: server.baseURL, profile: .chatGPT)
         recovery = AgentStructuredRecovery(
             configuration: .init(endpoint: endpoint, timeouts: timeouts),
