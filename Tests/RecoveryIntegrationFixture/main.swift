@@ -2,7 +2,8 @@
 // store (host.json: job, revision, handle, committed value, commit count, acknowledged), runs the spec's
 // handoff (prepare → persist handle → sendRecovering → host commit → acknowledge) against a Responses
 // endpoint, and can die on purpose: `--exit-after receipt|commit` exits with 73 / 74 at those points,
-// `--exit-after handle` exits with 75 once the handle is stored, and `--kill-at <operation>:<n>` SIGKILLs
+// `--exit-after handle` exits with 75 once the handle is stored, `--exit-after authorization` with 76
+// inside the host's authorization callback (after logging the attempt), and `--kill-at <operation>:<n>` SIGKILLs
 // itself right after the n-th such file-system call of the store. `--api runtime` runs the same handoff
 // through AgentRuntime (public API only) with a wrapper backend that delegates the recovery adapter and
 // selects the model by the host's purpose; `--api engine` (the default) calls the recovery engine.
@@ -250,6 +251,7 @@ func run() async throws -> Int32 {
             } else {
                 try? Data(line.utf8).write(to: authorizationLog)
             }
+            if exitAfter == "authorization" { exit(76) }
             return true
         }
         if exitAfter == "receipt" { exit(73) }

@@ -303,7 +303,7 @@ extension AgentStructuredRecovery {
         successor.state = .prepared // a new operation: created prepared, not moved there by a transition
         successor.attemptsUsed = 0
         successor.attempts = []
-        successor.pendingAttemptID = nil
+        successor.pendingAttemptID = UUID() // saved with the record, before any host authorization
         successor.nextAttemptAt = nil
         successor.nextAttemptReason = nil
         successor.responseID = nil

@@ -68,14 +68,19 @@ extension AgentStructuredRecovery {
             try await persist(&record, partition, lease)
             throw AgentRecoveryError(code: .stateInvalid, message: "the operation was prepared for another endpoint; it is blocked", operationID: id)
         }
-        // Start under the control lock, so a concurrent `cancel` is either seen here or sees this run.
+        // Start under the control lock, so a concurrent `cancel` is either seen here or comes after (and
+        // this run's checks see it). A suspension an earlier run obeyed is cleared for this one; with no
+        // command (the usual case) there is nothing to write: no record and `active` mean the same.
         let now = wallClock.now()
         try await partition.perform { () throws(AgentRecoveryError) in
             try partition.withControlLock(id) { () throws(AgentRecoveryError) in
-                if try partition.load(RecoveryControlRecord.self, id)?.command == .cancelled {
+                let command = try partition.load(RecoveryControlRecord.self, id)?.command
+                if command == .cancelled {
                     throw AgentRecoveryError(code: .cancelled, message: "the operation was permanently cancelled", operationID: id)
                 }
-                try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: .active, updatedAt: now))
+                if let command, command != .active {
+                    try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: .active, updatedAt: now))
+                }
             }
         }
         if record.state == .suspended || record.state == .running || record.blocker != nil {
@@ -189,6 +194,9 @@ extension AgentStructuredRecovery {
                 try await sleepWatchingLifecycle(delay, &record, execution)
             }
         }
+        // The attempt's ID is on disk before the host hears of it. It was chosen and saved with the
+        // record's previous write (prepare, or the previous attempt's reservation); a record from an
+        // earlier version of the store may lack one, and gets it in a write of its own.
         if record.pendingAttemptID == nil {
             record.pendingAttemptID = UUID()
             try await persist(&record, execution.partition, execution.lease)
@@ -244,7 +252,9 @@ extension AgentStructuredRecovery {
         )
         try reserved.apply(.authorize, operationID: id)
         consumed.attempts.append(reserved)
-        consumed.pendingAttemptID = nil
+        // The next attempt's ID travels with this write, so asking the host about a replacement needs no
+        // write of its own.
+        consumed.pendingAttemptID = UUID()
         consumed.nextAttemptReason = nil
         consumed.nextAttemptAt = nil
         consumed.responseID = nil

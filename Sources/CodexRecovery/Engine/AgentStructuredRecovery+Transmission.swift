@@ -159,6 +159,7 @@ extension AgentStructuredRecovery {
         completed.completedAt = wallClock.now()
         completed.lastFailure = nil
         completed.blocker = nil
+        completed.pendingAttemptID = nil // no attempt follows a completion
         try completed.attempts[completed.attempts.count - 1].apply(.complete, operationID: id)
         completed.attempts[completed.attempts.count - 1].responseID = completed.responseID
         completed.attempts[completed.attempts.count - 1].lastSequenceNumber = completed.lastSequenceNumber

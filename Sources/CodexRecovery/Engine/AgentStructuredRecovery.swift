@@ -137,7 +137,8 @@ public final class AgentStructuredRecovery: Sendable {
                 instructions: model.instructions, format: format, body: bodyText, digest: SHA256.hexDigest(of: body)
             ),
             retryPolicy: options.retryPolicy, maximumAttempts: options.maximumAttempts, expiresAt: options.expiresAt, state: .prepared,
-            attemptsUsed: 0, pendingAttemptID: nil, attempts: [], nextAttemptAt: nil, responseID: nil, lastSequenceNumber: nil,
+            // The first attempt's ID is saved now, so asking the host about it needs no write of its own.
+            attemptsUsed: 0, pendingAttemptID: UUID(), attempts: [], nextAttemptAt: nil, responseID: nil, lastSequenceNumber: nil,
             lastFailure: nil, blocker: nil, completedPayload: nil, createdAt: now, updatedAt: now, completedAt: nil,
             previousOperationID: lineage?.previousOperationID ?? options.previousOperationID, rootOperationID: lineage?.rootOperationID ?? operationID,
             retryActionID: lineage?.retryActionID, successor: nil, originalRequest: request

@@ -58,7 +58,8 @@ final class FixtureWorld: Sendable {
         guard let record = records.first else { return "unknown" }
         if record.completedPayload != nil { return "validated completion saved, before host commit" }
         if record.attemptsUsed > 0 { return "authorized attempt count saved, before/while sending" }
-        if record.pendingAttemptID != nil { return "pending attempt ID saved, before/during host authorization" }
+        // The attempt's ID is saved with the record; whether the host was asked tells the two rows apart.
+        if !authorizedAttemptIDs().isEmpty { return "pending attempt ID saved, before/during host authorization" }
         return "host handle saved, before attempt authorization"
     }
 
