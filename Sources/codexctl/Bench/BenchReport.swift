@@ -37,6 +37,8 @@ struct BenchReport {
     let suite: String
     var results: [BenchResult] = []
     var notes: [String] = []
+    /// Figures the suite could not measure, each with the reason (the rest of the suite still ran).
+    var missing: [String] = []
 
     static var buildConfiguration: String {
         #if DEBUG
@@ -61,11 +63,12 @@ struct BenchReport {
     func print(json: Bool) {
         if json {
             let date = ISO8601DateFormatter().string(from: Date())
-            let object: JSONValue = [
+            var object: JSONObject = [
                 "suite": .string(suite), "build": .string(Self.buildConfiguration), "date": .string(date),
                 "machine": .string(Self.machine), "results": .array(results.map(\.json)),
             ]
-            Console.exactLine(object.canonicalString())
+            if !missing.isEmpty { object["missing"] = .array(missing.map(JSONValue.string)) }
+            Console.exactLine(JSONValue.object(object).canonicalString())
             return
         }
         Console.line("bench \(suite) (\(Self.buildConfiguration) build, \(Self.machine))")
@@ -76,6 +79,7 @@ struct BenchReport {
             }
             Console.line(line)
         }
+        for gap in missing { Console.line("  missing: \(gap)") }
         for note in notes { Console.line("  note: \(note)") }
     }
 

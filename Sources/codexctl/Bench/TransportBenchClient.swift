@@ -32,6 +32,12 @@ enum TransportBenchClientCommand: CLICommand {
               let streamMiB = Int(parsed.options["--stream-mib"] ?? "256"), streamMiB > 0 else {
             return Console.usageFailure("--client must be raw, curl or urlsession; --runs, --requests and --stream-mib positive integers", help: help)
         }
+        // A test hook: this client's run fails as a defect of the platform's client would, so a test can
+        // prove that `bench transport` reports its figures missing and goes on.
+        if ProcessInfo.processInfo.environment["CODEXCTL_BENCH_FAIL_CLIENT"] == kind.rawValue {
+            Console.error("Error: the \(kind.rawValue) client's run was made to fail (CODEXCTL_BENCH_FAIL_CLIENT)")
+            return Console.Status.failure
+        }
         let scenarios = (parsed.options["--scenario"] ?? "").split(separator: ",").map(String.init)
         do {
             let bench = TransportBenchClient(kind: kind, runs: runs, requests: requests, streamMiB: streamMiB)

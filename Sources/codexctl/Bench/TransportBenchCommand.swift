@@ -14,7 +14,9 @@ enum TransportBenchCommand: CLICommand {
         gets, capped at 512 MiB, and how much resident memory the client grows by, next to the client's 256 KiB \
         buffer). The bare socket also times a fresh connection per request. Each client also runs (d) the small \
         requests with a new client per request, and (e) short streamed Responses turns (turns/s and the median time to \
-        the first body byte) on one shared client next to a new client per turn.
+        the first body byte) on one shared client next to a new client per turn. A client whose run fails (a defect \
+        of the platform's URLSession, say) is reported under 'missing' with the reason, and the other figures still \
+        stand.
         """,
         options: [
             .flag("--json", "Print one JSON object (the shared benchmark shape)."),
@@ -66,43 +68,15 @@ struct TransportBenchmark {
         let requestBaseline = ("bare socket, one kept-alive connection", try raw.value("requests_per_s"))
         for client in clients {
             let name = Self.names[client] ?? client
-            let measured = try figures(client: client, scenarios: "stream,requests,turns")
-            report.results.append(BenchResult(
-                name: "stream-\(streamMiB)MiB", mode: name, metric: "megabytes_per_second", value: try measured.value("stream_mb_per_s"), unit: "MB/s",
-                bytes: streamMiB * 1_048_576, baseline: streamBaseline
-            ))
-            report.results.append(BenchResult(
-                name: "small-requests", mode: name, metric: "requests_per_second", value: try measured.value("requests_per_s"), unit: "1/s",
-                baseline: requestBaseline
-            ))
-            report.results.append(BenchResult(
-                name: "small-requests-p99", mode: name, metric: "p99_exchange", value: try measured.value("requests_p99_us"), unit: "µs",
-                baseline: ("bare socket", try raw.value("requests_p99_us"))
-            ))
-            report.results.append(BenchResult(
-                name: "small-requests-shared-client", mode: name, metric: "requests_per_second", value: try measured.value("requests_per_s"),
-                unit: "1/s", baseline: ("a new client per request", try measured.value("fresh_client_requests_per_s"))
-            ))
-            report.results.append(BenchResult(
-                name: "streamed-turns", mode: name, metric: "turns_per_second", value: try measured.value("turns_per_s"), unit: "1/s",
-                baseline: ("a new client per turn", try measured.value("fresh_client_turns_per_s"))
-            ))
-            report.results.append(BenchResult(
-                name: "streamed-turns-first-byte-p50", mode: name, metric: "time_to_first_byte", value: try measured.value("turns_first_byte_p50_us"),
-                unit: "µs"
-            ))
-            report.notes.append("\(name): \(Int(try measured.value("connections"))) connection(s) for \(requests + requests / 10) requests")
-            let paused = try figures(client: client, scenarios: "paused")
-            report.results.append(BenchResult(
-                name: "paused-consumer-rss-growth", mode: name, metric: "resident_growth", value: try paused.value("paused_rss_growth_mib"), unit: "MiB",
-                baseline: ("the per-response buffer", Self.bufferMiB)
-            ))
-            let stalled = try paused.value("paused_sender_stalled") == 1
-            report.results.append(BenchResult(
-                name: stalled ? "paused-consumer-sent-until-stalled" : "paused-consumer-sent-still-sending-at-cap", mode: name,
-                metric: stalled ? "sent_until_the_sender_stalled" : "sent_and_still_sending_at_the_cap",
-                value: try paused.value("paused_sent_mib"), unit: "MiB"
-            ))
+            // A client whose run fails (a defect of the platform's client, say) is reported as missing
+            // with the reason, and the other figures still stand: all of a client's figures or none.
+            do {
+                let (results, notes) = try measure(client, name: name, streamBaseline: streamBaseline, requestBaseline: requestBaseline, raw: raw)
+                report.results += results
+                report.notes += notes
+            } catch {
+                report.missing.append("\(name): every figure (\(error))")
+            }
         }
         report.results.append(BenchResult(
             name: "small-requests", mode: "bare socket, a new connection each", metric: "requests_per_second",
@@ -116,6 +90,52 @@ struct TransportBenchmark {
             """)
         report.notes.append("each client runs in a child process with a loopback server of its own; the first streamed run and a tenth of the requests warm up uncounted")
         return report
+    }
+
+    /// One client's figures (from child processes of its own) and notes.
+    private func measure(
+        _ client: String, name: String, streamBaseline: (String, Double), requestBaseline: (String, Double), raw: Figures
+    ) throws -> ([BenchResult], [String]) {
+        var results: [BenchResult] = []
+        var notes: [String] = []
+        let measured = try figures(client: client, scenarios: "stream,requests,turns")
+        results.append(BenchResult(
+            name: "stream-\(streamMiB)MiB", mode: name, metric: "megabytes_per_second", value: try measured.value("stream_mb_per_s"), unit: "MB/s",
+            bytes: streamMiB * 1_048_576, baseline: streamBaseline
+        ))
+        results.append(BenchResult(
+            name: "small-requests", mode: name, metric: "requests_per_second", value: try measured.value("requests_per_s"), unit: "1/s",
+            baseline: requestBaseline
+        ))
+        results.append(BenchResult(
+            name: "small-requests-p99", mode: name, metric: "p99_exchange", value: try measured.value("requests_p99_us"), unit: "µs",
+            baseline: ("bare socket", try raw.value("requests_p99_us"))
+        ))
+        results.append(BenchResult(
+            name: "small-requests-shared-client", mode: name, metric: "requests_per_second", value: try measured.value("requests_per_s"),
+            unit: "1/s", baseline: ("a new client per request", try measured.value("fresh_client_requests_per_s"))
+        ))
+        results.append(BenchResult(
+            name: "streamed-turns", mode: name, metric: "turns_per_second", value: try measured.value("turns_per_s"), unit: "1/s",
+            baseline: ("a new client per turn", try measured.value("fresh_client_turns_per_s"))
+        ))
+        results.append(BenchResult(
+            name: "streamed-turns-first-byte-p50", mode: name, metric: "time_to_first_byte", value: try measured.value("turns_first_byte_p50_us"),
+            unit: "µs"
+        ))
+        notes.append("\(name): \(Int(try measured.value("connections"))) connection(s) for \(requests + requests / 10) requests")
+        let paused = try figures(client: client, scenarios: "paused")
+        results.append(BenchResult(
+            name: "paused-consumer-rss-growth", mode: name, metric: "resident_growth", value: try paused.value("paused_rss_growth_mib"), unit: "MiB",
+            baseline: ("the per-response buffer", Self.bufferMiB)
+        ))
+        let stalled = try paused.value("paused_sender_stalled") == 1
+        results.append(BenchResult(
+            name: stalled ? "paused-consumer-sent-until-stalled" : "paused-consumer-sent-still-sending-at-cap", mode: name,
+            metric: stalled ? "sent_until_the_sender_stalled" : "sent_and_still_sending_at_the_cap",
+            value: try paused.value("paused_sent_mib"), unit: "MiB"
+        ))
+        return (results, notes)
     }
 
     private func figures(client: String, scenarios: String) throws -> Figures {

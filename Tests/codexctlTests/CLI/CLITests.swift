@@ -182,6 +182,23 @@ import Testing
         #expect((results.first?["baseline"] as? [String: Any])?["name"] as? String == "bare socket")
         // The paused consumer holds the sender back: far less than the 512 MiB cap is sent.
         #expect((results[7]["value"] as? Double ?? 512) < 64)
+        #expect(object?["missing"] == nil)
+    }
+
+    @Test func aClientWhoseRunFailsIsReportedMissingAndTheBenchGoesOn() async throws {
+        let arguments = ["bench", "transport", "--only", "urlsession", "--runs", "1", "--requests", "20", "--stream-mib", "4"]
+        let environment = ["CODEXCTL_BENCH_FAIL_CLIENT": "urlsession"]
+        let result = try await CommandRunner.codexctl(arguments + ["--json"], environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        // None of the client's figures, the bare socket's own figure, and the gap with its reason.
+        let results = object?["results"] as? [[String: Any]] ?? []
+        #expect(results.map { "\($0["name"] ?? "")/\($0["mode"] ?? "")" } == ["small-requests/bare socket, a new connection each"])
+        #expect(object?["missing"] as? [String] == ["URLSessionHTTPClient: every figure ('codexctl bench transport-client' failed (status 1))"])
+        #expect(result.stderr.contains("the urlsession client's run was made to fail"))
+        let text = try await CommandRunner.codexctl(arguments, environment: environment)
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("  missing: URLSessionHTTPClient: every figure ('codexctl bench transport-client' failed (status 1))\n"))
     }
 }
 
