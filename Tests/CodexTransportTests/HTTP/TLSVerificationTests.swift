@@ -26,13 +26,67 @@ import Testing
         let description = String(describing: error)
         #expect(!description.contains("canary"))
     }
+
+    /// With the server's certificate as the trusted authority, the libcurl client talks to it.
+    @Test func aTrustedCertificateAuthorityFileLetsTheClientIn() async throws {
+        let server = try await SelfSignedTLSServer.start()
+        let client = CurlHTTPClient(configuration: .init(certificateAuthorityFile: server.certificatePath))
+        let outcome: Result<(Int, [UInt8]), any Error>
+        do {
+            let url = try #require(URL(string: "https://127.0.0.1:\(server.port)/"))
+            let response = try await client.send(HTTPRequest(method: "GET", url: url))
+            outcome = .success((response.statusCode, try await response.body.collect(upTo: 1 << 20)))
+        } catch {
+            outcome = .failure(error)
+        }
+        await server.stop()
+        let (status, body) = try outcome.get()
+        #expect(status == 200)
+        // `openssl s_server -www` answers with a page that names itself.
+        #expect(String(decoding: body, as: UTF8.self).contains("s_server"))
+    }
+
+    /// Host-name verification stays on with a trusted authority: a certificate made for another name is
+    /// refused (curl error 60), never talked to.
+    @Test func aTrustedCertificateForAnotherNameIsRefused() async throws {
+        let server = try await SelfSignedTLSServer.start(subjectAltName: "DNS:service.invalid")
+        let client = CurlHTTPClient(configuration: .init(certificateAuthorityFile: server.certificatePath))
+        let error = await #expect(throws: AgentRuntimeError.self) {
+            guard let url = URL(string: "https://127.0.0.1:\(server.port)/") else { return }
+            _ = try await client.send(HTTPRequest(method: "GET", url: url))
+        }
+        await server.stop()
+        #expect(error?.code == .transportFailure)
+        #expect(error?.interruption?.transportDomain == "curl")
+        #expect(error?.interruption?.transportCode == 60)
+    }
+
+    /// An authority file that cannot be read fails the request with a typed error that does not name it.
+    @Test func anUnreadableCertificateAuthorityFileIsATypedError() async throws {
+        let server = try await SelfSignedTLSServer.start()
+        let missing = server.certificatePath + ".missing-secret-path"
+        let client = CurlHTTPClient(configuration: .init(certificateAuthorityFile: missing))
+        let error = await #expect(throws: AgentRuntimeError.self) {
+            guard let url = URL(string: "https://127.0.0.1:\(server.port)/") else { return }
+            _ = try await client.send(HTTPRequest(method: "GET", url: url))
+        }
+        await server.stop()
+        #expect(error?.code == .transportFailure)
+        #expect(error?.interruption?.transportDomain == "curl")
+        // CURLE_SSL_CACERT_BADFILE.
+        #expect(error?.interruption?.transportCode == 77)
+        #expect(!String(describing: error).contains("missing-secret-path"))
+    }
 }
 
-/// `openssl s_server -www` on 127.0.0.1 with a self-signed certificate made for the test.
+/// `openssl s_server -www` on 127.0.0.1 with a self-signed certificate made for the test (for 127.0.0.1
+/// and localhost unless told otherwise).
 private final class SelfSignedTLSServer: Sendable {
     let port: Int
     private let server: SpawnedProcess
     private let directory: URL
+    /// The server's self-signed certificate (PEM), usable as a trusted authority file.
+    var certificatePath: String { directory.appendingPathComponent("cert.pem").path }
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -46,14 +100,14 @@ private final class SelfSignedTLSServer: Sendable {
 
     /// Makes the certificate and starts the server; returns once it listens (waits are on threads of
     /// their own or sleeps, never a blocked cooperative thread).
-    static func start() async throws -> SelfSignedTLSServer {
+    static func start(subjectAltName: String = "IP:127.0.0.1,DNS:localhost") async throws -> SelfSignedTLSServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let key = directory.appendingPathComponent("key.pem").path
         let certificate = directory.appendingPathComponent("cert.pem").path
         let request = try await SpawnedProcess("openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
-            "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=\(subjectAltName)",
         ]).exit()
         guard request.succeeded else { throw Failure(description: "openssl req failed (\(request))") }
         let printed = directory.appendingPathComponent("server.out")

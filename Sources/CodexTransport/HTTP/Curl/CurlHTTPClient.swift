@@ -33,11 +33,17 @@ public final class CurlHTTPClient: HTTPClient {
         public var maximumBufferedBytes: Int
         /// The most idle connections kept for reuse. Default 16; at least 1.
         public var maximumCachedConnections: Int
+        /// The path of a PEM file of certificate authorities to trust instead of the system's store (a
+        /// private CA in front of the service, or a test certificate). Peer and host-name verification
+        /// stay on either way. Default `nil`: the system's CA store. A file that cannot be read fails each
+        /// HTTPS request with `transport_failure`.
+        public var certificateAuthorityFile: String?
 
         /// Creates a configuration.
-        public init(maximumBufferedBytes: Int = 256 * 1024, maximumCachedConnections: Int = 16) {
+        public init(maximumBufferedBytes: Int = 256 * 1024, maximumCachedConnections: Int = 16, certificateAuthorityFile: String? = nil) {
             self.maximumBufferedBytes = max(16 * 1024, maximumBufferedBytes)
             self.maximumCachedConnections = max(1, maximumCachedConnections)
+            self.certificateAuthorityFile = certificateAuthorityFile
         }
     }
 
@@ -77,7 +83,8 @@ public final class CurlHTTPClient: HTTPClient {
         try Task.checkCancellation()
         guard let engine else { throw setupFailure ?? AgentRuntimeError(.clientSetup("libcurl could not be set up")) }
         let transfer = try CurlTransfer(
-            request, engine: engine, bufferLimit: configuration.maximumBufferedBytes, timer: clock.makeElapsedTimer()
+            request, engine: engine, bufferLimit: configuration.maximumBufferedBytes,
+            certificateAuthorityFile: configuration.certificateAuthorityFile, timer: clock.makeElapsedTimer()
         )
         transfer.startWatchdog()
         return try await withTaskCancellationHandler {

@@ -44,7 +44,7 @@ final class CurlTransfer: @unchecked Sendable {
     let watchdog: TransferWatchdog
     private let engine: CurlEngine
 
-    init(_ request: HTTPRequest, engine: CurlEngine, bufferLimit: Int, timer: ElapsedTimer) throws {
+    init(_ request: HTTPRequest, engine: CurlEngine, bufferLimit: Int, certificateAuthorityFile: String? = nil, timer: ElapsedTimer) throws {
         self.engine = engine
         requestBody = request.body
         origin = request.origin
@@ -62,7 +62,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.easy = easy
         box.transfer = self
         do {
-            try configure(request)
+            try configure(request, certificateAuthorityFile: certificateAuthorityFile)
         } catch {
             cleanUp()
             throw error
@@ -71,7 +71,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     deinit { cleanUp() }
 
-    private func configure(_ request: HTTPRequest) throws {
+    private func configure(_ request: HTTPRequest, certificateAuthorityFile: String?) throws {
         guard let easy else { return }
         let context = Unmanaged.passUnretained(self).toOpaque()
         var failed = false
@@ -84,6 +84,7 @@ final class CurlTransfer: @unchecked Sendable {
         set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         set(CURLOPT_SSL_VERIFYPEER, 1)
         set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let certificateAuthorityFile { set(CURLOPT_CAINFO, certificateAuthorityFile) }
         set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         set(CURLOPT_TCP_KEEPALIVE, 1)
         // Offer every coding this libcurl decodes (gzip, deflate, br, zstd here) and decode it: the
