@@ -48,6 +48,7 @@ enum TransportBenchClientCommand: CLICommand {
                 case "requests": figures.merge(try await bench.smallRequests()) { $1 }
                 case "paused": figures.merge(try await bench.pausedConsumer()) { $1 }
                 case "turns": figures.merge(try await bench.turns()) { $1 }
+                case "tls": figures.merge(try await bench.tlsRequests()) { $1 }
                 default: return Console.usageFailure("unknown scenario '\(Console.display(scenario))'", help: help)
                 }
             }
@@ -55,7 +56,9 @@ enum TransportBenchClientCommand: CLICommand {
             Console.exactLine(String(decoding: data, as: UTF8.self))
             return Console.Status.success
         } catch {
-            CLIFailure(error).report(json: false)
+            // The scenarios' own failures say what went wrong in the bench's words (no secrets in them).
+            let failure = (error as? TransportBenchClient.Failure).map { CLIFailure(code: "bench_failed", message: $0.description) } ?? CLIFailure(error)
+            failure.report(json: false)
             return Console.Status.failure
         }
     }

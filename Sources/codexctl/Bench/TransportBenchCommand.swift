@@ -14,7 +14,9 @@ enum TransportBenchCommand: CLICommand {
         gets, capped at 512 MiB, and how much resident memory the client grows by, next to the client's 256 KiB \
         buffer). The bare socket also times a fresh connection per request. Each client also runs (d) the small \
         requests with a new client per request, and (e) short streamed Responses turns (turns/s and the median time to \
-        the first body byte) on one shared client next to a new client per turn. A client whose run fails (a defect \
+        the first body byte) on one shared client next to a new client per turn. The libcurl client also runs (f) the \
+        small requests over TLS (an HTTPS server in python3 with a certificate openssl makes for the run) on one shared \
+        client next to a new client per request. A client whose run fails (a defect \
         of the platform's URLSession, say) is reported under 'missing' with the reason, and the other figures still \
         stand.
         """,
@@ -76,6 +78,19 @@ struct TransportBenchmark {
                 report.notes += notes
             } catch {
                 report.missing.append("\(name): every figure (\(error))")
+            }
+        }
+        if clients.contains("curl") {
+            // Over TLS, where a new connection costs a handshake; needs python3 and openssl.
+            do {
+                let tls = try figures(client: "curl", scenarios: "tls")
+                report.results.append(BenchResult(
+                    name: "small-requests-tls-shared-client", mode: "CurlHTTPClient", metric: "requests_per_second",
+                    value: try tls.value("tls_requests_per_s"), unit: "1/s",
+                    baseline: ("a new client per request (a TLS handshake each)", try tls.value("tls_fresh_client_requests_per_s"))
+                ))
+            } catch {
+                report.missing.append("CurlHTTPClient over TLS (\(error))")
             }
         }
         report.results.append(BenchResult(

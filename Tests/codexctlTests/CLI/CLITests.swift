@@ -173,9 +173,13 @@ import Testing
             "stream-4MiB/CurlHTTPClient", "small-requests/CurlHTTPClient", "small-requests-p99/CurlHTTPClient",
             "small-requests-shared-client/CurlHTTPClient", "streamed-turns/CurlHTTPClient", "streamed-turns-first-byte-p50/CurlHTTPClient",
             "paused-consumer-rss-growth/CurlHTTPClient", "paused-consumer-sent-until-stalled/CurlHTTPClient",
-            "small-requests/bare socket, a new connection each",
+            "small-requests-tls-shared-client/CurlHTTPClient", "small-requests/bare socket, a new connection each",
         ])
-        try #require(results.count == 9)
+        try #require(results.count == 10)
+        // Over TLS (python3 and openssl, which `.ci/run` installs): both sides measured.
+        #expect((results[8]["baseline"] as? [String: Any])?["name"] as? String == "a new client per request (a TLS handshake each)")
+        #expect((results[8]["value"] as? Double ?? 0) > 0)
+        #expect(((results[8]["baseline"] as? [String: Any])?["value"] as? Double ?? 0) > 0)
         #expect((results[3]["baseline"] as? [String: Any])?["name"] as? String == "a new client per request")
         #expect((results[4]["baseline"] as? [String: Any])?["name"] as? String == "a new client per turn")
         #expect(results.first?["bytes"] as? Int == 4 * 1_048_576)
