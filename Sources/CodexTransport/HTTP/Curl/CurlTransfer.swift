@@ -265,6 +265,9 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
+    /// One header line from libcurl (status line, field, folded continuation, or the blank line that ends
+    /// a head), read as bytes: names and values are cut at ASCII bytes (colon, space, tab), so no UTF-8
+    /// sequence is split, and each is decoded once (invalid UTF-8 repaired, as for any text of a reply).
     fileprivate func receiveHeader(_ data: UnsafeRawBufferPointer) -> Int {
         headBytes += data.count
         guard headBytes <= Self.maximumHeadBytes else {
@@ -274,10 +277,11 @@ final class CurlTransfer: @unchecked Sendable {
         watchdog.update { deadlines, now in deadlines.activity(at: now) }
         var end = data.count
         while end > 0, data[end - 1] == 0x0A || data[end - 1] == 0x0D { end -= 1 }
-        let line = String(decoding: UnsafeRawBufferPointer(rebasing: data[0..<end]), as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
-            let parts = line.split(separator: " ", maxSplits: 2)
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+        let line = UnsafeRawBufferPointer(rebasing: data[0..<end])
+        if line.starts(with: Self.statusPrefix) {
+            // `HTTP/<version> <status> <reason>`: the status is the second space-separated word.
+            let words = line.split(separator: 0x20, maxSplits: 2, omittingEmptySubsequences: true)
+            status = words.count > 1 ? Int(String(decoding: words[1], as: UTF8.self)) ?? 0 : 0
             fields = []
             return data.count
         }
@@ -291,20 +295,33 @@ final class CurlTransfer: @unchecked Sendable {
             }
             return data.count
         }
-        if let first = line.first, first == " " || first == "\t", let last = fields.indices.last {
-            fields[last].value += " " + line.trimmingCharacters(in: .whitespaces)
+        if let first = line.first, first == 0x20 || first == 0x09, let last = fields.indices.last {
+            fields[last].value += " " + Self.text(Self.trimmed(line[...]))
             return data.count
         }
-        guard let colon = line.firstIndex(of: ":") else { return data.count }
-        fields.append(HTTPHeaders.Field(
-            name: String(line[..<colon]).trimmingCharacters(in: .whitespaces),
-            value: String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
-        ))
+        guard let colon = line.firstIndex(of: 0x3A) else { return data.count }
+        fields.append(HTTPHeaders.Field(name: Self.text(Self.trimmed(line[..<colon])), value: Self.text(Self.trimmed(line[(colon + 1)...]))))
         guard fields.count <= Self.maximumHeaderFields else {
             headFailure = AgentRuntimeError(.responseHead("has more than \(Self.maximumHeaderFields) fields"))
             return 0
         }
         return data.count
+    }
+
+    private static let statusPrefix = Array("HTTP/".utf8)
+
+    /// `bytes` without leading and trailing spaces and tabs (the optional whitespace around a field's
+    /// name and value).
+    private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+        var lower = bytes.startIndex
+        var upper = bytes.endIndex
+        while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { lower += 1 }
+        while upper > lower, bytes[upper - 1] == 0x20 || bytes[upper - 1] == 0x09 { upper -= 1 }
+        return bytes[lower..<upper]
+    }
+
+    private static func text(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes), as: UTF8.self)
     }
 
     fileprivate func sendBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
