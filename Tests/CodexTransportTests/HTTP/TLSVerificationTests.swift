@@ -50,12 +50,7 @@ import Testing
     /// refused (curl error 60), never talked to.
     @Test func aTrustedCertificateForAnotherNameIsRefused() async throws {
         let server = try await SelfSignedTLSServer.start(subjectAltName: "DNS:service.invalid")
-        let client = CurlHTTPClient(configuration: .init(certificateAuthorityFile: server.certificatePath))
-        let error = await #expect(throws: AgentRuntimeError.self) {
-            guard let url = URL(string: "https://127.0.0.1:\(server.port)/") else { return }
-            _ = try await client.send(HTTPRequest(method: "GET", url: url))
-        }
-        await server.stop()
+        let error = await Self.curlFailure(server, trusting: server.certificatePath)
         #expect(error?.code == .transportFailure)
         #expect(error?.interruption?.transportDomain == "curl")
         #expect(error?.interruption?.transportCode == 60)
@@ -64,18 +59,24 @@ import Testing
     /// An authority file that cannot be read fails the request with a typed error that does not name it.
     @Test func anUnreadableCertificateAuthorityFileIsATypedError() async throws {
         let server = try await SelfSignedTLSServer.start()
-        let missing = server.certificatePath + ".missing-secret-path"
-        let client = CurlHTTPClient(configuration: .init(certificateAuthorityFile: missing))
-        let error = await #expect(throws: AgentRuntimeError.self) {
-            guard let url = URL(string: "https://127.0.0.1:\(server.port)/") else { return }
-            _ = try await client.send(HTTPRequest(method: "GET", url: url))
-        }
-        await server.stop()
+        let error = await Self.curlFailure(server, trusting: server.certificatePath + ".missing-secret-path")
         #expect(error?.code == .transportFailure)
         #expect(error?.interruption?.transportDomain == "curl")
         // CURLE_SSL_CACERT_BADFILE.
         #expect(error?.interruption?.transportCode == 77)
         #expect(!String(describing: error).contains("missing-secret-path"))
+    }
+
+    /// The error a GET to `server` through a libcurl client trusting `authorities` fails with (an issue
+    /// is recorded when it does not fail); the server is stopped afterwards.
+    private static func curlFailure(_ server: SelfSignedTLSServer, trusting authorities: String) async -> AgentRuntimeError? {
+        let client = CurlHTTPClient(configuration: .init(certificateAuthorityFile: authorities))
+        let error = await #expect(throws: AgentRuntimeError.self) {
+            guard let url = URL(string: "https://127.0.0.1:\(server.port)/") else { return }
+            _ = try await client.send(HTTPRequest(method: "GET", url: url))
+        }
+        await server.stop()
+        return error
     }
 }
 
