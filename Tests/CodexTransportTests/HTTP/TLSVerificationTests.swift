@@ -56,6 +56,17 @@ import Testing
         #expect(error?.interruption?.transportCode == 60)
     }
 
+    /// Trusting one file trusts only its authorities: a server whose certificate another authority made
+    /// is refused (curl error 60).
+    @Test func aServerTheFileDoesNotVouchForIsRefused() async throws {
+        let trusted = try await SelfSignedTLSServer.start()
+        let other = try await SelfSignedTLSServer.start()
+        let error = await Self.curlFailure(other, trusting: trusted.certificatePath)
+        await trusted.stop()
+        #expect(error?.code == .transportFailure)
+        #expect(error?.interruption?.transportCode == 60)
+    }
+
     /// An authority file that cannot be read fails the request with a typed error that does not name it.
     @Test func anUnreadableCertificateAuthorityFileIsATypedError() async throws {
         let server = try await SelfSignedTLSServer.start()

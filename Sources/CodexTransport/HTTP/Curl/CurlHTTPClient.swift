@@ -35,8 +35,10 @@ public final class CurlHTTPClient: HTTPClient {
         public var maximumCachedConnections: Int
         /// The path of a PEM file of certificate authorities to trust instead of the system's store (a
         /// private CA in front of the service, or a test certificate). Peer and host-name verification
-        /// stay on either way. Default `nil`: the system's CA store. A file that cannot be read fails each
-        /// HTTPS request with `transport_failure`.
+        /// stay on either way, and the system's authorities (its CA file and directory) are not consulted.
+        /// Default `nil`: the system's CA store. A file that cannot be read fails each HTTPS request with
+        /// `transport_failure`. A client keeps the authorities it read for up to a day (libcurl's cache):
+        /// after replacing the file, create a new client.
         public var certificateAuthorityFile: String?
 
         /// Creates a configuration.

@@ -84,7 +84,12 @@ final class CurlTransfer: @unchecked Sendable {
         set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         set(CURLOPT_SSL_VERIFYPEER, 1)
         set(CURLOPT_SSL_VERIFYHOST, 2)
-        if let certificateAuthorityFile { set(CURLOPT_CAINFO, certificateAuthorityFile) }
+        if let certificateAuthorityFile {
+            // Instead of the system's authorities, not beside them: libcurl's built-in CA directory
+            // (`/etc/ssl/certs` on Debian) would otherwise still be searched.
+            set(CURLOPT_CAINFO, certificateAuthorityFile)
+            failed = failed || ccurl_easy_setopt_pointer(easy, CURLOPT_CAPATH, nil) != CURLE_OK
+        }
         set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         set(CURLOPT_TCP_KEEPALIVE, 1)
         // Offer every coding this libcurl decodes (gzip, deflate, br, zstd here) and decode it: the
