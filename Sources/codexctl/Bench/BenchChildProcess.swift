@@ -17,10 +17,20 @@ enum BenchChildProcess {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let output = scratch.appendingPathComponent("out")
+        let errors = scratch.appendingPathComponent("err")
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-        let ended = try SpawnedProcess(executable, arguments, stdout: .file(output.path), stderr: .inherited).waitForExit()
+        // The child's temporary files go under the scratch directory, which goes even when the child dies.
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = scratch.path
+        let ended = try SpawnedProcess(
+            executable, arguments, environment: environment, stdout: .file(output.path), stderr: .file(errors.path)
+        ).waitForExit()
+        // What the child said on standard error is passed on, and its last line names a failure's reason.
+        let said = (try? Data(contentsOf: errors)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        if !said.isEmpty { Console.error(said) }
         guard ended.succeeded else {
-            throw Failure(description: "'codexctl \(arguments.prefix(2).joined(separator: " "))' failed (\(ended.killed ? "signal" : "status") \(ended.status))")
+            let reason = said.split(whereSeparator: \.isNewline).last.map { ": " + String($0.prefix(300)) } ?? ""
+            throw Failure(description: "'codexctl \(arguments.prefix(2).joined(separator: " "))' failed (\(ended.killed ? "signal" : "status") \(ended.status))\(reason)")
         }
         return String(decoding: try Data(contentsOf: output), as: UTF8.self)
     }

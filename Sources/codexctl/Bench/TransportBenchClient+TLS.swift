@@ -20,15 +20,16 @@ extension TransportBenchClient {
         let made = try Self.spawn("openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
             "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
-        ], stdout: .null).waitForExit()
+        ], stdout: .null, stderr: .null).waitForExit()
         guard made.succeeded else { throw Failure(description: "openssl could not make a test certificate (status \(made.status))") }
         let printed = directory.appendingPathComponent("port").path
-        let server = try Self.spawn("python3", ["-c", Self.tlsServerScript, certificate, key], stdout: .file(printed))
+        let complaints = directory.appendingPathComponent("stderr").path
+        let server = try Self.spawn("python3", ["-c", Self.tlsServerScript, certificate, key], stdout: .file(printed), stderr: .file(complaints))
         defer {
             server.send(signal: SIGKILL)
             _ = server.waitForExit()
         }
-        let port = try await Self.waitForPort(printed, server: server)
+        let port = try await Self.waitForPort(printed, complaints: complaints)
         guard let url = URL(string: "https://127.0.0.1:\(port)/responses") else { throw Failure(description: "no URL for port \(port)") }
         let answer = #"{"id":"resp_bench","status":"completed","output":[]}"#
         let request = HTTPRequest(
@@ -56,31 +57,42 @@ extension TransportBenchClient {
     }
 
     /// Starts `program` from `PATH`; one that is missing is a failure that names it.
-    private static func spawn(_ program: String, _ arguments: [String], stdout: SpawnedProcess.Stream) throws -> SpawnedProcess {
+    private static func spawn(_ program: String, _ arguments: [String], stdout: SpawnedProcess.Stream, stderr: SpawnedProcess.Stream) throws -> SpawnedProcess {
         do {
-            return try SpawnedProcess(program, arguments, stdout: stdout)
+            return try SpawnedProcess(program, arguments, stdout: stdout, stderr: stderr)
         } catch {
             throw Failure(description: "the TLS run needs \(program), which could not be started (\(error))")
         }
     }
 
-    /// Waits (in 10 ms sleeps, up to 20 s) for the server to print its port.
-    private static func waitForPort(_ path: String, server: SpawnedProcess) async throws -> Int {
+    /// Waits (in 10 ms sleeps, up to 20 s) for the server to print its port; a server that complains on
+    /// standard error instead (a traceback: it will not start) fails at once with its last line.
+    private static func waitForPort(_ path: String, complaints: String) async throws -> Int {
         for _ in 0..<2_000 {
             let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
             if text.hasSuffix("\n"), let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) { return port }
+            let said = (try? String(contentsOfFile: complaints, encoding: .utf8)) ?? ""
+            if said.hasSuffix("\n"), let last = said.split(whereSeparator: \.isNewline).last {
+                throw Failure(description: "the python3 TLS server did not start: \(last.prefix(200))")
+            }
             try await Task.sleep(for: .milliseconds(10))
         }
-        throw Failure(description: "the python3 TLS server did not start")
+        throw Failure(description: "the python3 TLS server did not print its port within 20 s")
     }
 
-    /// An HTTPS server on 127.0.0.1 (a free port, printed on standard output) answering every POST with
+    /// An HTTPS server on 127.0.0.1 (a free port, printed on standard output) that exits when the process
+    /// that started it is gone (even one killed without its clean-up), answering every POST with
     /// the small JSON reply, keeping connections alive (HTTP/1.1 with `Content-Length`), with `TCP_NODELAY`
     /// (its head and body are separate writes, which Nagle's algorithm would hold for the client's
     /// delayed acknowledgement). (Its modules come through `__import__`, so that no line of this file reads
     /// like a Swift import to the repository's import check.)
     static let tlsServerScript = """
-        http, ssl, sys = __import__("http.server"), __import__("ssl"), __import__("sys")
+        http, os, ssl, sys, threading, time = (__import__(name) for name in ("http.server", "os", "ssl", "sys", "threading", "time"))
+        def leave_with_parent(parent=os.getppid()):
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(0)
+        threading.Thread(target=leave_with_parent, daemon=True).start()
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             disable_nagle_algorithm = True

@@ -77,6 +77,11 @@ import Testing
                 #expect(victim.status == status, "\(point) \(victim.stderr)")
                 rows.insert(try world.crashTableRow())
                 try await finishesOnce(world, point)
+                if point == "authorization" {
+                    // The host is asked again about the same attempt, by the ID it was asked about first.
+                    let asked = world.authorizedAttemptIDs()
+                    #expect(asked.count == 2 && asked[0] == asked[1], "\(asked)")
+                }
             }
             // A stop right after each directory fsync, or at those two points, reaches every row.
             #expect(expected.subtracting(rows).isEmpty, "rows never hit: \(expected.subtracting(rows).sorted())")
@@ -117,6 +122,9 @@ import Testing
         // The second attempt was authorized as a replacement, numbered 2.
         let log = try String(contentsOf: world.scratch.url.appendingPathComponent("authorizations.log"), encoding: .utf8)
         #expect(log.split(separator: "\n").map { $0.split(separator: " ").suffix(2).joined(separator: " ") } == ["1 initial", "2 replacement"])
+        // A replacement is a new attempt with an ID of its own.
+        let asked = world.authorizedAttemptIDs()
+        #expect(asked.count == 2 && asked[0] != asked[1], "\(asked)")
     }
 
     @Test func twoProcessesRacingOnOneOperationMakeExactlyOneGeneration() async throws {

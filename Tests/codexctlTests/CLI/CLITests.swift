@@ -198,11 +198,38 @@ import Testing
         // None of the client's figures, the bare socket's own figure, and the gap with its reason.
         let results = object?["results"] as? [[String: Any]] ?? []
         #expect(results.map { "\($0["name"] ?? "")/\($0["mode"] ?? "")" } == ["small-requests/bare socket, a new connection each"])
-        #expect(object?["missing"] as? [String] == ["URLSessionHTTPClient: every figure ('codexctl bench transport-client' failed (status 1))"])
+        let reason = "'codexctl bench transport-client' failed (status 1): Error: the urlsession client's run was made to fail (CODEXCTL_BENCH_FAIL_CLIENT)"
+        #expect(object?["missing"] as? [String] == ["URLSessionHTTPClient: every figure (\(reason))"])
         #expect(result.stderr.contains("the urlsession client's run was made to fail"))
         let text = try await CommandRunner.codexctl(arguments, environment: environment)
         #expect(text.status == 0, "\(text.stderr)")
-        #expect(text.stdout.contains("  missing: URLSessionHTTPClient: every figure ('codexctl bench transport-client' failed (status 1))\n"))
+        #expect(text.stdout.contains("  missing: URLSessionHTTPClient: every figure (\(reason))\n"))
+    }
+
+    @Test func theLibcurlClientFailingFailsTheBench() async throws {
+        let result = try await CommandRunner.codexctl(
+            ["bench", "transport", "--only", "curl", "--runs", "1", "--requests", "20", "--stream-mib", "4"],
+            environment: ["CODEXCTL_BENCH_FAIL_CLIENT": "curl"]
+        )
+        #expect(result.status == 1)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("the curl client's run was made to fail"))
+    }
+
+    @Test func aTLSRunWithoutItsProgramsIsReportedMissing() async throws {
+        // No PATH to find openssl or python3 in; the children are this executable, started by its path.
+        let result = try await CommandRunner.codexctl(
+            ["bench", "transport", "--json", "--only", "curl", "--runs", "1", "--requests", "20", "--stream-mib", "4"],
+            environment: ["PATH": "/nonexistent"]
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let missing = object?["missing"] as? [String] ?? []
+        try #require(missing.count == 1)
+        #expect(missing[0].hasPrefix("CurlHTTPClient over TLS ('codexctl bench transport-client' failed (status 1): Error: bench_failed: the TLS run needs openssl"), "\(missing)")
+        let results = object?["results"] as? [[String: Any]] ?? []
+        #expect(results.count == 9)
+        #expect(!results.contains { $0["name"] as? String == "small-requests-tls-shared-client" })
     }
 }
 
