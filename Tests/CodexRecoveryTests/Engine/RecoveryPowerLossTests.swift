@@ -11,7 +11,10 @@ import Testing
 /// ahead of unsynced data; everything the process wrote) the disk is rebuilt and a real store is opened
 /// over it.
 @Suite(.timeLimit(.minutes(6 * Sanitizer.slowdown))) struct RecoveryPowerLossTests {
-    @Test func everyPrefixOfALifecycleRecoversToAStateTheAPIPromised() async throws {
+    /// The plain lifecycle, and one suspended between `prepare` and `sendRecovering` (the only lifecycle
+    /// that writes the control record: `suspended`, then `active` again when the run starts).
+    @Test(arguments: [false, true])
+    func everyPrefixOfALifecycleRecoversToAStateTheAPIPromised(suspendedFirst: Bool) async throws {
         let scratchTop = try ScratchDirectory()
         let top = scratchTop.url.appendingPathComponent("disk")
         try FileManager.default.createDirectory(at: top, withIntermediateDirectories: true)
@@ -28,6 +31,8 @@ import Testing
         let log = AuthorizationLog(onAuthorize: { attempt in outside.withLock { $0.authorized.append((fileSystem.step, attempt.id)) } })
         let handle = try await harness.prepare()
         let prepared = fileSystem.step
+        if suspendedFirst { try await harness.recovery.suspend(handle, store: harness.store) }
+        let suspended = suspendedFirst ? fileSystem.step : nil
         _ = try await harness.send(handle, log)
         let completed = fileSystem.step
         try await harness.recovery.acknowledge(handle, store: harness.store)
@@ -61,11 +66,12 @@ import Testing
                     }
                     var record: RecoveryOperationRecord?
                     var disposition: RecoveryDispositionRecord?
+                    var control: RecoveryControlRecord?
                     do {
                         let partition = try store.locate(id)
                         record = try partition?.load(RecoveryOperationRecord.self, id)
                         disposition = try partition?.load(RecoveryDispositionRecord.self, id)
-                        _ = try partition?.load(RecoveryControlRecord.self, id)
+                        control = try partition?.load(RecoveryControlRecord.self, id)
                     } catch {
                         // Failing closed is allowed only where the API had promised nothing yet.
                         if calls >= prepared { violations.append("\(where_): \(error)") }
@@ -79,6 +85,13 @@ import Testing
                     }
                     if calls >= acknowledged, disposition?.state != .acknowledged {
                         violations.append("\(where_): the acknowledgement is missing")
+                    }
+                    // Once the suspension was acknowledged, a power loss never forgets it before the run that
+                    // clears it: the command on disk says so until the run writes `active`.
+                    if let suspended, calls >= suspended, (authorized.first.map { calls < $0.calls } ?? true) {
+                        if control?.command != .suspended, control?.command != .active {
+                            violations.append("\(where_): the suspension is not on disk")
+                        }
                     }
                     if disposition == nil {
                         for asked in authorized where calls >= asked.calls {
@@ -108,9 +121,15 @@ import Testing
         // its first attempt's ID, the spent attempt with the next one's ID, the receipt, the
         // acknowledgement marker), 12 fsyncs, 4 renames, 1 unlink; each milestone is passed after calls of
         // its own.
-        #expect(history.count == 42)
+        #expect(history.count == (suspendedFirst ? 42 + Self.suspensionCalls : 42), "\(history.count)")
         #expect(authorized.count == 1 && requests.count == 1 && prepared < authorized[0].calls && authorized[0].calls <= requests[0])
         #expect(prepared > 0 && prepared < completed && completed < acknowledged && acknowledged == history.count)
+        #expect(suspended.map { prepared < $0 && $0 < authorized[0].calls } ?? true)
         #expect(violations.isEmpty, "\(violations.prefix(5))")
     }
+
+    /// What a suspension before the run adds: the `suspended` command and the suspended record, then the
+    /// run's `active` command and its reopened record. Four atomic replacements (a temporary file's open,
+    /// write, fsync, rename and the directory's fsync: 20 calls) and the lock files their steps open (16).
+    static let suspensionCalls = 36
 }
