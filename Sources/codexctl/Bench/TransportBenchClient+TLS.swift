@@ -24,18 +24,17 @@ extension TransportBenchClient {
         guard made.succeeded else { throw Failure(description: "openssl could not make a test certificate (status \(made.status))") }
         let printed = directory.appendingPathComponent("port").path
         let complaints = directory.appendingPathComponent("stderr").path
-        let server = try Self.spawn("python3", ["-c", Self.tlsServerScript, certificate, key], stdout: .file(printed), stderr: .file(complaints))
+        let server = try Self.spawn(
+            "python3", ["-c", Self.tlsServerScript, certificate, key, Self.smallAnswer], stdout: .file(printed), stderr: .file(complaints)
+        )
         defer {
             server.send(signal: SIGKILL)
             _ = server.waitForExit()
         }
         let port = try await Self.waitForPort(printed, complaints: complaints)
         guard let url = URL(string: "https://127.0.0.1:\(port)/responses") else { throw Failure(description: "no URL for port \(port)") }
-        let answer = #"{"id":"resp_bench","status":"completed","output":[]}"#
-        let request = HTTPRequest(
-            method: "POST", url: url, headers: ["Content-Type": "application/json"],
-            body: Array(#"{"model":"bench","input":"\#(String(repeating: "x", count: 200))"}"#.utf8)
-        )
+        let answer = Self.smallAnswer
+        let request = HTTPRequest(method: "POST", url: url, headers: ["Content-Type": "application/json"], body: Self.smallRequestBody)
         let configuration = CurlHTTPClient.Configuration(certificateAuthorityFile: certificate)
         let count = max(10, requests / 10)
         func exchange(_ client: CurlHTTPClient) async throws -> Double {
@@ -82,7 +81,7 @@ extension TransportBenchClient {
 
     /// An HTTPS server on 127.0.0.1 (a free port, printed on standard output) that exits when the process
     /// that started it is gone (even one killed without its clean-up), answering every POST with
-    /// the small JSON reply, keeping connections alive (HTTP/1.1 with `Content-Length`), with `TCP_NODELAY`
+    /// the small JSON reply (its third argument), keeping connections alive (HTTP/1.1 with `Content-Length`), with `TCP_NODELAY`
     /// (its head and body are separate writes, which Nagle's algorithm would hold for the client's
     /// delayed acknowledgement). (Its modules come through `__import__`, so that no line of this file reads
     /// like a Swift import to the repository's import check.)
@@ -98,7 +97,7 @@ extension TransportBenchClient {
             disable_nagle_algorithm = True
             def do_POST(self):
                 self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                body = b'{"id":"resp_bench","status":"completed","output":[]}'
+                body = sys.argv[3].encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))

@@ -119,14 +119,19 @@ struct TransportBenchClient {
         return ["stream_mb_per_s": Double(streamBytes) / 1e6 / counted[counted.count / 2]]
     }
 
+    /// The small JSON reply of the small-request scenarios (plain and TLS).
+    static let smallAnswer = #"{"id":"resp_bench","status":"completed","output":[]}"#
+    /// The 228-byte JSON body of the small-request scenarios.
+    static let smallRequestBody = Array(#"{"model":"bench","input":"\#(String(repeating: "x", count: 200))"}"#.utf8)
+
     /// Sequential small POSTs answered with a small JSON body: requests per second, the 99th-percentile
     /// exchange in microseconds, and the connections the server accepted. The raw client also measures a
     /// fresh connection per exchange.
     func smallRequests() async throws -> [String: Double] {
-        let answer = #"{"id":"resp_bench","status":"completed","output":[]}"#
+        let answer = Self.smallAnswer
         let server = try LoopbackHTTPServer(keepsRequests: false) { _ in .json(answer) }
         defer { server.shutdown() }
-        let body = Array(#"{"model":"bench","input":"\#(String(repeating: "x", count: 200))"}"#.utf8)
+        let body = Self.smallRequestBody
         var figures: [String: Double] = [:]
         if kind == .raw {
             let head = "POST /responses HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
