@@ -15,23 +15,10 @@ import Testing
 
     @Test func everyHelpPageIntoAFullDiskOrAClosedOutputExitsOneWithOneLine() async throws {
         let pages = [["--version"], ["help"], ["help", "--markdown"]] + (try await CommandMatrixTests.leafCommands()).map { ["help"] + $0 }
-        // One child runs every page in turn (a shell loop): awaited page by page, the test waited its turn
-        // behind the rest of a parallel suite once per page (126-192 s of a 180 s limit in full runs; 5 s
-        // alone). Each page's status and standard error are kept in files of their own.
-        let directory = try temporaryDirectory("help-full-disk")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let loop = pages.indices.map { index in
-            let words = pages[index].map { "'\($0)'" }.joined(separator: " ")
-            return #""$0" \#(words) > /dev/full 2> "$1/\#(index).err"; echo $? > "$1/\#(index).status""#
-        }.joined(separator: "\n")
-        let codexctl = CommandRunner.productsDirectory.appendingPathComponent("codexctl").path
-        let ran = try await CommandRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", loop, codexctl, directory.path])
-        #expect(ran.status == 0, "\(ran.stderr.prefix(300))")
-        for (index, arguments) in pages.enumerated() {
-            let status = try String(contentsOf: directory.appendingPathComponent("\(index).status"), encoding: .utf8)
-            let stderr = try String(contentsOf: directory.appendingPathComponent("\(index).err"), encoding: .utf8)
-            #expect(status == "1\n", "\(arguments): \(status) \(stderr.prefix(300))")
-            #expect(stderr == Self.fullDisk, "\(arguments)")
+        for arguments in pages {
+            let full = try await CommandRunner.codexctl(arguments, redirecting: "> /dev/full")
+            #expect(full.status == 1, "\(arguments): \(full.status) \(full.stderr.prefix(300))")
+            #expect(full.stderr == Self.fullDisk, "\(arguments)")
         }
         for arguments in [["help"], ["demo"]] {
             let closed = try await CommandRunner.codexctl(arguments, redirecting: ">&-")
