@@ -42,29 +42,74 @@ public enum ChildProcess {
         _ executable: URL, _ arguments: [String], stdin: String? = nil, in directory: URL? = nil, environment: [String: String] = [:],
         started: @Sendable (Int32) async -> Void = { _ in }
     ) async throws -> Outcome {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("child-out-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let out = scratch.appendingPathComponent("out")
-        let err = scratch.appendingPathComponent("err")
-        let input: String?
-        if let stdin {
-            let file = scratch.appendingPathComponent("in")
-            try Data(stdin.utf8).write(to: file)
-            input = file.path
-        } else {
-            input = nil
+        let launch = try Launch(executable, arguments, stdin: stdin, in: directory, environment: environment)
+        defer { launch.removeScratch() }
+        await started(launch.child.pid)
+        return try launch.outcome(await launch.child.exit())
+    }
+
+    /// The same as ``run(_:_:stdin:in:environment:started:)``, blocking the calling thread until the
+    /// child ends: for a run of many short children on a thread of their own (see ``onOwnThread(_:)``),
+    /// never on Swift's cooperative pool.
+    public static func runBlocking(
+        _ executable: URL, _ arguments: [String], stdin: String? = nil, in directory: URL? = nil, environment: [String: String] = [:]
+    ) throws -> Outcome {
+        let launch = try Launch(executable, arguments, stdin: stdin, in: directory, environment: environment)
+        defer { launch.removeScratch() }
+        return try launch.outcome(launch.child.waitForExit())
+    }
+
+    /// Runs `body` on a new thread and returns what it returns.
+    ///
+    /// Each `await` of a child's end waits its turn on Swift's cooperative pool (two threads on CI) behind
+    /// the whole parallel suite, and while the suite starts that turn has come tens of seconds after the
+    /// child ended. A test that runs a hundred short children one after another does so here, with
+    /// ``runBlocking(_:_:stdin:in:environment:)``, and awaits once.
+    public static func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
         }
-        let child = try SpawnedProcess(
-            executable.path, arguments,
-            environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
-            directory: directory?.path, stdin: input.map { .file($0) } ?? .null, stdout: .file(out.path), stderr: .file(err.path)
-        )
-        await started(child.pid)
-        let ended = await child.exit()
-        return Outcome(
-            status: ended.status, killed: ended.killed,
-            stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self), stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self)
-        )
+    }
+
+    /// A started child and the scratch files its output goes to.
+    private struct Launch {
+        let child: SpawnedProcess
+        let scratch: URL
+
+        init(_ executable: URL, _ arguments: [String], stdin: String?, in directory: URL?, environment: [String: String]) throws {
+            scratch = FileManager.default.temporaryDirectory.appendingPathComponent("child-out-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            do {
+                let input: String?
+                if let stdin {
+                    let file = scratch.appendingPathComponent("in")
+                    try Data(stdin.utf8).write(to: file)
+                    input = file.path
+                } else {
+                    input = nil
+                }
+                child = try SpawnedProcess(
+                    executable.path, arguments,
+                    environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+                    directory: directory?.path, stdin: input.map { .file($0) } ?? .null,
+                    stdout: .file(scratch.appendingPathComponent("out").path), stderr: .file(scratch.appendingPathComponent("err").path)
+                )
+            } catch {
+                try? FileManager.default.removeItem(at: scratch)
+                throw error
+            }
+        }
+
+        func outcome(_ ended: SpawnedProcess.Termination) throws -> Outcome {
+            Outcome(
+                status: ended.status, killed: ended.killed,
+                stdout: String(decoding: try Data(contentsOf: scratch.appendingPathComponent("out")), as: UTF8.self),
+                stderr: String(decoding: try Data(contentsOf: scratch.appendingPathComponent("err")), as: UTF8.self)
+            )
+        }
+
+        func removeScratch() {
+            try? FileManager.default.removeItem(at: scratch)
+        }
     }
 }

@@ -11,10 +11,19 @@ public enum DeflateBomb {
         writer.write(bits: 1, count: 1)          // BFINAL
         writer.write(bits: 1, count: 2)          // BTYPE 01: fixed Huffman codes
         writer.writeCode(0b0011_0000, length: 8) // literal 0
-        for _ in 0..<max(0, (inflatedSize - 1) / 258) {
-            writer.writeCode(0b1100_0101, length: 8) // length 258 (code 285)
-            writer.writeCode(0, length: 5)            // distance 1 (code 0)
+        let copies = max(0, (inflatedSize - 1) / 258)
+        // Eight copies are 104 bits, 13 whole bytes, so from the second group of eight on every group
+        // appends the same 13 bytes: they are written bit by bit once and then repeated, which keeps a
+        // 256 MiB bomb (a million copies) from taking seconds of a test's thread in a debug build.
+        let groups = copies / 8
+        if groups >= 2 {
+            writer.writeCopies(8)
+            let period = writer.writeCopies(8)
+            writer.append(period, times: groups - 2)
+        } else {
+            writer.writeCopies(groups * 8)
         }
+        writer.writeCopies(copies - groups * 8)
         writer.writeCode(0, length: 7)           // end of block (code 256)
         return writer.bytes()
     }
@@ -96,6 +105,24 @@ public enum DeflateBomb {
 
         mutating func writeCode(_ code: UInt32, length: Int) {
             for index in stride(from: length - 1, through: 0, by: -1) { push((code >> UInt32(index)) & 1 == 1) }
+        }
+
+        /// Writes `count` copies of 258 bytes at distance 1 and returns the whole bytes they appended.
+        @discardableResult
+        mutating func writeCopies(_ count: Int) -> [UInt8] {
+            let start = output.count
+            for _ in 0..<count {
+                writeCode(0b1100_0101, length: 8) // length 258 (code 285)
+                writeCode(0, length: 5)            // distance 1 (code 0)
+            }
+            return Array(output[start...])
+        }
+
+        /// Appends `bytes` `times` times; only whole groups of eight copies, which leave the bit
+        /// position where it was, may be repeated this way.
+        mutating func append(_ bytes: [UInt8], times: Int) {
+            output.reserveCapacity(output.count + bytes.count * times + 16)
+            for _ in 0..<times { output += bytes }
         }
 
         private mutating func push(_ bit: Bool) {

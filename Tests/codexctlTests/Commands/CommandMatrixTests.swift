@@ -13,10 +13,15 @@ import Testing
 @Suite(.timeLimit(.minutes(5 * Sanitizer.slowdown))) struct CommandMatrixTests {
     /// Every leaf command's words, found by walking `codexctl help` from the top.
     static func leafCommands() async throws -> [[String]] {
+        try await ChildProcess.onOwnThread { try leafCommandsBlocking() }
+    }
+
+    /// ``leafCommands()``, blocking the calling thread (one child after another).
+    static func leafCommandsBlocking() throws -> [[String]] {
         var leaves: [[String]] = []
         var pending: [[String]] = [[]]
         while let path = pending.popLast() {
-            let help = try await CommandRunner.codexctl(["help"] + path)
+            let help = try CommandRunner.codexctlBlocking(["help"] + path)
             let names = CLIHelpPage(help.stdout).subcommands.filter { $0 != "help" }
             if names.isEmpty { leaves.append(path) } else { pending += names.map { path + [$0] } }
         }
@@ -26,9 +31,15 @@ import Testing
     @Test func everyCommandHasHelpAndRefusesAnUnknownOptionBeforeDoingAnything() async throws {
         let leaves = try await Self.leafCommands()
         #expect(leaves.count == 50, "\(leaves.map { $0.joined(separator: " ") })")
-        for path in leaves {
-            let help = try await CommandRunner.codexctl(["help"] + path)
-            let flag = try await CommandRunner.codexctl(path + ["--help"])
+        // About 150 short children: one after another on a thread of their own, awaited once.
+        let runs = try await ChildProcess.onOwnThread {
+            try leaves.map { path in
+                (try CommandRunner.codexctlBlocking(["help"] + path), try CommandRunner.codexctlBlocking(path + ["--help"]),
+                 try CommandRunner.codexctlBlocking(path + ["--bogus"]))
+            }
+        }
+        #expect(runs.count == leaves.count)
+        for (path, (help, flag, unknown)) in zip(leaves, runs) {
             #expect(help.status == 0 && flag.status == 0 && help.stderr.isEmpty)
             #expect(help.stdout == flag.stdout, "\(path)")
             let page = CLIHelpPage(help.stdout)
@@ -37,7 +48,6 @@ import Testing
             for option in page.options where option != "-h, --help" {
                 #expect(page.usage.contains(option.split(separator: " ")[0]), "\(path): \(option) is missing from the usage line")
             }
-            let unknown = try await CommandRunner.codexctl(path + ["--bogus"])
             #expect(unknown.status == 64, "\(path)")
             #expect(unknown.stdout.isEmpty)
             #expect(unknown.stderr == "Error: Unknown option '--bogus'\nUsage: \(page.usage)\n  See 'codexctl help' for more information.\n", "\(path)")

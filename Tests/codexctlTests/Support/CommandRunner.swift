@@ -35,6 +35,18 @@ enum CommandRunner {
         )
     }
 
+    /// ``codexctl(_:stdin:in:environment:)``, or with `redirection` ``codexctl(_:redirecting:stdin:environment:)``,
+    /// blocking the calling thread: for many short runs in one `ChildProcess.onOwnThread` block.
+    static func codexctlBlocking(_ arguments: [String], redirecting redirection: String? = nil) throws -> CommandResult {
+        let codexctl = productsDirectory.appendingPathComponent("codexctl")
+        let outcome = if let redirection {
+            try ChildProcess.runBlocking(URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec "$0" "$@" "# + redirection, codexctl.path] + arguments, in: repositoryRoot)
+        } else {
+            try ChildProcess.runBlocking(codexctl, arguments, in: repositoryRoot)
+        }
+        return CommandResult(status: outcome.status, stdout: outcome.stdout, stderr: outcome.stderr)
+    }
+
     /// Runs `executable` and waits for it without holding a thread of Swift's cooperative pool (two
     /// threads on CI), so a slow child cannot starve the suite's network tests.
     static func run(
