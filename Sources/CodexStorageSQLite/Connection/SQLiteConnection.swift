@@ -9,6 +9,8 @@ final class SQLiteConnection: @unchecked Sendable {
     /// The file, for failure messages that name it.
     private let path: String
     private var statements: [String: OpaquePointer] = [:]
+    /// The busy handler's state (nil for an in-memory database, which no other connection shares).
+    private let busyWaiter: SQLiteBusyWaiter?
 
     /// How a connection opens its file.
     enum OpenMode {
@@ -42,7 +44,15 @@ final class SQLiteConnection: @unchecked Sendable {
             throw SQLiteStoreError(code: Self.code(for: result, opening: true), resultCode: result, message: "cannot open the database at \(path)\(cause)")
         }
         handle = pointer
-        sqlite3_busy_timeout(handle, 5_000)
+        if path == ":memory:" {
+            busyWaiter = nil
+        } else {
+            // Waits while another connection holds a lock for as long as the database keeps changing
+            // (see SQLiteBusyWait), not a fixed time; the waiter lives as long as the connection.
+            let waiter = SQLiteBusyWaiter(path: path)
+            busyWaiter = waiter
+            sqlite3_busy_handler(handle, sqliteBusyCallback, Unmanaged.passUnretained(waiter).toOpaque())
+        }
         sqlite3_extended_result_codes(handle, 1)
         var ignored: Int32 = 0
         _ = csqlite_db_config_int(handle, SQLITE_DBCONFIG_DEFENSIVE, 1, &ignored)

@@ -18,7 +18,8 @@ public struct SQLiteStoreError: Error, Sendable, Hashable, CustomStringConvertib
         public static let corrupt: Code = "sqlite_corrupt"
         /// The database was written by a newer schema than this build knows.
         public static let schemaTooNew: Code = "sqlite_schema_too_new"
-        /// Another connection held the database longer than the busy timeout.
+        /// Another connection held a lock on the database through 5 s without the database changing (or
+        /// 60 s in all); see `SQLiteBusyWait`.
         public static let busy: Code = "sqlite_busy"
         /// The disk (or its quota) is full.
         public static let diskFull: Code = "sqlite_disk_full"
