@@ -11,13 +11,16 @@ import Testing
 /// Every `codexctl` command, run as a user runs it: its help, a usage error, a success and a failure,
 /// with the exit status, stdout and stderr of each.
 @Suite(.timeLimit(.minutes(5 * Sanitizer.slowdown))) struct CommandMatrixTests {
-    /// Every leaf command's words, found by walking `codexctl help` from the top.
+    /// Every leaf command's words, found by walking `codexctl help` from the top; walked once per test
+    /// process, for every test that asks (about sixty children each time otherwise).
     static func leafCommands() async throws -> [[String]] {
-        try await ChildProcess.onOwnThread { try leafCommandsBlocking() }
+        try await walkedLeaves.value
     }
 
-    /// ``leafCommands()``, blocking the calling thread (one child after another).
-    static func leafCommandsBlocking() throws -> [[String]] {
+    private static let walkedLeaves = Task { try await ChildProcess.onOwnThread { try walkLeafCommands() } }
+
+    /// The walk behind ``leafCommands()``, blocking the calling thread (one child after another).
+    private static func walkLeafCommands() throws -> [[String]] {
         var leaves: [[String]] = []
         var pending: [[String]] = [[]]
         while let path = pending.popLast() {
