@@ -25,14 +25,17 @@ public final class LoopbackHTTPServer: Sendable {
     ///   - handler: Produces the reply for each request; runs on the connection's thread.
     /// - Throws: `LoopbackServerError` when the listening socket cannot be set up.
     public init(keepsRequests: Bool = true, handler: @escaping @Sendable (RecordedRequest) -> ScriptedReply) throws {
-        let (listener, port) = try LoopbackSocket.listenOnLoopback()
+        let (socket, port) = try LoopbackSocket.listenOnLoopback()
         let core = LoopbackServerCore(keepsRequests: keepsRequests, handler: handler)
+        var listener = socket
+        listener.wake = core.wake
+        let accepting = listener
         self.core = core
         self.port = port
         let started = core.spawnThread(named: "LoopbackHTTPServer.accept:\(port)") {
-            Self.acceptLoop(listener: listener, core: core)
+            Self.acceptLoop(listener: accepting, core: core)
         }
-        if !started { listener.close() }
+        if !started { accepting.close() }
     }
 
     /// Starts a server that answers the n-th request with `replies[n]`, and every request after the last
@@ -113,7 +116,7 @@ public final class LoopbackHTTPServer: Sendable {
     }
 
     /// Stops accepting, closes the listener and every connection, and waits for the server's threads to
-    /// finish (normally within a few tens of milliseconds). Idempotent; `deinit` calls it too.
+    /// finish (for an idle server, well under a millisecond). Idempotent; `deinit` calls it too.
     public func shutdown() {
         core.shutdown()
     }

@@ -1,8 +1,9 @@
 internal import Glibc
 
 /// A connected or listening TCP socket descriptor with the few interruptible operations the loopback
-/// server needs. Every wait is a `poll` of at most `pollSlice`, after which `shouldStop` is consulted, so
-/// no call blocks for long once the server is shutting down.
+/// server needs. Every wait polls the socket together with the server's wake descriptor, which becomes
+/// readable when the server shuts down, and then consults `shouldStop`: a wait ends at once on shutdown,
+/// and an idle wait wakes only once per `idleSlice` (without a wake descriptor, every `pollSlice`).
 struct LoopbackSocket: Sendable {
     /// Outcome of waiting for incoming bytes.
     enum ReceiveOutcome {
@@ -16,11 +17,18 @@ struct LoopbackSocket: Sendable {
         case stopped
     }
 
-    /// The longest single `poll`, in milliseconds.
+    /// The longest single `poll` without a wake descriptor, and the step of a reply's hold, in milliseconds.
     static let pollSlice: Int32 = 10
+    /// The longest single `poll` with a wake descriptor, in milliseconds.
+    static let idleSlice: Int32 = 1_000
 
     /// The descriptor.
     let fd: Int32
+    /// The server's wake descriptor (an `eventfd` that becomes readable on shutdown), or -1.
+    var wake: Int32 = -1
+
+    /// The longest single `poll`.
+    private var slice: Int32 { wake >= 0 ? Self.idleSlice : Self.pollSlice }
 
     /// Creates a listening socket on 127.0.0.1 with a kernel-chosen port.
     /// - Returns: The socket (non-blocking, close-on-exec) and its port.
@@ -60,13 +68,13 @@ struct LoopbackSocket: Sendable {
     /// Waits up to one poll slice for a pending connection and accepts it.
     /// - Returns: The connected socket (blocking, close-on-exec, `TCP_NODELAY`), or nil when none arrived.
     func acceptConnection() -> LoopbackSocket? {
-        guard waitFor(events: POLLIN, milliseconds: Self.pollSlice) else { return nil }
+        guard waitFor(events: POLLIN, milliseconds: slice) else { return nil }
         let connected = accept(fd, nil, nil)
         guard connected >= 0 else { return nil }
         _ = fcntl(connected, F_SETFD, FD_CLOEXEC)
         var noDelay: Int32 = 1
         _ = setsockopt(connected, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
-        return LoopbackSocket(fd: connected)
+        return LoopbackSocket(fd: connected, wake: wake)
     }
 
     /// Receives whatever is available into `buffer`, waiting until `deadline` (nil: no deadline).
@@ -78,8 +86,14 @@ struct LoopbackSocket: Sendable {
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
             if shouldStop() { return .stopped }
-            if let deadline, ContinuousClock.now >= deadline { return .timedOut }
-            guard waitFor(events: POLLIN, milliseconds: Self.pollSlice) else { continue }
+            var wait = slice
+            if let deadline {
+                let now = ContinuousClock.now
+                if now >= deadline { return .timedOut }
+                let (seconds, attoseconds) = (deadline - now).components
+                wait = Int32(clamping: min(Int64(wait), seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
+            }
+            guard waitFor(events: POLLIN, milliseconds: wait) else { continue }
             let received = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if received > 0 {
                 chunk.withUnsafeBytes { buffer.append(UnsafeRawBufferPointer(rebasing: $0[..<received])) }
@@ -107,7 +121,7 @@ struct LoopbackSocket: Sendable {
             let code = errno
             guard sent < 0, code == EINTR || code == EAGAIN || code == EWOULDBLOCK else { return false }
             if shouldStop() { return false }
-            _ = waitFor(events: POLLOUT, milliseconds: Self.pollSlice)
+            _ = waitFor(events: POLLOUT, milliseconds: slice)
         }
         return true
     }
@@ -137,9 +151,14 @@ struct LoopbackSocket: Sendable {
         Glibc.close(fd)
     }
 
-    /// Polls for `events`; true when any event (including hang-up or error) is reported.
+    /// Polls for `events` and the wake descriptor; true when any event (including hang-up or error) is
+    /// reported for the socket, false on a timeout or a wake alone.
     private func waitFor(events: Int32, milliseconds: Int32) -> Bool {
-        var entry = pollfd(fd: fd, events: Int16(events), revents: 0)
-        return poll(&entry, 1, milliseconds) > 0
+        withUnsafeTemporaryAllocation(of: pollfd.self, capacity: 2) { entries in
+            entries[0] = pollfd(fd: fd, events: Int16(events), revents: 0)
+            // A negative descriptor (no wake descriptor) is ignored by poll.
+            entries[1] = pollfd(fd: wake, events: Int16(POLLIN), revents: 0)
+            return poll(entries.baseAddress, 2, milliseconds) > 0 && entries[0].revents != 0
+        }
     }
 }
