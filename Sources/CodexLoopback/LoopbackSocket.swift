@@ -24,7 +24,7 @@ struct LoopbackSocket: Sendable {
 
     /// The descriptor.
     let fd: Int32
-    /// The server's wake descriptor (an `eventfd` that becomes readable on shutdown), or -1.
+    /// The server's wake descriptor (the read end of a pipe that becomes readable on shutdown), or -1.
     var wake: Int32 = -1
 
     /// The longest single `poll`.
