@@ -65,9 +65,13 @@ public enum ChildProcess {
     /// the whole parallel suite, and while the suite starts that turn has come tens of seconds after the
     /// child ended. A test that runs a hundred short children one after another does so here, with
     /// ``runBlocking(_:_:stdin:in:environment:)``, and awaits once.
+    /// The thread has an 8 MiB stack (deeply recursive test bodies run this way too, through
+    /// `runOffCooperativePool`).
     public static func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
+            let thread = Thread { continuation.resume(with: Result { try body() }) }
+            thread.stackSize = 8 << 20
+            thread.start()
         }
     }
 

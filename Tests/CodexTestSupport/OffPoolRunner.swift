@@ -13,14 +13,9 @@ import Synchronization
 /// - Throws: What `body` threw.
 public func runOffCooperativePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     await CPUBoundGate.shared.enter()
-    return try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread {
-            let result = Result { try body() }
-            CPUBoundGate.shared.leave()
-            continuation.resume(with: result)
-        }
-        thread.stackSize = 8 << 20
-        thread.start()
+    return try await ChildProcess.onOwnThread {
+        defer { CPUBoundGate.shared.leave() }
+        return try body()
     }
 }
 

@@ -29,22 +29,22 @@ enum CommandRunner {
     /// Runs `codexctl` through `/bin/sh` with `redirection` applied to it (for example `> /dev/full`,
     /// `>&-`), so a test can hand it a standard output that fails.
     static func codexctl(_ arguments: [String], redirecting redirection: String, stdin: String? = nil, environment: [String: String] = [:]) async throws -> CommandResult {
-        try await run(
-            URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec "$0" "$@" "# + redirection, productsDirectory.appendingPathComponent("codexctl").path] + arguments,
-            stdin: stdin, environment: environment
-        )
+        let (shell, words) = codexctlThroughShell(arguments, redirecting: redirection)
+        return try await run(shell, words, stdin: stdin, environment: environment)
     }
 
     /// ``codexctl(_:stdin:in:environment:)``, or with `redirection` ``codexctl(_:redirecting:stdin:environment:)``,
     /// blocking the calling thread: for many short runs in one `ChildProcess.onOwnThread` block.
     static func codexctlBlocking(_ arguments: [String], redirecting redirection: String? = nil) throws -> CommandResult {
-        let codexctl = productsDirectory.appendingPathComponent("codexctl")
-        let outcome = if let redirection {
-            try ChildProcess.runBlocking(URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec "$0" "$@" "# + redirection, codexctl.path] + arguments, in: repositoryRoot)
-        } else {
-            try ChildProcess.runBlocking(codexctl, arguments, in: repositoryRoot)
-        }
+        let (executable, words) = redirection.map { codexctlThroughShell(arguments, redirecting: $0) }
+            ?? (productsDirectory.appendingPathComponent("codexctl"), arguments)
+        let outcome = try ChildProcess.runBlocking(executable, words, in: repositoryRoot)
         return CommandResult(status: outcome.status, stdout: outcome.stdout, stderr: outcome.stderr)
+    }
+
+    /// `/bin/sh` and its arguments to run `codexctl arguments` with `redirection` applied.
+    private static func codexctlThroughShell(_ arguments: [String], redirecting redirection: String) -> (URL, [String]) {
+        (URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec "$0" "$@" "# + redirection, productsDirectory.appendingPathComponent("codexctl").path] + arguments)
     }
 
     /// Runs `executable` and waits for it without holding a thread of Swift's cooperative pool (two
