@@ -13,7 +13,7 @@ import Synchronization
 /// is removed from the multi handle, which closes its HTTP/1 connection (it is never handed to a later
 /// request) or resets its HTTP/2 stream.
 final class CurlEngine: @unchecked Sendable {
-    // @unchecked: `multi` and `active` are touched only on the engine thread; `commands` is a Mutex.
+    // @unchecked: `multi`, `active` and `releases` are touched only on the engine thread; `commands` is a Mutex.
 
     enum Command {
         case start(CurlTransfer)
@@ -31,6 +31,8 @@ final class CurlEngine: @unchecked Sendable {
     private let queue = Mutex(Queue())
     /// Transfers added to the multi handle, by easy handle (engine thread only).
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Transfers whose waiting consumer gets its bytes once the current pass ends (engine thread only).
+    private var releases: [CurlTransfer] = []
 
     /// Initialises libcurl once per process (thread-safe in the libcurl versions this links against).
     private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
@@ -57,6 +59,18 @@ final class CurlEngine: @unchecked Sendable {
 
     // MARK: - The engine thread
 
+    /// Asks for `transfer`'s waiting consumer to be handed its bytes once the current pass ends (from a
+    /// transfer's callback, so on the engine thread). One wake-up per pass, not one per chunk.
+    func releaseAfterPass(_ transfer: CurlTransfer) {
+        releases.append(transfer)
+    }
+
+    private func releaseHeld() {
+        guard !releases.isEmpty else { return }
+        for transfer in releases { transfer.body.release() }
+        releases.removeAll(keepingCapacity: true)
+    }
+
     private func run() {
         var running: Int32 = 0
         while true {
@@ -66,8 +80,11 @@ final class CurlEngine: @unchecked Sendable {
                 return (state.commands, state.stopping)
             }
             for command in commands { apply(command) }
+            // A resumed transfer hands libcurl's held chunk to its callback at once.
+            releaseHeld()
             if stopping, active.isEmpty { break }
             _ = curl_multi_perform(multi, &running)
+            releaseHeld()
             readCompletions()
             var timeout: Int = -1
             _ = curl_multi_timeout(multi, &timeout)

@@ -259,7 +259,12 @@ final class CurlTransfer: @unchecked Sendable {
 
     fileprivate func receiveBody(_ data: UnsafeRawBufferPointer) -> Int {
         switch body.offer(Array(data)) {
-        case .deliver, .stored:
+        case .releaseNow:
+            body.release()
+            watchdog.update { deadlines, now in deadlines.activity(at: now) }
+            return data.count
+        case .stored(let release):
+            if release { engine.releaseAfterPass(self) }
             watchdog.update { deadlines, now in deadlines.activity(at: now) }
             return data.count
         case .pause:

@@ -1,37 +1,45 @@
 import CodexCore
 import Synchronization
 
+/// What a libcurl transfer's write callback should do with a chunk (see ``PausingBodyState``).
+enum PausingBodyOffer: Equatable {
+    /// The chunk is held; `release` when a consumer waits for it and the engine must call
+    /// ``PausingBodyState/release()`` once its pass ends (asked once per wait).
+    case stored(release: Bool)
+    /// The chunk is held and the waiting consumer gets its bytes now: half the buffer is full.
+    case releaseNow
+    /// The buffer is full: pause the transfer (the chunk stays with libcurl).
+    case pause
+    /// The body was cancelled or already ended: abort the transfer.
+    case reject
+}
+
+/// What a consumer's read of a libcurl body gets (see ``PausingBodyState``).
+enum PausingBodyTake {
+    /// A chunk; `resume` when the transfer should be resumed now.
+    case chunk([UInt8], resume: Bool)
+    /// Nothing held yet: the consumer waits (`resume` when the transfer was paused and must go on).
+    case wait(resume: Bool)
+    /// The end of the body.
+    case end
+    /// The body failed (or was cancelled).
+    case fail(any Error)
+}
+
 /// The body hand-off of a libcurl transfer as a pure state machine: chunks the transfer offers are held
 /// up to `limit` bytes; past it the transfer is told to pause (libcurl keeps the chunk and offers it
 /// again once resumed), so the sender is slowed down by TCP instead of filling memory. The consumer's
 /// reads drain the buffer and ask for a resume once it is at most half full.
 ///
-/// Bytes held never exceed `max(limit, largest chunk)`.
-struct PausingBodyState {
-    /// What the transfer's write callback should do with a chunk.
-    enum OfferAction {
-        /// Give the chunk to the waiting consumer (the buffer was empty).
-        case deliver(CheckedContinuation<[UInt8]?, any Error>, [UInt8])
-        /// The chunk is held.
-        case stored
-        /// The buffer is full: pause the transfer (the chunk stays with libcurl).
-        case pause
-        /// The body was cancelled or already ended: abort the transfer.
-        case reject
-    }
-
-    /// What a consumer's read gets.
-    enum TakeAction {
-        /// A chunk; `resume` when the transfer should be resumed now.
-        case chunk([UInt8], resume: Bool)
-        /// Nothing held yet: the consumer waits (`resume` when the transfer was paused and must go on).
-        case wait(resume: Bool)
-        /// The end of the body.
-        case end
-        /// The body failed (or was cancelled).
-        case fail(any Error)
-    }
-
+/// A consumer waiting for bytes is not woken by each chunk: the first chunk offered while it waits asks
+/// for a release, which the engine does once its pass over the transfers ends (``release()``), or at
+/// once when half the buffer is full. A pass reads what the socket has, so the consumer wakes once per
+/// pass (or per half buffer) with the chunks waiting, not once per 16 KiB read, and a chunk waits no
+/// longer than the rest of that pass.
+///
+/// `Waiter` is what a consumer waiting for bytes is resumed through (a continuation; a plain value in
+/// tests). Bytes held never exceed `max(limit, largest chunk)`.
+struct PausingBodyState<Waiter> {
     let limit: Int
     private var chunks: [[UInt8]] = []
     private var head = 0
@@ -40,20 +48,17 @@ struct PausingBodyState {
     private(set) var paused = false
     private(set) var cancelled = false
     private var ending: Result<Void, any Error>?
-    private var waiter: CheckedContinuation<[UInt8]?, any Error>?
+    private var waiter: Waiter?
+    /// Whether a release was asked for the current waiter.
+    private var releaseAsked = false
 
     init(limit: Int) {
         self.limit = max(1, limit)
     }
 
     /// A chunk from the transfer.
-    mutating func offer(_ chunk: [UInt8]) -> OfferAction {
+    mutating func offer(_ chunk: [UInt8]) -> PausingBodyOffer {
         guard !cancelled, ending == nil else { return .reject }
-        if let waiter, bufferedBytes == 0 {
-            self.waiter = nil
-            peakBufferedBytes = max(peakBufferedBytes, chunk.count)
-            return .deliver(waiter, chunk)
-        }
         if bufferedBytes > 0, bufferedBytes + chunk.count > limit {
             paused = true
             return .pause
@@ -61,27 +66,26 @@ struct PausingBodyState {
         chunks.append(chunk)
         bufferedBytes += chunk.count
         peakBufferedBytes = max(peakBufferedBytes, bufferedBytes)
-        return .stored
+        guard waiter != nil else { return .stored(release: false) }
+        if bufferedBytes * 2 >= limit { return .releaseNow }
+        guard !releaseAsked else { return .stored(release: false) }
+        releaseAsked = true
+        return .stored(release: true)
+    }
+
+    /// After the engine's pass: the waiting consumer and the chunk it gets (or `nil` when no consumer
+    /// waits or nothing is held).
+    mutating func release() -> (Waiter, PausingBodyTake)? {
+        guard let waiter, head < chunks.count else { return nil }
+        self.waiter = nil
+        releaseAsked = false
+        return (waiter, nextChunk())
     }
 
     /// A consumer's read; `waiter` is kept when it has to wait.
-    mutating func take(_ continuation: CheckedContinuation<[UInt8]?, any Error>) -> TakeAction {
+    mutating func take(_ continuation: Waiter) -> PausingBodyTake {
         if cancelled { return .fail(CancellationError()) }
-        if head < chunks.count {
-            let chunk = chunks[head]
-            head += 1
-            bufferedBytes -= chunk.count
-            if head == chunks.count {
-                chunks.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head > 64, head * 2 > chunks.count {
-                chunks.removeFirst(head)
-                head = 0
-            }
-            let resume = paused && bufferedBytes <= limit / 2
-            if resume { paused = false }
-            return .chunk(chunk, resume: resume)
-        }
+        if head < chunks.count { return nextChunk() }
         switch ending {
         case .success?: return .end
         case .failure(let error)?: return .fail(error)
@@ -93,10 +97,27 @@ struct PausingBodyState {
         return .wait(resume: resume)
     }
 
+    /// Removes the oldest held chunk (one must be held).
+    private mutating func nextChunk() -> PausingBodyTake {
+        let chunk = chunks[head]
+        head += 1
+        bufferedBytes -= chunk.count
+        if head == chunks.count {
+            chunks.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 64, head * 2 > chunks.count {
+            chunks.removeFirst(head)
+            head = 0
+        }
+        let resume = paused && bufferedBytes <= limit / 2
+        if resume { paused = false }
+        return .chunk(chunk, resume: resume)
+    }
+
     /// The transfer ended (with `error`, or normally). A timeout passes `discardingHeld`: its error is
     /// due now, not after the bytes still held.
-    /// - Returns: The waiting consumer to resume, if any.
-    mutating func finish(_ error: (any Error)?, discardingHeld: Bool) -> CheckedContinuation<[UInt8]?, any Error>? {
+    /// - Returns: The waiting consumer to resume and what it gets, if one waits.
+    mutating func finish(_ error: (any Error)?, discardingHeld: Bool) -> (Waiter, PausingBodyTake)? {
         guard ending == nil, !cancelled else { return nil }
         ending = error.map { .failure($0) } ?? .success(())
         if discardingHeld {
@@ -104,19 +125,22 @@ struct PausingBodyState {
             head = 0
             bufferedBytes = 0
         }
-        guard head >= chunks.count else { return nil }
-        defer { waiter = nil }
-        return waiter
+        guard let waiter else { return nil }
+        self.waiter = nil
+        releaseAsked = false
+        if head < chunks.count { return (waiter, nextChunk()) }
+        return (waiter, error.map { .fail($0) } ?? .end)
     }
 
     /// The consumer cancelled: everything held is dropped.
     /// - Returns: The waiting consumer, and whether the transfer must be stopped (it had not ended).
-    mutating func cancel() -> (waiter: CheckedContinuation<[UInt8]?, any Error>?, stopTransfer: Bool) {
+    mutating func cancel() -> (waiter: Waiter?, stopTransfer: Bool) {
         guard !cancelled else { return (nil, false) }
         cancelled = true
         chunks.removeAll()
         head = 0
         bufferedBytes = 0
+        releaseAsked = false
         defer { waiter = nil }
         return (waiter, ending == nil)
     }
@@ -125,12 +149,13 @@ struct PausingBodyState {
 /// The ``HTTPBodySource`` of a libcurl transfer: a Mutex around ``PausingBodyState``, with the
 /// continuations resumed outside the lock and the transfer told to resume or stop through callbacks.
 final class PausingBody: HTTPBodySource {
-    private let state: Mutex<PausingBodyState>
+    private typealias State = PausingBodyState<CheckedContinuation<[UInt8]?, any Error>>
+    private let state: Mutex<State>
     private let onResume: @Sendable () -> Void
     private let onCancel: @Sendable () -> Void
 
     init(limit: Int, onResume: @escaping @Sendable () -> Void, onCancel: @escaping @Sendable () -> Void) {
-        state = Mutex(PausingBodyState(limit: limit))
+        state = Mutex(State(limit: limit))
         self.onResume = onResume
         self.onCancel = onCancel
     }
@@ -142,34 +167,48 @@ final class PausingBody: HTTPBodySource {
     var bufferedBytes: Int { state.withLock { $0.bufferedBytes } }
 
     /// Offers a chunk (from the transfer's thread); see ``PausingBodyState/offer(_:)``.
-    func offer(_ chunk: [UInt8]) -> PausingBodyState.OfferAction {
-        let action = state.withLock { $0.offer(chunk) }
-        if case .deliver(let waiter, let chunk) = action { waiter.resume(returning: chunk) }
-        return action
+    func offer(_ chunk: [UInt8]) -> PausingBodyOffer {
+        state.withLock { $0.offer(chunk) }
+    }
+
+    /// Hands held bytes to a waiting consumer (from the transfer's thread, once its pass ends); see
+    /// ``PausingBodyState/release()``.
+    func release() {
+        guard let (waiter, action) = state.withLock({ $0.release() }) else { return }
+        resolve(waiter, with: action)
     }
 
     /// Ends the body.
     func finish(_ error: (any Error)?, discardingHeld: Bool = false) {
-        let waiter = state.withLock { $0.finish(error, discardingHeld: discardingHeld) }
-        guard let waiter else { return }
-        if let error { waiter.resume(throwing: error) } else { waiter.resume(returning: nil) }
+        guard let (waiter, action) = state.withLock({ $0.finish(error, discardingHeld: discardingHeld) }) else { return }
+        resolve(waiter, with: action)
     }
 
     /// The next chunk, waiting for the transfer; `nil` at the end.
     func next() async throws -> [UInt8]? {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8]?, any Error>) in
             let action = state.withLock { $0.take(continuation) }
-            switch action {
-            case .chunk(let chunk, let resume):
+            if case .wait(let resume) = action {
                 if resume { onResume() }
-                continuation.resume(returning: chunk)
-            case .wait(let resume):
-                if resume { onResume() }
-            case .end:
-                continuation.resume(returning: nil)
-            case .fail(let error):
-                continuation.resume(throwing: error)
+            } else {
+                resolve(continuation, with: action)
             }
+        }
+    }
+
+    /// Resumes a consumer with what its read gets, asking the transfer to go on first when it should.
+    private func resolve(_ continuation: CheckedContinuation<[UInt8]?, any Error>, with action: PausingBodyTake) {
+        switch action {
+        case .chunk(let chunk, let resume):
+            if resume { onResume() }
+            continuation.resume(returning: chunk)
+        case .wait(let resume):
+            // Only a read that has to wait gets this, and it keeps its continuation.
+            if resume { onResume() }
+        case .end:
+            continuation.resume(returning: nil)
+        case .fail(let error):
+            continuation.resume(throwing: error)
         }
     }
 
