@@ -10,8 +10,7 @@ import Synchronization
 /// pushes body chunks into the bounded buffer, and tells the ``TransferWatchdog`` (which enforces the
 /// timeouts) how the exchange progresses.
 final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked: every mutable field lives in `state` (a Mutex) or in the watchdog's deadlines;
-    // `onFinish` is set once before the task starts and only read afterwards.
+    // @unchecked: every mutable field lives in `state` (a Mutex) or in the watchdog's deadlines.
 
     /// Holds the task so the buffer's cancel callback can reach it before `self` exists.
     private final class TaskHandle: Sendable {
@@ -30,10 +29,9 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
     let watchdog: TransferWatchdog
     private let state = Mutex(State())
     private let taskHandle = TaskHandle()
-    var onFinish: @Sendable () -> Void = {}
 
-    init(limit: Int, spillLimit: Int, spillDirectory: String?, hasBody: Bool, timeouts: HTTPTimeouts, timer: ElapsedTimer) {
-        watchdog = TransferWatchdog(timeouts: timeouts, hasBody: hasBody, timer: timer)
+    init(limit: Int, spillLimit: Int, spillDirectory: String?, hasBody: Bool, timeouts: HTTPTimeouts, deadlines: DeadlineScheduler) {
+        watchdog = TransferWatchdog(timeouts: timeouts, hasBody: hasBody, scheduler: deadlines)
         let handle = taskHandle
         buffer = BoundedByteBuffer(limit: limit, spillLimit: spillLimit, spillDirectory: spillDirectory, onCancel: { handle.cancel() })
         super.init()
@@ -149,7 +147,6 @@ final class StreamingTaskDelegate: NSObject, URLSessionDataDelegate, @unchecked 
         } else {
             buffer.finish(throwing: failure)
         }
-        onFinish()
     }
 
     static func mapError(_ error: any Error, origin: String? = nil) -> any Error {

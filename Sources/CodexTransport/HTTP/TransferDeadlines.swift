@@ -99,123 +99,100 @@ struct TransferDeadlines: Sendable {
     }
 }
 
-/// Enforces a ``TransferDeadlines`` on an injected clock: sleeps until the nearest deadline, and calls
-/// `onExpire` once with the timeout that passed and its error.
+/// One exchange's ``TransferDeadlines``, enforced by its client's ``DeadlineScheduler``: the clients
+/// report progress through ``update(_:)``, and the scheduler calls the `onExpire` given to
+/// ``start(onExpire:)`` once, with the timeout that passed and its error.
 ///
-/// It never polls. Progress only moves a deadline later (an idle deadline after a chunk), so the sleep
-/// armed for the old deadline wakes early, finds nothing due, and arms again. A change that moves the
-/// nearest deadline *earlier* than the armed one (headers that start an idle deadline shorter than the
-/// first-byte one, a resume after a pause) wakes the sleep at once through ``update(_:)``. Finishing
-/// the exchange wakes it too, and the watchdog ends.
+/// The scheduler is told only when a deadline moves *earlier* than this exchange's previous one
+/// (headers that start an idle deadline shorter than the first-byte one, a resume after a pause): most
+/// progress moves deadlines later, which the scheduler finds when it wakes. Finishing the exchange takes
+/// it off the scheduler.
 final class TransferWatchdog: Sendable {
+    /// What the scheduler finds when it looks at an exchange.
+    enum Check {
+        /// A timeout passed: the exchange is over, `onExpire` gets this.
+        case expired(TransferDeadlines.Kind, AgentRuntimeError, @Sendable (TransferDeadlines.Kind, AgentRuntimeError) -> Void)
+        /// The next deadline, on the scheduler's elapsed time.
+        case next(Duration)
+        /// No deadline runs now (the transfer is paused and there is no total timeout).
+        case none
+        /// Nothing can fire any more (the exchange finished or a timeout fired).
+        case done
+    }
+
     private struct State {
         var deadlines: TransferDeadlines
-        /// The deadline the current sleep ends at (`nil`: none armed, or sleeping with no deadline).
-        var armedAt: Duration?
-        /// Whether a sleep is armed or in progress.
-        var sleeping = false
-        /// A wake arrived before the sleep parked: the sleep ends at once.
-        var wakeRequested = false
-        /// Ends the parked sleep early (a deadline moved earlier, the deadline passed, the exchange
-        /// finished, or the task was cancelled).
-        var wake: CheckedContinuation<Void, Never>?
-
-        /// Ends the sleep: resumes it when parked, else marks it to end as it parks.
-        mutating func takeWake() -> CheckedContinuation<Void, Never>? {
-            guard sleeping else { return nil }
-            guard let wake else {
-                wakeRequested = true
-                return nil
-            }
-            self.wake = nil
-            return wake
-        }
+        /// Set by ``start(onExpire:)``; dropped once the exchange finishes or a timeout fires.
+        var onExpire: (@Sendable (TransferDeadlines.Kind, AgentRuntimeError) -> Void)?
+        var watched = false
     }
 
     private let state: Mutex<State>
-    private let timer: ElapsedTimer
+    private let scheduler: DeadlineScheduler
+    /// The scheduler's elapsed time when the exchange started: the exchange's own times are relative to it.
+    private let start: Duration
 
-    init(timeouts: HTTPTimeouts, hasBody: Bool, timer: ElapsedTimer) {
+    init(timeouts: HTTPTimeouts, hasBody: Bool, scheduler: DeadlineScheduler) {
         state = Mutex(State(deadlines: TransferDeadlines(timeouts: timeouts, hasBody: hasBody)))
-        self.timer = timer
+        self.scheduler = scheduler
+        start = scheduler.now
     }
 
     /// Elapsed time on the client's clock since the exchange started.
-    var now: Duration { timer.elapsed() }
+    var now: Duration { scheduler.now - start }
 
-    /// Applies `change` at the current elapsed time, and wakes the watchdog when the nearest deadline
-    /// is now earlier than the one it sleeps until (or the exchange finished).
+    /// Hands the exchange to the scheduler; `onExpire` is called once if a timeout passes.
+    func start(onExpire: @escaping @Sendable (TransferDeadlines.Kind, AgentRuntimeError) -> Void) {
+        let next = state.withLock { state -> Duration? in
+            guard state.deadlines.phase != .finished else { return nil }
+            state.onExpire = onExpire
+            state.watched = true
+            return state.deadlines.nearest()?.at
+        }
+        guard let next else { return }
+        scheduler.watch(self, next: start + next)
+    }
+
+    /// Applies `change` at the current elapsed time; tells the scheduler when the nearest deadline is
+    /// now earlier than before, or that the exchange finished.
     func update(_ change: (inout TransferDeadlines, Duration) -> Void) {
-        let now = timer.elapsed()
-        let wake = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let now = self.now
+        let (earlier, finished) = state.withLock { state -> (Duration?, Bool) in
+            let before = state.deadlines.nearest()?.at
             change(&state.deadlines, now)
-            guard state.sleeping else { return nil }
-            let earlier = switch (state.deadlines.nearest()?.at, state.armedAt) {
-            case (let next?, let armed?): next < armed
-            case (.some, nil): true
-            case (nil, _): state.deadlines.phase == .finished
+            guard state.watched else { return (nil, false) }
+            if state.deadlines.phase == .finished {
+                state.watched = false
+                state.onExpire = nil
+                return (nil, true)
             }
-            return earlier ? state.takeWake() : nil
+            let after = state.deadlines.nearest()?.at
+            let earlier: Duration? = switch (after, before) {
+            case (let after?, let before?): after < before ? after : nil
+            case (let after?, nil): after
+            case (nil, _): nil
+            }
+            return (earlier, false)
         }
-        wake?.resume()
-    }
-
-    /// Runs until the exchange finishes or a timeout fires (then `onExpire` gets its error), or the
-    /// task is cancelled.
-    func run(onExpire: (TransferDeadlines.Kind, AgentRuntimeError) -> Void) async {
-        while !Task.isCancelled {
-            let now = timer.elapsed()
-            let (next, expired, error, finished) = state.withLock { state -> (Duration?, TransferDeadlines.Kind?, AgentRuntimeError?, Bool) in
-                let kind = state.deadlines.expire(at: now)
-                let next = state.deadlines.nearest()?.at
-                let finished = state.deadlines.phase == .finished
-                state.armedAt = next
-                state.sleeping = kind == nil && !finished
-                state.wakeRequested = false
-                return (next, kind, kind.map(state.deadlines.error(for:)), finished)
-            }
-            if let expired, let error {
-                onExpire(expired, error)
-                return
-            }
-            if finished { return }
-            await sleep(until: next)
+        if finished {
+            scheduler.forget(self)
+        } else if let earlier {
+            scheduler.deadlineMovedEarlier(to: start + earlier)
         }
     }
 
-    /// Sleeps until `deadline` on the client's clock (with no deadline, until woken), or until
-    /// ``update(_:)`` or the task's cancellation wakes it. One child task per sleep: the clock's wait.
-    private func sleep(until deadline: Duration?) async {
-        let timer = self.timer
-        await withTaskGroup(of: Void.self) { group in
-            if let deadline {
-                group.addTask {
-                    try? await timer.sleepUntil(deadline)
-                    self.wakeUp()
-                }
+    /// For the scheduler: fires the timeout that has passed at `schedulerNow` (on its elapsed time),
+    /// or says when the next one is due.
+    func check(at schedulerNow: Duration) -> Check {
+        state.withLock { state -> Check in
+            guard state.watched else { return .done }
+            if let kind = state.deadlines.expire(at: schedulerNow - start), let onExpire = state.onExpire {
+                state.watched = false
+                state.onExpire = nil
+                return .expired(kind, state.deadlines.error(for: kind), onExpire)
             }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let resumeNow = state.withLock { state -> Bool in
-                        guard state.sleeping, !state.wakeRequested else { return true }
-                        state.wake = continuation
-                        return false
-                    }
-                    if resumeNow { continuation.resume() }
-                }
-            } onCancel: {
-                self.wakeUp()
-            }
-            group.cancelAll()
+            guard let next = state.deadlines.nearest()?.at else { return .none }
+            return .next(start + next)
         }
-        state.withLock { state in
-            state.sleeping = false
-            state.wakeRequested = false
-            state.wake = nil
-        }
-    }
-
-    private func wakeUp() {
-        state.withLock { $0.takeWake() }?.resume()
     }
 }

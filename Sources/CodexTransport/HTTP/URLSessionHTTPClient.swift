@@ -47,7 +47,8 @@ public final class URLSessionHTTPClient: HTTPClient {
     }
 
     private let configuration: Configuration
-    private let clock: any Clock<Duration>
+    /// Times every exchange of this client on its clock (one task, not one per request).
+    private let deadlines: DeadlineScheduler
     private let router = SessionDelegateRouter()
     private let session: URLSession
 
@@ -58,7 +59,7 @@ public final class URLSessionHTTPClient: HTTPClient {
     ///   - clock: The clock timeouts are measured on. Default `ContinuousClock`.
     public init(configuration: Configuration = .init(), clock: any Clock<Duration> = ContinuousClock()) {
         self.configuration = configuration
-        self.clock = clock
+        deadlines = DeadlineScheduler(timer: clock.makeElapsedTimer())
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         // Each request sets its own (backstop) timeout; this one must never be shorter.
         sessionConfiguration.timeoutIntervalForRequest = 7 * 24 * 3600
@@ -92,17 +93,14 @@ public final class URLSessionHTTPClient: HTTPClient {
 
         let delegate = StreamingTaskDelegate(
             limit: configuration.maximumBufferedBytes, spillLimit: configuration.maximumSpilledBytes, spillDirectory: configuration.spillDirectory,
-            hasBody: request.body != nil, timeouts: request.timeouts, timer: clock.makeElapsedTimer()
+            hasBody: request.body != nil, timeouts: request.timeouts, deadlines: deadlines
         )
         configuration.bufferObserver?(delegate.buffer)
         let task = session.dataTask(with: urlRequest)
         router.register(delegate, for: task)
         delegate.attach(task: task)
 
-        let watchdog = Task {
-            await delegate.watchdog.run { kind, error in delegate.expire(kind, error) }
-        }
-        delegate.onFinish = { watchdog.cancel() }
+        delegate.watchdog.start { kind, error in delegate.expire(kind, error) }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 if delegate.start(continuation: continuation) { task.resume() }
@@ -110,22 +108,5 @@ public final class URLSessionHTTPClient: HTTPClient {
         } onCancel: {
             delegate.cancelBeforeHeaders()
         }
-    }
-}
-
-/// Elapsed time since creation on some clock, and sleeping until an elapsed mark.
-struct ElapsedTimer: Sendable {
-    let elapsed: @Sendable () -> Duration
-    let sleepUntil: @Sendable (Duration) async throws -> Void
-}
-
-extension Clock where Duration == Swift.Duration {
-    /// A timer that starts now on this clock.
-    func makeElapsedTimer() -> ElapsedTimer {
-        let start = now
-        return ElapsedTimer(
-            elapsed: { start.duration(to: self.now) },
-            sleepUntil: { mark in try await self.sleep(until: start.advanced(by: mark), tolerance: nil) }
-        )
     }
 }

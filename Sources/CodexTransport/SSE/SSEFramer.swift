@@ -227,7 +227,7 @@ public struct SSEFramer: Sendable {
         // The data moves into the event (``resetEvent()`` starts a fresh buffer anyway).
         var data: [UInt8] = []
         swap(&data, &dataBuffer)
-        events.append(SSEEvent(type: type, dataBytes: data, lastEventID: lastEventID, retry: reconnectionTime, byteOffset: eventStart))
+        events.append(SSEEvent(type: consume type, dataBytes: consume data, lastEventID: lastEventID, retry: reconnectionTime, byteOffset: eventStart))
     }
 
     private mutating func resetEvent() {

@@ -109,10 +109,10 @@ import Testing
     }
 
     @Test func aCollectorThatIsDownNeverFailsATurn() async throws {
-        // A port nothing listens on: the receiver started and stopped.
-        let gone = try await OTLPTestReceiver.start()
-        let endpoint = gone.endpoint
-        await gone.stop()
+        // Port 9 (discard) on loopback: nothing listens, so the connection is refused at once. (A port a
+        // stopped receiver had freed could be taken by another test's server meanwhile, which then
+        // answered with a status that is not retried.)
+        let endpoint = try #require(URL(string: "http://127.0.0.1:9"))
         let receiver = try await OTLPTestReceiver.start()
         let harness = try await OTLPTestHarness.start(
             replies: [ResponsesScript.completedReply("resp_1", "Hi")], receiver: receiver, endpoint: endpoint

@@ -94,8 +94,9 @@ import Testing
     }
 }
 
-/// The watchdog on a manual clock: one sleep per deadline (no polling), woken early only when a
-/// deadline moves earlier or the exchange finishes.
+/// The watchdogs and their client's scheduler on a manual clock: one sleep per deadline for all the
+/// client's exchanges (no polling, no task per exchange), woken early only when a deadline moves
+/// earlier or a new exchange is due sooner; a finished exchange costs no wake-up.
 @Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct TransferWatchdogTests {
     /// A timer on `clock` that counts the sleeps it is asked for.
     private static func timer(_ clock: ManualClock, sleeps: Counter) -> ElapsedTimer {
@@ -115,64 +116,147 @@ import Testing
         var count: Int { value.withLock { $0 } }
     }
 
+    /// The timeouts that fired, in order, by exchange name.
     final class Fired: Sendable {
-        let kind = Mutex<TransferDeadlines.Kind?>(nil)
+        private let list = Mutex<[String]>([])
+        func record(_ name: String, _ kind: TransferDeadlines.Kind) { list.withLock { $0.append("\(name): \(kind.rawValue)") } }
+        var all: [String] { list.withLock { $0 } }
+    }
+
+    private static func until(_ condition: () -> Bool) async {
+        while !condition() { await Task.yield() }
     }
 
     @Test func itSleepsOnceUntilTheNearestDeadlineAndFiresThere() async {
         let clock = ManualClock()
         let sleeps = Counter()
         let fired = Fired()
+        let scheduler = DeadlineScheduler(timer: Self.timer(clock, sleeps: sleeps))
         let watchdog = TransferWatchdog(
-            timeouts: HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(60), idle: .seconds(30)), hasBody: false, timer: Self.timer(clock, sleeps: sleeps)
+            timeouts: HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(60), idle: .seconds(30)), hasBody: false, scheduler: scheduler
         )
-        let run = Task { await watchdog.run { kind, _ in fired.kind.withLock { $0 = kind } } }
+        watchdog.start { kind, _ in fired.record("a", kind) }
         await clock.waitForSleepers(count: 1)
         clock.advance(by: .seconds(59))
         await Task.yield()
-        #expect(fired.kind.withLock { $0 } == nil)
+        #expect(fired.all.isEmpty)
         #expect(sleeps.count == 1, "one sleep for the first-byte deadline, not one per quantum")
         clock.advance(by: .seconds(1))
-        await run.value
-        #expect(fired.kind.withLock { $0 } == .firstByte)
+        await Self.until { !fired.all.isEmpty }
+        #expect(fired.all == ["a: first byte"])
+        // Nothing is left to watch: the task ends without another sleep.
+        await Self.until { !scheduler.load.running }
         #expect(sleeps.count == 1)
+        #expect(clock.sleeperCount == 0)
     }
 
     @Test func headersThatBringAnEarlierIdleDeadlineWakeTheSleep() async {
         let clock = ManualClock()
         let sleeps = Counter()
         let fired = Fired()
+        let scheduler = DeadlineScheduler(timer: Self.timer(clock, sleeps: sleeps))
         let watchdog = TransferWatchdog(
-            timeouts: HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(60), idle: .seconds(5)), hasBody: false, timer: Self.timer(clock, sleeps: sleeps)
+            timeouts: HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(60), idle: .seconds(5)), hasBody: false, scheduler: scheduler
         )
-        let run = Task { await watchdog.run { kind, _ in fired.kind.withLock { $0 = kind } } }
+        watchdog.start { kind, _ in fired.record("a", kind) }
         await clock.waitForSleepers(count: 1)
         clock.advance(by: .seconds(1))
         watchdog.update { deadlines, now in deadlines.headersReceived(at: now) }
         // The first-byte sleep is woken and a sleep until 6 s is armed.
+        await Self.until { sleeps.count == 2 }
         await clock.waitForSleepers(count: 1)
-        while sleeps.count < 2 { await Task.yield() }
         // Chunks only move the idle deadline later: no new sleep.
         clock.advance(by: .seconds(2))
         watchdog.update { deadlines, now in deadlines.activity(at: now) }
         #expect(sleeps.count == 2)
         clock.advance(by: .seconds(3))  // 6 s: the armed sleep ends, finds idle due at 8 s, sleeps again
-        while sleeps.count < 3 { await Task.yield() }
-        #expect(fired.kind.withLock { $0 } == nil)
+        await Self.until { sleeps.count == 3 }
+        #expect(fired.all.isEmpty)
+        await clock.waitForSleepers(count: 1)
         clock.advance(by: .seconds(2))
-        await run.value
-        #expect(fired.kind.withLock { $0 } == .idle)
+        await Self.until { !fired.all.isEmpty }
+        #expect(fired.all == ["a: idle"])
         #expect(sleeps.count == 3)
     }
 
-    @Test func finishingEndsTheWatchdogWithoutTimeMoving() async {
+    @Test func aFinishedExchangeIsForgottenWithoutAWakeAndTheTaskEndsAtTheArmedDeadline() async {
         let clock = ManualClock()
         let sleeps = Counter()
-        let watchdog = TransferWatchdog(timeouts: HTTPTimeouts(), hasBody: true, timer: Self.timer(clock, sleeps: sleeps))
-        let run = Task { await watchdog.run { _, _ in Issue.record("nothing fires after the finish") } }
+        let scheduler = DeadlineScheduler(timer: Self.timer(clock, sleeps: sleeps))
+        let watchdog = TransferWatchdog(timeouts: HTTPTimeouts(), hasBody: true, scheduler: scheduler)
+        watchdog.start { _, _ in Issue.record("nothing fires after the finish") }
         await clock.waitForSleepers(count: 1)
         watchdog.update { deadlines, _ in deadlines.finish() }
-        await run.value
-        #expect(clock.sleeperCount == 0, "the clock's sleep was cancelled with the watchdog's wait")
+        #expect(scheduler.load.watched == 0)
+        #expect(scheduler.load.running)
+        #expect(clock.sleeperCount == 1, "a finish does not wake the scheduler")
+        clock.advance(by: .seconds(30))  // the connect deadline the sleep was armed for
+        await Self.until { !scheduler.load.running }
+        #expect(clock.sleeperCount == 0)
+        #expect(sleeps.count == 1)
+    }
+
+    @Test func aPausedExchangeWithNoDeadlineLeftEndsTheTaskWhenItFinishes() async {
+        let clock = ManualClock()
+        let sleeps = Counter()
+        let scheduler = DeadlineScheduler(timer: Self.timer(clock, sleeps: sleeps))
+        let watchdog = TransferWatchdog(timeouts: HTTPTimeouts(idle: .seconds(5)), hasBody: false, scheduler: scheduler)
+        watchdog.start { _, _ in Issue.record("a paused exchange is not idle") }
+        await clock.waitForSleepers(count: 1)
+        watchdog.update { deadlines, now in
+            deadlines.headersReceived(at: now)
+            deadlines.pause()
+        }
+        // No deadline runs now: the scheduler sleeps without a timer once the first-byte sleep ends.
+        clock.advance(by: .seconds(300))
+        await Self.until { sleeps.count == 1 && clock.sleeperCount == 0 }
+        clock.advance(by: .seconds(600))
+        #expect(scheduler.load.running)
+        watchdog.update { deadlines, _ in deadlines.finish() }
+        await Self.until { !scheduler.load.running }
+        #expect(sleeps.count == 1)
+    }
+
+    @Test func aClientsExchangesShareOneSleepAndFireInDeadlineOrder() async {
+        let clock = ManualClock()
+        let sleeps = Counter()
+        let fired = Fired()
+        let scheduler = DeadlineScheduler(timer: Self.timer(clock, sleeps: sleeps))
+        let slow = TransferWatchdog(timeouts: HTTPTimeouts(firstByte: .seconds(60)), hasBody: false, scheduler: scheduler)
+        slow.start { kind, _ in fired.record("slow", kind) }
+        // Due at 92 s: the scheduler wakes there, when the one below has run 87 s of its 90.
+        let probe = TransferWatchdog(timeouts: HTTPTimeouts(firstByte: .seconds(92)), hasBody: false, scheduler: scheduler)
+        probe.start { kind, _ in fired.record("probe", kind) }
+        await clock.waitForSleepers(count: 1)
+        // Started 5 s later: its 90 s run from there, to 95 s on the scheduler's time.
+        clock.advance(by: .seconds(5))
+        let later = TransferWatchdog(timeouts: HTTPTimeouts(firstByte: .seconds(90)), hasBody: false, scheduler: scheduler)
+        later.start { kind, _ in fired.record("later", kind) }
+        // Due after the armed deadline: no wake, still one sleep.
+        #expect(sleeps.count == 1)
+        let soon = TransferWatchdog(timeouts: HTTPTimeouts(firstByte: .seconds(10)), hasBody: false, scheduler: scheduler)
+        soon.start { kind, _ in fired.record("soon", kind) }
+        // Due at 15 s, before it: the sleep is re-armed.
+        await Self.until { sleeps.count == 2 }
+        await clock.waitForSleepers(count: 1)
+        #expect(clock.sleeperCount == 1)
+        clock.advance(by: .seconds(9))  // 14 s
+        await Task.yield()
+        #expect(fired.all.isEmpty)
+        clock.advance(by: .seconds(1))  // 15 s
+        await Self.until { fired.all.count >= 1 }
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .seconds(45))  // 60 s
+        await Self.until { fired.all.count >= 2 }
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .seconds(32))  // 92 s
+        await Self.until { fired.all.count >= 3 }
+        await clock.waitForSleepers(count: 1)
+        #expect(fired.all.count == 3)
+        clock.advance(by: .seconds(3))  // 95 s
+        await Self.until { fired.all.count >= 4 }
+        #expect(fired.all == ["soon: first byte", "slow: first byte", "probe: first byte", "later: first byte"])
+        await Self.until { !scheduler.load.running }
+        #expect(sleeps.count == 5)
     }
 }

@@ -51,7 +51,8 @@ public final class CurlHTTPClient: HTTPClient {
 
     /// The client's options.
     public let configuration: Configuration
-    private let clock: any Clock<Duration>
+    /// Times every exchange of this client on its clock (one task, not one per request).
+    private let deadlines: DeadlineScheduler
     private let engine: CurlEngine?
     private let setupFailure: AgentRuntimeError?
 
@@ -62,7 +63,7 @@ public final class CurlHTTPClient: HTTPClient {
     ///   - clock: The clock timeouts are measured on. Default `ContinuousClock`.
     public init(configuration: Configuration = .init(), clock: any Clock<Duration> = ContinuousClock()) {
         self.configuration = configuration
-        self.clock = clock
+        deadlines = DeadlineScheduler(timer: clock.makeElapsedTimer())
         do {
             engine = try CurlEngine(maximumConnections: configuration.maximumCachedConnections)
             setupFailure = nil
@@ -86,7 +87,7 @@ public final class CurlHTTPClient: HTTPClient {
         guard let engine else { throw setupFailure ?? AgentRuntimeError(.clientSetup("libcurl could not be set up")) }
         let transfer = try CurlTransfer(
             request, engine: engine, bufferLimit: configuration.maximumBufferedBytes,
-            certificateAuthorityFile: configuration.certificateAuthorityFile, timer: clock.makeElapsedTimer()
+            certificateAuthorityFile: configuration.certificateAuthorityFile, deadlines: deadlines
         )
         transfer.startWatchdog()
         return try await withTaskCancellationHandler {

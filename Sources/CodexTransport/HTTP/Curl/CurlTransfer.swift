@@ -30,25 +30,25 @@ final class CurlTransfer: @unchecked Sendable {
     private(set) var easy: UnsafeMutableRawPointer?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let requestBody: [UInt8]?
+    /// The request's URL, kept for the server transport failures name (computed only on failure).
+    private let url: URL
     /// The server, as transport failures name it (scheme, host and port only).
-    private let origin: String?
+    private var origin: String? { HTTPRequest.origin(of: url) }
     private var uploadOffset = 0
     private var status = 0
     private var fields: [HTTPHeaders.Field] = []
     private var headBytes = 0
     private var headFailure: AgentRuntimeError?
     private let handOff = Mutex(HandOff.notStarted)
-    /// The task enforcing the timeouts, cancelled as soon as the transfer ends (so it never outlives it).
-    private let watchdogTask = Mutex<Task<Void, Never>?>(nil)
     let body: PausingBody
     let watchdog: TransferWatchdog
     private let engine: CurlEngine
 
-    init(_ request: HTTPRequest, engine: CurlEngine, bufferLimit: Int, certificateAuthorityFile: String? = nil, timer: ElapsedTimer) throws {
+    init(_ request: HTTPRequest, engine: CurlEngine, bufferLimit: Int, certificateAuthorityFile: String? = nil, deadlines: DeadlineScheduler) throws {
         self.engine = engine
         requestBody = request.body
-        origin = request.origin
-        watchdog = TransferWatchdog(timeouts: request.timeouts, hasBody: request.body != nil, timer: timer)
+        url = request.url
+        watchdog = TransferWatchdog(timeouts: request.timeouts, hasBody: request.body != nil, scheduler: deadlines)
         // The body's callbacks reach the transfer through a box filled below (self is not ready yet).
         let box = TransferBox()
         body = PausingBody(
@@ -141,8 +141,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Starts enforcing the request's timeouts on the client's clock.
     func startWatchdog() {
-        let task = Task { [watchdog] in await watchdog.run { kind, error in self.expire(kind, error) } }
-        watchdogTask.withLock { $0 = task }
+        watchdog.start { kind, error in self.expire(kind, error) }
     }
 
     /// Registers the caller and starts the transfer; a caller cancelled before this call gets
@@ -196,7 +195,6 @@ final class CurlTransfer: @unchecked Sendable {
     /// The transfer ended (engine thread): normally (`nil`) or with `error`.
     func completed(with error: (any Error)?) {
         watchdog.update { deadlines, _ in deadlines.finish() }
-        watchdogTask.withLock { $0 }?.cancel()
         cleanUp()
         let waiter = handOff.withLock { state -> CheckedContinuation<HTTPResponse, any Error>? in
             defer { state = .ended }
