@@ -8,33 +8,54 @@ import Synchronization
 /// and sleeps again. It never polls: an exchange's progress only moves its deadline later, so a sleep
 /// armed for an old deadline wakes early, finds nothing due, and arms again. An exchange whose
 /// deadline moves *earlier* than the armed one (``deadlineMovedEarlier(to:)``), or a new exchange due
-/// sooner (``watch(_:next:)``), wakes the sleep at once. A finished exchange is just forgotten.
+/// sooner (``watch(_:next:)``), wakes the sleep at once; one reported while the task is looking is
+/// kept, and the sleep that follows ends no later than it. A finished exchange is just forgotten.
 ///
-/// The task starts with the first exchange and ends when it wakes (at the deadline it slept for) and
-/// finds none left to watch; the next exchange starts another. So an idle client's task ends within
-/// one timeout of its last exchange, a finished exchange costs no wake-up, and exchanges that outlive
-/// their client are still timed.
+/// The task starts with the first exchange and ends when it wakes and finds none left to watch; the
+/// next exchange starts another. It wakes at the deadline it slept for (the nearest one of the
+/// exchanges it watched then, which can be a total timeout), so an idle client's task ends by then, a
+/// finished exchange costs no wake-up, and exchanges that outlive their client are still timed. The
+/// task is detached: it does not take the priority or task-local values of the request that started it.
 final class DeadlineScheduler: Sendable {
     private struct State {
         var watched: [ObjectIdentifier: TransferWatchdog] = [:]
         /// Whether the task runs.
         var running = false
-        /// The deadline the current sleep ends at (`nil`: sleeping with no deadline).
+        /// The deadline the current sleep ends at; `nil` when it sleeps without one, or does not sleep.
         var armedAt: Duration?
         /// Whether the task is asleep or about to park (a wake then ends the sleep).
         var sleeping = false
         /// A wake arrived before the sleep parked: the sleep ends at once.
         var wakeRequested = false
-        /// A deadline moved earlier or an exchange arrived while the task was looking: look again.
-        var changed = false
+        /// The earliest deadline reported while the task was looking (it may have missed it).
+        var reportedWhileLooking: Duration?
+        /// Something the task was looking at changed in a way a deadline does not describe (the last
+        /// exchange went while it slept without a deadline): look again before sleeping.
+        var lookAgain = false
         /// Ends the parked sleep early.
         var wake: CheckedContinuation<Void, Never>?
 
-        /// Ends the sleep when `deadline` is before the armed one (or always, for `nil`).
-        mutating func wakeIfBefore(_ deadline: Duration?) -> CheckedContinuation<Void, Never>? {
-            changed = true
-            guard sleeping else { return nil }
-            if let deadline, let armedAt, deadline >= armedAt { return nil }
+        /// An exchange is now due at `deadline`: ends the sleep when that is before the armed
+        /// deadline, or keeps it for the sleep being prepared.
+        mutating func report(_ deadline: Duration) -> CheckedContinuation<Void, Never>? {
+            guard sleeping else {
+                reportedWhileLooking = min(reportedWhileLooking ?? deadline, deadline)
+                return nil
+            }
+            if let armedAt, deadline >= armedAt { return nil }
+            return takeWake()
+        }
+
+        /// Ends the sleep whatever it was armed for (or makes the task look again).
+        mutating func wakeAlways() -> CheckedContinuation<Void, Never>? {
+            guard sleeping else {
+                lookAgain = true
+                return nil
+            }
+            return takeWake()
+        }
+
+        private mutating func takeWake() -> CheckedContinuation<Void, Never>? {
             guard let wake else {
                 wakeRequested = true
                 return nil
@@ -61,10 +82,10 @@ final class DeadlineScheduler: Sendable {
             state.watched[ObjectIdentifier(watchdog)] = watchdog
             if !state.running {
                 state.running = true
-                Task { [self] in await run() }
+                Task.detached(priority: .high) { [self] in await run() }
                 return nil
             }
-            return state.wakeIfBefore(next)
+            return state.report(next)
         }
         wake?.resume()
     }
@@ -75,23 +96,27 @@ final class DeadlineScheduler: Sendable {
         let wake = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.watched.removeValue(forKey: ObjectIdentifier(watchdog))
             guard state.watched.isEmpty, state.armedAt == nil else { return nil }
-            return state.wakeIfBefore(nil)
+            return state.wakeAlways()
         }
         wake?.resume()
     }
 
     /// A watched exchange's nearest deadline is now `deadline`, earlier than before.
     func deadlineMovedEarlier(to deadline: Duration) {
-        state.withLock { $0.wakeIfBefore(deadline) }?.resume()
+        state.withLock { $0.report(deadline) }?.resume()
     }
 
-    /// The number of exchanges watched now, and whether the task runs.
-    var load: (watched: Int, running: Bool) { state.withLock { ($0.watched.count, $0.running) } }
+    /// The number of exchanges watched now, whether the task runs, whether it is parked in its sleep,
+    /// and the deadline that sleep ends at (`nil` for none).
+    var load: (watched: Int, running: Bool, parked: Bool, armedAt: Duration?) {
+        state.withLock { ($0.watched.count, $0.running, $0.wake != nil, $0.armedAt) }
+    }
 
     private func run() async {
         while true {
             let watched = state.withLock { state -> [TransferWatchdog] in
-                state.changed = false
+                state.reportedWhileLooking = nil
+                state.lookAgain = false
                 return Array(state.watched.values)
             }
             let now = timer.elapsed()
@@ -111,23 +136,28 @@ final class DeadlineScheduler: Sendable {
                     ended.append(ObjectIdentifier(watchdog))
                 }
             }
-            enum Step { case sleep, lookAgain, end }
+            enum Step { case sleep(Duration?), lookAgain, end }
             let step = state.withLock { state -> Step in
                 for id in ended { state.watched.removeValue(forKey: id) }
-                // Something changed while looking, or timeouts fired: look again before sleeping.
-                guard !state.changed, expired.isEmpty else { return .lookAgain }
+                // Timeouts fired (their callbacks may start or end exchanges): look again first.
+                guard !state.lookAgain, expired.isEmpty else { return .lookAgain }
                 if state.watched.isEmpty {
                     state.running = false
                     return .end
                 }
-                state.armedAt = next
+                let deadline = switch (next, state.reportedWhileLooking) {
+                case (let next?, let reported?): min(next, reported)
+                case (let next, nil): next
+                case (nil, let reported): reported
+                }
+                state.armedAt = deadline
                 state.sleeping = true
                 state.wakeRequested = false
-                return .sleep
+                return .sleep(deadline)
             }
             for (kind, error, onExpire) in expired { onExpire(kind, error) }
             switch step {
-            case .sleep: await sleep(until: next)
+            case .sleep(let deadline): await sleep(until: deadline)
             case .lookAgain: continue
             case .end: return
             }
@@ -164,6 +194,6 @@ final class DeadlineScheduler: Sendable {
     }
 
     private func wakeUp() {
-        state.withLock { $0.wakeIfBefore(nil) }?.resume()
+        state.withLock { $0.wakeAlways() }?.resume()
     }
 }

@@ -1,3 +1,4 @@
+import CodexTestSupport
 @testable import CodexTransport
 import Testing
 
@@ -133,7 +134,7 @@ import Testing
     @Test func bytesHeldNeverExceedTheLimitOrTheLargestChunkAndNothingIsLostOrReordered() {
         // A fixed pseudo-random script of offers, reads and releases; each chunk carries its sequence
         // number, so the reads must see 0, 1, 2, … with nothing skipped.
-        var generator = SplitMix(seed: 0x5EED)
+        var generator = SplitMix64(seed: 0x5EED)
         var state = State(limit: 1_000)
         var nextToSend = 0
         var nextToRead = 0
@@ -187,18 +188,5 @@ import Testing
         #expect(nextToRead == nextToSend)
         #expect(state.bufferedBytes == 0)
         #expect(state.peakBufferedBytes <= max(1_000, largest))
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so the script is the same in every run.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -260,3 +260,123 @@ import Testing
         #expect(sleeps.count == 5)
     }
 }
+
+/// Many exchanges on one scheduler, changed from concurrent tasks, against a model: each keeps its own
+/// ``TransferDeadlines`` copy, changed identically at the same instants. Every timeout must fire at
+/// the exact second the model says, with the model's kind, once, and none early.
+@Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct DeadlineSchedulerModelTests {
+    /// One change an exchange gets in a second.
+    enum Change {
+        case none, headers, activity, pause, resume, finish
+
+        /// Mostly progress, sometimes a pause or a resume, rarely the end.
+        static func random(_ generator: inout SplitMix64) -> Change {
+            switch generator.next() % 24 {
+            case 0: .finish
+            case 1...3: .pause
+            case 4...6: .resume
+            case 7...9: .headers
+            case 10...15: .activity
+            default: .none
+            }
+        }
+    }
+
+    final class Exchange: Sendable {
+        let name: Int
+        let watchdog: TransferWatchdog
+        let model: Mutex<TransferDeadlines>
+        /// When the exchange started, on the scheduler's time (whole seconds in this test).
+        let startedAt: Duration
+        init(name: Int, timeouts: HTTPTimeouts, hasBody: Bool, scheduler: DeadlineScheduler) {
+            self.name = name
+            startedAt = scheduler.now
+            watchdog = TransferWatchdog(timeouts: timeouts, hasBody: hasBody, scheduler: scheduler)
+            model = Mutex(TransferDeadlines(timeouts: timeouts, hasBody: hasBody))
+        }
+    }
+
+    final class Log: Sendable {
+        private let fired = Mutex<[String]>([])
+        func record(_ line: String) { fired.withLock { $0.append(line) } }
+        var lines: [String] { fired.withLock { $0 } }
+    }
+
+    @Test func everyTimeoutFiresAtItsSecondOnceAndNoneEarly() async {
+        let clock = ManualClock()
+        let start = clock.now
+        let timer = ElapsedTimer(
+            elapsed: { start.duration(to: clock.now) },
+            sleepUntil: { mark in try await clock.sleep(until: start.advanced(by: mark), tolerance: nil) }
+        )
+        let scheduler = DeadlineScheduler(timer: timer)
+        let log = Log()
+        var generator = SplitMix64(seed: 0xDEAD_11E5)
+        var exchanges: [Exchange] = []
+        var expected: [String] = []
+        var second = 0
+
+        /// Waits until the scheduler is asleep on the deadline it armed (or without one), or has ended.
+        func settled() async {
+            while true {
+                let load = scheduler.load
+                if !load.running { return }
+                if load.parked, load.armedAt == nil || clock.sleeperCount == 1 { return }
+                await Task.yield()
+            }
+        }
+
+        for tick in 0..<150 {
+            second = tick
+            // New exchanges: a few each second for the first 100 seconds.
+            if tick < 100 {
+                for _ in 0..<Int(generator.next() % 4) {
+                    let timeouts = HTTPTimeouts(
+                        connect: .seconds(Int64(generator.next() % 8 + 1)), firstByte: .seconds(Int64(generator.next() % 30 + 1)),
+                        idle: .seconds(Int64(generator.next() % 12 + 1)), total: generator.next() % 4 == 0 ? .seconds(Int64(generator.next() % 60 + 5)) : nil
+                    )
+                    let exchange = Exchange(name: exchanges.count, timeouts: timeouts, hasBody: generator.next() % 2 == 0, scheduler: scheduler)
+                    exchanges.append(exchange)
+                    let name = exchange.name
+                    exchange.watchdog.start { kind, _ in log.record("\(name) \(kind.rawValue)") }
+                }
+            }
+            // Changes, applied from concurrent tasks; the model gets the same change at the same time.
+            let now = Duration.seconds(tick)
+            let changes = exchanges.map { ($0, Change.random(&generator)) }
+            await withTaskGroup(of: Void.self) { group in
+                for (exchange, change) in changes where change != .none {
+                    group.addTask {
+                        let apply: (inout TransferDeadlines, Duration) -> Void = { deadlines, at in
+                            switch change {
+                            case .none: break
+                            case .headers: deadlines.bodySent(at: at); deadlines.headersReceived(at: at)
+                            case .activity: deadlines.activity(at: at)
+                            case .pause: deadlines.pause()
+                            case .resume: deadlines.resume(at: at)
+                            case .finish: deadlines.finish()
+                            }
+                        }
+                        exchange.model.withLock { apply(&$0, now - exchange.startedAt) }
+                        exchange.watchdog.update(apply)
+                    }
+                }
+            }
+            await settled()
+            clock.advance(by: .seconds(1))
+            // What the model says fires at the new second.
+            for exchange in exchanges {
+                let kind = exchange.model.withLock { $0.expire(at: .seconds(tick + 1) - exchange.startedAt) }
+                if let kind { expected.append("\(exchange.name) \(kind.rawValue)") }
+            }
+            // Asleep again on its next deadline: what was due has fired (the callbacks run before it
+            // sleeps), and a deadline it missed would not fire now.
+            await settled()
+            #expect(log.lines.sorted() == expected.sorted(), "at second \(tick + 1)")
+            if log.lines.sorted() != expected.sorted() { break }
+        }
+        #expect(second == 149)
+        #expect(exchanges.count == 158)
+        #expect(expected.count == 86)
+    }
+}

@@ -153,6 +153,8 @@ final class CurlTransfer: @unchecked Sendable {
             return false
         }
         if cancelled {
+            // Never started, so never completed: the timeouts end here.
+            watchdog.update { deadlines, _ in deadlines.finish() }
             continuation.resume(throwing: CancellationError())
             return
         }

@@ -3,8 +3,8 @@ import Synchronization
 
 /// What a libcurl transfer's write callback should do with a chunk (see ``PausingBodyState``).
 enum PausingBodyOffer: Equatable {
-    /// The chunk is held; `release` when a consumer waits for it and the engine must call
-    /// ``PausingBodyState/release()`` once its pass ends (asked once per wait).
+    /// The chunk is held; `release` when a consumer waits for it and the engine must hand it over
+    /// (``PausingBody/release()``) once its pass ends (asked once per wait).
     case stored(release: Bool)
     /// The chunk is held and the waiting consumer gets its bytes now: half the buffer is full.
     case releaseNow
@@ -171,8 +171,8 @@ final class PausingBody: HTTPBodySource {
         state.withLock { $0.offer(chunk) }
     }
 
-    /// Hands held bytes to a waiting consumer (from the transfer's thread, once its pass ends); see
-    /// ``PausingBodyState/release()``.
+    /// Hands held bytes to a waiting consumer (from the transfer's thread: once its pass ends, or at
+    /// once when half the buffer is full); see ``PausingBodyState/release()``.
     func release() {
         guard let (waiter, action) = state.withLock({ $0.release() }) else { return }
         resolve(waiter, with: action)
