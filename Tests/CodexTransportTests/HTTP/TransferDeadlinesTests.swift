@@ -110,6 +110,13 @@ import Testing
         )
     }
 
+    /// A manual clock, a count of the sleeps asked of it, and a scheduler on it.
+    private static func rig() -> (ManualClock, Counter, DeadlineScheduler) {
+        let clock = ManualClock()
+        let sleeps = Counter()
+        return (clock, sleeps, DeadlineScheduler(timer: timer(clock, sleeps: sleeps)))
+    }
+
     final class Counter: Sendable {
         private let value = Mutex(0)
         func increment() { value.withLock { $0 += 1 } }
@@ -128,10 +135,8 @@ import Testing
     }
 
     @Test func itSleepsOnceUntilTheNearestDeadlineAndFiresThere() async {
-        let clock = ManualClock()
-        let sleeps = Counter()
+        let (clock, sleeps, scheduler) = Self.rig()
         let fired = Fired()
-        let scheduler = DeadlineScheduler(timer: Self.timer(clock, sleeps: sleeps))
         let watchdog = TransferWatchdog(
             timeouts: HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(60), idle: .seconds(30)), hasBody: false, scheduler: scheduler
         )
@@ -151,10 +156,8 @@ import Testing
     }
 
     @Test func headersThatBringAnEarlierIdleDeadlineWakeTheSleep() async {
-        let clock = ManualClock()
-        let sleeps = Counter()
+        let (clock, sleeps, scheduler) = Self.rig()
         let fired = Fired()
-        let scheduler = DeadlineScheduler(timer: Self.timer(clock, sleeps: sleeps))
         let watchdog = TransferWatchdog(
             timeouts: HTTPTimeouts(connect: .seconds(10), firstByte: .seconds(60), idle: .seconds(5)), hasBody: false, scheduler: scheduler
         )
@@ -180,9 +183,7 @@ import Testing
     }
 
     @Test func aFinishedExchangeIsForgottenWithoutAWakeAndTheTaskEndsAtTheArmedDeadline() async {
-        let clock = ManualClock()
-        let sleeps = Counter()
-        let scheduler = DeadlineScheduler(timer: Self.timer(clock, sleeps: sleeps))
+        let (clock, sleeps, scheduler) = Self.rig()
         let watchdog = TransferWatchdog(timeouts: HTTPTimeouts(), hasBody: true, scheduler: scheduler)
         watchdog.start { _, _ in Issue.record("nothing fires after the finish") }
         await clock.waitForSleepers(count: 1)
@@ -197,9 +198,7 @@ import Testing
     }
 
     @Test func aPausedExchangeWithNoDeadlineLeftEndsTheTaskWhenItFinishes() async {
-        let clock = ManualClock()
-        let sleeps = Counter()
-        let scheduler = DeadlineScheduler(timer: Self.timer(clock, sleeps: sleeps))
+        let (clock, sleeps, scheduler) = Self.rig()
         let watchdog = TransferWatchdog(timeouts: HTTPTimeouts(idle: .seconds(5)), hasBody: false, scheduler: scheduler)
         watchdog.start { _, _ in Issue.record("a paused exchange is not idle") }
         await clock.waitForSleepers(count: 1)
@@ -218,10 +217,8 @@ import Testing
     }
 
     @Test func aClientsExchangesShareOneSleepAndFireInDeadlineOrder() async {
-        let clock = ManualClock()
-        let sleeps = Counter()
+        let (clock, sleeps, scheduler) = Self.rig()
         let fired = Fired()
-        let scheduler = DeadlineScheduler(timer: Self.timer(clock, sleeps: sleeps))
         let slow = TransferWatchdog(timeouts: HTTPTimeouts(firstByte: .seconds(60)), hasBody: false, scheduler: scheduler)
         slow.start { kind, _ in fired.record("slow", kind) }
         // Due at 92 s: the scheduler wakes there, when the one below has run 87 s of its 90.
