@@ -58,6 +58,7 @@ import Testing
         let issuer = try deviceFlowServer()
         defer { issuer.shutdown() }
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-store-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: store) }
         let login = try await CommandRunner.codexctl(["auth", "login", "--device-code", "--issuer", issuer.baseURL.absoluteString, "--secrets", store])
         #expect(login.status == 0)
         #expect(login.stdout == "Open \(issuer.baseURL.absoluteString)/codex/device and enter the code WXYZ-0000\nSigned in: account acct-dev, plan pro\n")

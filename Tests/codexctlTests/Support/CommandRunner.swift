@@ -56,12 +56,22 @@ enum CommandRunner {
         return CommandResult(status: outcome.status, stdout: outcome.stdout, stderr: outcome.stderr)
     }
 
-    /// Writes `contents` to a new temporary file and returns its path.
+    /// Writes `contents` to a new temporary file and returns its path. The files of one test process
+    /// share one directory, removed when the process exits.
     static func temporaryFile(_ contents: String, name: String = "file.json") throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-input-\(UUID().uuidString)")
+        _ = removeInputsAtExit
+        let directory = URL(fileURLWithPath: inputsDirectory).appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let url = directory.appendingPathComponent(name)
         try Data(contents.utf8).write(to: url)
         return url.path
     }
 }
+
+/// The directory of this test process's temporary input files.
+private let inputsDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-inputs-\(UUID().uuidString)").path
+
+/// Registers, once, the removal of ``inputsDirectory`` when the process exits.
+private let removeInputsAtExit: Void = {
+    atexit { try? FileManager.default.removeItem(atPath: inputsDirectory) }
+}()
