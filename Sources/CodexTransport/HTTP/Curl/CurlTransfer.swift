@@ -258,13 +258,14 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: - Callbacks (engine thread)
 
     fileprivate func receiveBody(_ data: UnsafeRawBufferPointer) -> Int {
-        switch body.offer(Array(data)) {
-        case .releaseNow:
+        let offer = body.offer(Array(data))
+        if offer == .releaseNow {
             body.release()
-            watchdog.update { deadlines, now in deadlines.activity(at: now) }
-            return data.count
-        case .stored(let release):
-            if release { engine.releaseAfterPass(self) }
+        } else if offer == .stored(release: true) {
+            engine.releaseAfterPass(self)
+        }
+        switch offer {
+        case .stored, .releaseNow:
             watchdog.update { deadlines, now in deadlines.activity(at: now) }
             return data.count
         case .pause:

@@ -187,12 +187,7 @@ final class PausingBody: HTTPBodySource {
     /// The next chunk, waiting for the transfer; `nil` at the end.
     func next() async throws -> [UInt8]? {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8]?, any Error>) in
-            let action = state.withLock { $0.take(continuation) }
-            if case .wait(let resume) = action {
-                if resume { onResume() }
-            } else {
-                resolve(continuation, with: action)
-            }
+            resolve(continuation, with: state.withLock { $0.take(continuation) })
         }
     }
 
@@ -203,7 +198,7 @@ final class PausingBody: HTTPBodySource {
             if resume { onResume() }
             continuation.resume(returning: chunk)
         case .wait(let resume):
-            // Only a read that has to wait gets this, and it keeps its continuation.
+            // A read that has to wait: its continuation is kept, resumed by a later release or end.
             if resume { onResume() }
         case .end:
             continuation.resume(returning: nil)
