@@ -62,9 +62,13 @@ public final class AgentMetrics: Sendable {
         }
     }
 
-    /// One series' running values, updated in place (one hash per update, no copy of the buckets).
+    /// One series' running values, updated in place (no copy of the buckets). A series exists from its
+    /// first update, or from being bound; a bound series nobody updated yet is not exported.
     private struct Series {
-        let kind: AgentMetricInstrument.Kind
+        let key: Key
+        let instrument: AgentMetricInstrument
+        var kind: AgentMetricInstrument.Kind { instrument.kind }
+        var used = false
         var count: Int64 = 0
         var sum = 0.0
         var low = Double.infinity
@@ -74,10 +78,14 @@ public final class AgentMetrics: Sendable {
     }
 
     private struct State {
+        /// The instruments with a series in use, in the order first used.
         var instruments: [AgentMetricInstrument] = []
         var kinds: [String: AgentMetricInstrument.Kind] = [:]
-        var order: [Key] = []
-        var series: [Key: Series] = [:]
+        var index: [Key: Int] = [:]
+        var series: [Series] = []
+        /// The series in use, in the order first updated.
+        var order: [Int] = []
+        var memo: [MemoKey: [Handle?]] = [:]
     }
 
     private let state = Mutex(State())
@@ -124,52 +132,133 @@ public final class AgentMetrics: Sendable {
     private static func apply(_ update: Update, to state: inout State) {
         switch update {
         case .add(let instrument, let value, let attributes):
-            guard value >= 0 else { return }
-            withSeries(instrument, attributes, in: &state) { $0.count &+= Int64(value) }
+            guard value >= 0, let index = locate(instrument, attributes, in: &state) else { return }
+            change(.add(value), at: index, in: &state)
         case .record(let instrument, let value, let attributes):
-            guard value.isFinite, case .histogram(let bounds) = instrument.kind else { return }
-            let bucket = bounds.firstIndex { value <= $0 } ?? bounds.count
-            withSeries(instrument, attributes, in: &state) { series in
-                if series.buckets.isEmpty { series.buckets = [UInt64](repeating: 0, count: bounds.count + 1) }
-                series.buckets[bucket] += 1
-                series.count += 1
-                series.sum += value
-                series.low = Swift.min(series.low, value)
-                series.high = Swift.max(series.high, value)
-            }
+            guard value.isFinite, case .histogram = instrument.kind, let index = locate(instrument, attributes, in: &state) else { return }
+            change(.record(value), at: index, in: &state)
         case .set(let instrument, let value, let attributes):
-            guard value.isFinite else { return }
-            let keepsHighest = instrument.kind == .highWater
-            withSeries(instrument, attributes, in: &state) { series in
-                series.gauge = keepsHighest && series.count > 0 ? Swift.max(series.gauge, value) : value
-                series.count = 1
+            guard value.isFinite, let index = locate(instrument, attributes, in: &state) else { return }
+            change(.set(value), at: index, in: &state)
+        }
+    }
+
+    /// A series located once (one instrument with one attribute set): updates through it skip hashing
+    /// and comparing the attributes. Valid only for the ``AgentMetrics`` that made it.
+    package struct Handle: Sendable, Hashable {
+        fileprivate let index: Int
+    }
+
+    /// What ``handles(memo:_:)`` keeps a list of handles under: a domain (what records them) and a value
+    /// (for example a model's name).
+    package struct MemoKey: Sendable, Hashable {
+        let domain: String
+        let value: String?
+
+        /// Creates a key.
+        package init(_ domain: String, _ value: String?) {
+            self.domain = domain
+            self.value = value
+        }
+    }
+
+    /// A change through a handle; a `nil` handle (a series refused for its kind) changes nothing.
+    package enum BoundUpdate: Sendable {
+        /// Adds to a counter (negative values are ignored).
+        case add(Handle?, Int)
+        /// Records a histogram observation (NaN and infinities are ignored).
+        case record(Handle?, Double)
+        /// Sets a gauge, or raises a high-water mark.
+        case set(Handle?, Double)
+    }
+
+    /// The most lists ``handles(memo:_:)`` keeps; past it, lists are made again on each call.
+    static let memoLimit = 256
+
+    /// Handles for the series `series` lists, in its order, made once per `key` and kept: what a model
+    /// request records at its end costs one lookup of `key` instead of a hash of every attribute set.
+    /// A series is not exported until it is updated.
+    package func handles(memo key: MemoKey, _ series: () -> [(AgentMetricInstrument, AgentTelemetryAttributes)]) -> [Handle?] {
+        if let known = state.withLock({ $0.memo[key] }) { return known }
+        let wanted = series()
+        return state.withLock { state in
+            if let known = state.memo[key] { return known }
+            let handles = wanted.map { instrument, attributes in Self.locate(instrument, attributes, in: &state).map(Handle.init) }
+            if state.memo.count < Self.memoLimit { state.memo[key] = handles }
+            return handles
+        }
+    }
+
+    /// Applies several changes through handles under one lock.
+    package func apply(bound updates: [BoundUpdate]) {
+        state.withLock { state in
+            for update in updates {
+                switch update {
+                case .add(let handle, let value):
+                    guard let index = handle?.index, index < state.series.count, value >= 0 else { continue }
+                    Self.change(.add(value), at: index, in: &state)
+                case .record(let handle, let value):
+                    guard let index = handle?.index, index < state.series.count, value.isFinite else { continue }
+                    Self.change(.record(value), at: index, in: &state)
+                case .set(let handle, let value):
+                    guard let index = handle?.index, index < state.series.count, value.isFinite else { continue }
+                    Self.change(.set(value), at: index, in: &state)
+                }
             }
         }
     }
 
-    /// Runs `change` on the series of `instrument` with `attributes`, in place: one hash for a series
-    /// that exists. The first update of a series registers it (and the instrument); an update whose
-    /// kind differs from the kind its name was first recorded with is ignored rather than exported
-    /// under the wrong type, which a collector refuses.
-    private static func withSeries(
-        _ instrument: AgentMetricInstrument, _ attributes: AgentTelemetryAttributes, in state: inout State, _ change: (inout Series) -> Void
-    ) {
+    /// The index of the series of `instrument` with `attributes` (one hash), created when it is new;
+    /// `nil` when the name was first used with another kind: such an update is ignored rather than
+    /// exported under the wrong type, which a collector refuses.
+    private static func locate(_ instrument: AgentMetricInstrument, _ attributes: AgentTelemetryAttributes, in state: inout State) -> Int? {
         let key = Key(instrument: instrument.name, attributes: attributes)
-        if let index = state.series.index(forKey: key) {
-            guard sameKind(state.series.values[index].kind, instrument.kind) else { return }
-            change(&state.series.values[index])
-            return
+        if let index = state.index[key] {
+            return sameKind(state.series[index].kind, instrument.kind) ? index : nil
         }
         if let known = state.kinds[instrument.name] {
-            guard sameKind(known, instrument.kind) else { return }
+            guard sameKind(known, instrument.kind) else { return nil }
         } else {
             state.kinds[instrument.name] = instrument.kind
-            state.instruments.append(instrument)
         }
-        var series = Series(kind: instrument.kind)
-        change(&series)
-        state.order.append(key)
-        state.series[key] = series
+        state.series.append(Series(key: key, instrument: instrument))
+        state.index[key] = state.series.count - 1
+        return state.series.count - 1
+    }
+
+    /// A value change of one series, once its update is known to be valid.
+    private enum Change {
+        case add(Int)
+        case record(Double)
+        case set(Double)
+    }
+
+    /// Applies `change` to the series at `index` in place. The first change puts the series (and, the
+    /// first time, its instrument) in the export order.
+    private static func change(_ change: Change, at index: Int, in state: inout State) {
+        if !state.series[index].used {
+            state.series[index].used = true
+            state.order.append(index)
+            let instrument = state.series[index].instrument
+            if !state.instruments.contains(where: { $0.name == instrument.name }) { state.instruments.append(instrument) }
+        }
+        switch change {
+        case .add(let value):
+            state.series[index].count &+= Int64(value)
+        case .record(let value):
+            guard case .histogram(let bounds) = state.series[index].kind else { return }
+            let bucket = bounds.firstIndex { value <= $0 } ?? bounds.count
+            if state.series[index].buckets.isEmpty { state.series[index].buckets = [UInt64](repeating: 0, count: bounds.count + 1) }
+            state.series[index].buckets[bucket] += 1
+            state.series[index].count += 1
+            state.series[index].sum += value
+            state.series[index].low = Swift.min(state.series[index].low, value)
+            state.series[index].high = Swift.max(state.series[index].high, value)
+        case .set(let value):
+            let keepsHighest = state.series[index].kind == .highWater
+            state.series[index].gauge = keepsHighest && state.series[index].count > 0 ? Swift.max(state.series[index].gauge, value) : value
+            state.series[index].count = 1
+        }
     }
 
     private static func sameKind(_ lhs: AgentMetricInstrument.Kind, _ rhs: AgentMetricInstrument.Kind) -> Bool {
@@ -185,10 +274,10 @@ public final class AgentMetrics: Sendable {
         let now = AgentTelemetry.unixNano(wallClock.now())
         return state.withLock { state in
             var byInstrument: [String: [Point]] = [:]
-            for key in state.order {
-                guard let series = state.series[key], let kind = state.kinds[key.instrument] else { continue }
+            for index in state.order {
+                let series = state.series[index]
                 let value: Value
-                switch kind {
+                switch series.kind {
                 case .counter: value = .count(series.count)
                 case .gauge, .highWater:
                     guard series.count > 0 else { continue }
@@ -197,7 +286,7 @@ public final class AgentMetrics: Sendable {
                     guard series.count > 0 else { continue }
                     value = .histogram(count: UInt64(series.count), sum: series.sum, min: series.low, max: series.high, bucketCounts: series.buckets)
                 }
-                byInstrument[key.instrument, default: []].append(Point(attributes: key.attributes, value: value))
+                byInstrument[series.key.instrument, default: []].append(Point(attributes: series.key.attributes, value: value))
             }
             let series = state.instruments.compactMap { instrument -> (instrument: AgentMetricInstrument, points: [Point])? in
                 guard let points = byInstrument[instrument.name], !points.isEmpty else { return nil }

@@ -54,14 +54,21 @@ public struct AgentTelemetryAttributes: Sendable, Hashable, Sequence, Expressibl
 
     /// The value of `key`, or `nil`; assigning `nil` removes it.
     public subscript(key: String) -> AgentTelemetryValue? {
-        get { entries.first { $0.key == key }?.value }
+        get { index(of: key).map { entries[$0].value } }
         set {
-            if let index = entries.firstIndex(where: { $0.key == key }) {
+            if let index = index(of: key) {
                 if let newValue { entries[index].value = newValue } else { entries.remove(at: index) }
             } else if let newValue {
                 entries.append((key, newValue))
             }
         }
+    }
+
+    /// Where `key` is. Lengths are compared first: most keys differ in length, and a length is stored
+    /// while comparing text reads the bytes of both.
+    private func index(of key: String) -> Int? {
+        let length = key.utf8.count
+        return entries.firstIndex { $0.key.utf8.count == length && $0.key == key }
     }
 
     /// Sets `key` to `count` when the count is known; nothing otherwise.

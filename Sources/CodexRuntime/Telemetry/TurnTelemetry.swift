@@ -35,9 +35,11 @@ enum TurnTelemetry {
         if let output, let content = span.telemetry.content(output) { attributes["gen_ai.output.messages"] = content }
         span.setAttributes(attributes)
         if let failureCode { span.recordFailure(code: failureCode) }
-        span.telemetry.metrics.apply([
-            .add(.turns, 1, ["codexkit.turn.outcome": .string(outcome)]), .set(.eventQueueHighWater, Double(eventQueuePeak), [:]),
-        ])
+        let metrics = span.telemetry.metrics
+        let series = metrics.handles(memo: AgentMetrics.MemoKey("turn", outcome)) {
+            [(.turns, ["codexkit.turn.outcome": .string(outcome)]), (.eventQueueHighWater, [:])]
+        }
+        metrics.apply(bound: [.add(series.first ?? nil, 1), .set(series.last ?? nil, Double(eventQueuePeak))])
         span.end()
     }
 

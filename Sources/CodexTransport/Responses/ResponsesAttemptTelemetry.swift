@@ -8,6 +8,8 @@ import Synchronization
 final class ResponsesAttemptTelemetry: Sendable {
     let span: AgentSpan
     private let model: String?
+    /// The series a successful request updates, located once per model: see ``Series``.
+    private let series: [AgentMetrics.Handle?]
     /// Set by the first end: a later one (an interruption after the completion) records nothing.
     private let ended = Atomic<Bool>(false)
 
@@ -25,6 +27,45 @@ final class ResponsesAttemptTelemetry: Sendable {
         if let port = server.port { attributes["server.port"] = .int(Int64(port)) }
         model = stream.model
         span = parent.child(stream.model.map { "chat \($0)" } ?? "chat", kind: .client, attributes: attributes)
+        series = Self.series(of: span.telemetry.metrics, model: stream.model)
+    }
+
+    /// The series of ``series(of:model:)``, by position.
+    private enum Series: Int, CaseIterable {
+        case timeToFirstChunk, duration, usageInput, usageOutput
+        case tokensInput, tokensCachedInput, tokensCacheWriteInput, tokensOutput, tokensReasoningOutput
+    }
+
+    /// Handles for the series a successful request of `model` updates, in ``Series`` order: made once per
+    /// model and metrics, so a request's end hashes no attribute set.
+    private static func series(of metrics: AgentMetrics, model: String?) -> [AgentMetrics.Handle?] {
+        metrics.handles(memo: AgentMetrics.MemoKey("chat", model)) {
+            let base = baseAttributes(model: model)
+            let modelValue = AgentTelemetryValue.string(model ?? "unknown")
+            return Series.allCases.map { series -> (AgentMetricInstrument, AgentTelemetryAttributes) in
+                var attributes = base
+                switch series {
+                case .timeToFirstChunk: return (.timeToFirstChunk, base)
+                case .duration: return (.operationDuration, base)
+                case .usageInput, .usageOutput:
+                    attributes["gen_ai.token.type"] = .string(series == .usageInput ? "input" : "output")
+                    return (.tokenUsage, attributes)
+                case .tokensInput, .tokensCachedInput, .tokensCacheWriteInput, .tokensOutput, .tokensReasoningOutput:
+                    let kind = switch series {
+                    case .tokensInput: "input"
+                    case .tokensCachedInput: "cached_input"
+                    case .tokensCacheWriteInput: "cache_write_input"
+                    case .tokensOutput: "output"
+                    default: "reasoning_output"
+                    }
+                    return (.tokens, ["codexkit.token.type": .string(kind), "gen_ai.request.model": modelValue])
+                }
+            }
+        }
+    }
+
+    private func handle(_ which: Series) -> AgentMetrics.Handle? {
+        which.rawValue < series.count ? series[which.rawValue] : nil
     }
 
     /// The `traceparent` to send, when the host allowed it.
@@ -51,7 +92,7 @@ final class ResponsesAttemptTelemetry: Sendable {
         guard span.attribute("codexkit.response.time_to_first_token") == nil else { return }
         let seconds = secondsSinceStart()
         span.setAttribute("codexkit.response.time_to_first_token", .double(seconds))
-        span.telemetry.metrics.record(.timeToFirstChunk, seconds, attributes: baseAttributes())
+        span.telemetry.metrics.apply(bound: [.record(handle(.timeToFirstChunk), seconds)])
     }
 
     /// Ends the span for a completed response, with its usage.
@@ -63,27 +104,27 @@ final class ResponsesAttemptTelemetry: Sendable {
         if let status = info.status { attributes["gen_ai.response.finish_reasons"] = .strings([status]) }
         AgentTelemetryAttributes.addUsage(info.usage, to: &attributes)
         span.setAttributes(attributes)
-        var updates: [AgentMetrics.Update] = []
+        var updates: [AgentMetrics.BoundUpdate] = []
         if let usage = info.usage {
             updates.reserveCapacity(8)
-            var tokenAttributes = baseAttributes()
-            for (type, count) in [("input", usage.inputTokens), ("output", usage.outputTokens)] {
-                guard let count else { continue }
-                tokenAttributes["gen_ai.token.type"] = .string(type)
-                updates.append(.record(.tokenUsage, Double(count), tokenAttributes))
-            }
-            let kinds: [(String, Int?)] = [
-                ("input", usage.inputTokens), ("cached_input", usage.cachedInputTokens), ("cache_write_input", usage.cacheWriteInputTokens),
-                ("output", usage.outputTokens), ("reasoning_output", usage.reasoningOutputTokens),
+            let counts: [(Series, Int?)] = [
+                (.usageInput, usage.inputTokens), (.usageOutput, usage.outputTokens),
+                (.tokensInput, usage.inputTokens), (.tokensCachedInput, usage.cachedInputTokens),
+                (.tokensCacheWriteInput, usage.cacheWriteInputTokens), (.tokensOutput, usage.outputTokens),
+                (.tokensReasoningOutput, usage.reasoningOutputTokens),
             ]
-            let model = AgentTelemetryValue.string(model ?? "unknown")
-            for (kind, count) in kinds {
+            for (series, count) in counts {
                 guard let count else { continue }
-                updates.append(.add(.tokens, count, ["codexkit.token.type": .string(kind), "gen_ai.request.model": model]))
+                switch series {
+                case .usageInput, .usageOutput: updates.append(.record(handle(series), Double(count)))
+                default: updates.append(.add(handle(series), count))
+                }
             }
         }
         span.setStatus(.ok)
-        finish(errorType: nil, with: updates)
+        updates.append(.record(handle(.duration), secondsSinceStart()))
+        span.telemetry.metrics.apply(bound: updates)
+        span.end()
     }
 
     /// Ends the span for a failed attempt.
@@ -96,17 +137,13 @@ final class ResponsesAttemptTelemetry: Sendable {
         if let status = (failure as? AgentRuntimeError)?.http?.statusCode { span.setAttribute("http.response.status_code", .int(Int64(status))) }
         span.setAttribute("codexkit.request.will_retry", .bool(willRetry))
         span.recordFailure(code: code)
-        finish(errorType: code, with: [])
-    }
-
-    private func finish(errorType: String?, with updates: [AgentMetrics.Update]) {
-        var attributes = baseAttributes()
-        if let errorType { attributes["error.type"] = .string(errorType) }
-        span.telemetry.metrics.apply(updates + [.record(.operationDuration, secondsSinceStart(), attributes)])
+        var attributes = Self.baseAttributes(model: model)
+        attributes["error.type"] = .string(code)
+        span.telemetry.metrics.record(.operationDuration, secondsSinceStart(), attributes: attributes)
         span.end()
     }
 
-    private func baseAttributes() -> AgentTelemetryAttributes {
+    private static func baseAttributes(model: String?) -> AgentTelemetryAttributes {
         var attributes: AgentTelemetryAttributes = ["gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai"]
         if let model { attributes["gen_ai.request.model"] = .string(model) }
         return attributes
