@@ -173,7 +173,7 @@ public final class AgentMetrics: Sendable {
     }
 
     /// The most lists ``handles(memo:_:)`` keeps; past it, lists are made again on each call.
-    static let memoLimit = 256
+    package static let memoLimit = 256
 
     /// Handles for the series `series` lists, in its order, made once per `key` and kept: what a model
     /// request records at its end costs one lookup of `key` instead of a hash of every attribute set.
