@@ -72,6 +72,16 @@ public final class AgentSpan: Sendable {
         }
     }
 
+    /// Changes the attributes in place under one lock (and, when `status` is given, sets it): what the
+    /// SDK's own spans use to add a response's attributes without building a list first.
+    package func updateAttributes(status: AgentSpanStatus? = nil, _ body: (inout AgentTelemetryAttributes) -> Void) {
+        state.withLock { state in
+            guard !state.ended else { return }
+            body(&state.attributes)
+            if let status { state.status = status }
+        }
+    }
+
     /// Sets an attribute to an optional count: nothing when the count is unknown.
     public func setAttribute(_ key: String, count: Int?) {
         guard let count else { return }

@@ -77,6 +77,11 @@ public struct AgentTelemetryAttributes: Sendable, Hashable, Sequence, Expressibl
         self[key] = .int(Int64(count))
     }
 
+    /// Makes room for `capacity` attributes in all, so that setting that many allocates once.
+    public mutating func reserveCapacity(_ capacity: Int) {
+        entries.reserveCapacity(capacity)
+    }
+
     /// How many attributes there are.
     public var count: Int { entries.count }
 

@@ -9,14 +9,15 @@ enum TurnTelemetry {
     /// Starts a turn's span (a child of the host's parent, if any), or `nil` without telemetry.
     static func start(_ plan: TurnPlan, telemetry: AgentTelemetry?) -> AgentSpan? {
         guard let telemetry else { return nil }
-        var attributes: AgentTelemetryAttributes = [
-            "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.provider.name": providerName,
-            "gen_ai.conversation.id": .string(plan.threadID.rawValue),
-            "gen_ai.request.model": .string(plan.backendRequest.model.rawValue),
-            "codexkit.turn.id": .string(plan.turnID.rawValue),
-            "codexkit.turn.execution_mode": .string(plan.persistent ? "threaded" : "ephemeral"),
-        ]
+        var attributes = AgentTelemetryAttributes()
+        // Room for what the span ends with (the turn's, its outcome's and its usage's), allocated once.
+        attributes.reserveCapacity(20)
+        attributes["gen_ai.operation.name"] = "invoke_agent"
+        attributes["gen_ai.provider.name"] = providerName
+        attributes["gen_ai.conversation.id"] = .string(plan.threadID.rawValue)
+        attributes["gen_ai.request.model"] = .string(plan.backendRequest.model.rawValue)
+        attributes["codexkit.turn.id"] = .string(plan.turnID.rawValue)
+        attributes["codexkit.turn.execution_mode"] = .string(plan.persistent ? "threaded" : "ephemeral")
         if let effort = plan.backendRequest.reasoningEffort { attributes["codexkit.request.reasoning_effort"] = .string(effort.rawValue) }
         if plan.durability != nil { attributes["codexkit.turn.durable"] = true }
         if let content = telemetry.content(plan.backendRequest.request.text) { attributes["gen_ai.input.messages"] = content }
@@ -30,10 +31,12 @@ enum TurnTelemetry {
         eventQueuePeak: Int
     ) {
         guard let span else { return }
-        var attributes: AgentTelemetryAttributes = ["codexkit.turn.outcome": .string(outcome)]
-        AgentTelemetryAttributes.addUsage(usage, to: &attributes)
-        if let output, let content = span.telemetry.content(output) { attributes["gen_ai.output.messages"] = content }
-        span.setAttributes(attributes)
+        let content = output.flatMap { span.telemetry.content($0) }
+        span.updateAttributes { attributes in
+            attributes["codexkit.turn.outcome"] = .string(outcome)
+            AgentTelemetryAttributes.addUsage(usage, to: &attributes)
+            if let content { attributes["gen_ai.output.messages"] = content }
+        }
         if let failureCode { span.recordFailure(code: failureCode) }
         let metrics = span.telemetry.metrics
         let series = metrics.handles(memo: AgentMetrics.MemoKey("turn", outcome)) {

@@ -16,12 +16,13 @@ final class ResponsesAttemptTelemetry: Sendable {
     init?(stream: ResponsesEventStream, number: Int) {
         guard let parent = AgentSpan.current else { return nil }
         let server = stream.client.server
-        var attributes: AgentTelemetryAttributes = [
-            "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": "openai",
-            "codexkit.request.attempt": .int(Int64(number)),
-            "codexkit.request.maximum_attempts": .int(Int64(stream.client.configuration.retryPolicy.maximumAttempts)),
-        ]
+        var attributes = AgentTelemetryAttributes()
+        // Room for what the span ends with (the request's, the response's and the usage's), allocated once.
+        attributes.reserveCapacity(24)
+        attributes["gen_ai.operation.name"] = "chat"
+        attributes["gen_ai.provider.name"] = "openai"
+        attributes["codexkit.request.attempt"] = .int(Int64(number))
+        attributes["codexkit.request.maximum_attempts"] = .int(Int64(stream.client.configuration.retryPolicy.maximumAttempts))
         if let model = stream.model { attributes["gen_ai.request.model"] = .string(model) }
         if let host = server.host { attributes["server.address"] = .string(host) }
         if let port = server.port { attributes["server.port"] = .int(Int64(port)) }
@@ -80,11 +81,30 @@ final class ResponsesAttemptTelemetry: Sendable {
         if let requestID = Self.safe(requestID, secrets: secrets) { span.setAttribute("codexkit.provider.request_id", .string(requestID)) }
     }
 
-    /// `text` unless it contains a secret of 8 characters or more (compared without regard to case).
+    /// `text` unless it contains a secret of 8 bytes (UTF-8) or more, compared without regard to case.
     static func safe(_ text: String?, secrets: [String]) -> String? {
         guard let text else { return nil }
-        let lowered = text.lowercased()
-        return secrets.contains { $0.count >= 8 && lowered.contains($0.lowercased()) } ? nil : text
+        return secrets.contains { $0.utf8.count >= 8 && contains(text, caseInsensitive: $0) } ? nil : text
+    }
+
+    /// Whether `text` contains `secret`, compared without regard to case: byte by byte when both are
+    /// ASCII (no copies), through `lowercased()` otherwise.
+    static func contains(_ text: String, caseInsensitive secret: String) -> Bool {
+        let found = text.utf8.withContiguousStorageIfAvailable { text in
+            secret.utf8.withContiguousStorageIfAvailable { secret -> Bool? in
+                guard text.allSatisfy({ $0 < 0x80 }), secret.allSatisfy({ $0 < 0x80 }) else { return nil }
+                guard secret.count <= text.count else { return false }
+                func lower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+                for start in 0...(text.count - secret.count) {
+                    var index = 0
+                    while index < secret.count, lower(text[start + index]) == lower(secret[index]) { index += 1 }
+                    if index == secret.count { return true }
+                }
+                return false
+            } ?? nil
+        } ?? nil
+        if let found { return found }
+        return text.lowercased().contains(secret.lowercased())
     }
 
     /// Notes the first output of the response.
@@ -98,12 +118,14 @@ final class ResponsesAttemptTelemetry: Sendable {
     /// Ends the span for a completed response, with its usage.
     func complete(_ info: ResponsesResponseInfo) {
         guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        var attributes = AgentTelemetryAttributes()
-        if let id = info.id { attributes["gen_ai.response.id"] = .string(id) }
-        if let served = info.model { attributes["gen_ai.response.model"] = .string(served) }
-        if let status = info.status { attributes["gen_ai.response.finish_reasons"] = .strings([status]) }
-        AgentTelemetryAttributes.addUsage(info.usage, to: &attributes)
-        span.setAttributes(attributes)
+        span.updateAttributes(status: .ok) { attributes in
+            if let id = info.id { attributes["gen_ai.response.id"] = .string(id) }
+            if let served = info.model { attributes["gen_ai.response.model"] = .string(served) }
+            if let status = info.status {
+                attributes["gen_ai.response.finish_reasons"] = status == "completed" ? Self.completedReasons : .strings([status])
+            }
+            AgentTelemetryAttributes.addUsage(info.usage, to: &attributes)
+        }
         var updates: [AgentMetrics.BoundUpdate] = []
         if let usage = info.usage {
             updates.reserveCapacity(8)
@@ -121,11 +143,13 @@ final class ResponsesAttemptTelemetry: Sendable {
                 }
             }
         }
-        span.setStatus(.ok)
         updates.append(.record(handle(.duration), secondsSinceStart()))
         span.telemetry.metrics.apply(bound: updates)
         span.end()
     }
+
+    /// `gen_ai.response.finish_reasons` of a completed response, made once.
+    private static let completedReasons = AgentTelemetryValue.strings(["completed"])
 
     /// Ends the span for a failed attempt.
     func end(failure: any Error, willRetry: Bool, secrets: [String]) {
