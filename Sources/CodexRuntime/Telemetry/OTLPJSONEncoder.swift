@@ -58,13 +58,13 @@ enum OTLPJSONEncoder {
 
     private static func write(_ span: AgentSpanData, _ sink: inout CanonicalJSONSink) {
         sink.ascii(#"{"traceId":""#)
-        hex(span.context.traceHigh, &sink)
-        hex(span.context.traceLow, &sink)
+        sink.hex(span.context.traceHigh)
+        sink.hex(span.context.traceLow)
         sink.ascii(#"","spanId":""#)
-        hex(span.context.spanValue, &sink)
+        sink.hex(span.context.spanValue)
         if let parent = span.parentID {
             sink.ascii(#"","parentSpanId":""#)
-            hex(parent, &sink)
+            sink.hex(parent)
         }
         sink.ascii(#"","name":"#)
         string(span.name, &sink)
@@ -214,12 +214,5 @@ enum OTLPJSONEncoder {
 
     private static func double(_ value: Double, _ sink: inout CanonicalJSONSink) {
         sink.number(JSONNumber(value) ?? 0)
-    }
-
-    /// 16 lowercase hex digits of a big-endian word.
-    private static func hex(_ word: UInt64, _ sink: inout CanonicalJSONSink) {
-        for shift in stride(from: 60, through: 0, by: -4) {
-            sink.byte(CanonicalJSONSink.hexDigit(UInt8(truncatingIfNeeded: word >> UInt64(shift)) & 0x0F))
-        }
     }
 }

@@ -68,14 +68,43 @@ package struct CanonicalJSONSink: ~Copyable {
             bytes(content)
         } else {
             var runStart = 0
-            for (offset, byte) in content.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                bytes(UnsafeBufferPointer(rebasing: content[runStart..<offset]))
-                escape(byte)
-                runStart = offset + 1
+            while true {
+                let next = Self.firstEscape(in: content, from: runStart)
+                bytes(UnsafeBufferPointer(rebasing: content[runStart..<next]))
+                guard next < content.count else { break }
+                escape(content[next])
+                runStart = next + 1
             }
-            bytes(UnsafeBufferPointer(rebasing: content[runStart...]))
         }
         byte(UInt8(ascii: "\""))
+    }
+
+    /// The offset of the first byte at or after `start` that must be escaped (`"`, `\\` or a control
+    /// character), or `content.count`. Eight bytes are tested at a time: for a word `x`,
+    /// `(x - 0x0101…01 × n) & ~x & 0x8080…80` is non-zero exactly when some byte of `x` is below `n`
+    /// (n ≤ 128), and a byte equal to `c` is a zero byte of `x ^ (0x0101…01 × c)`. A word with a hit is
+    /// then read byte by byte.
+    package static func firstEscape(in content: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var offset = start
+        let count = content.count
+        if let base = content.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            while offset + 8 <= count {
+                let word = UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
+                let quote = word ^ (ones &* 0x22)
+                let backslash = word ^ (ones &* 0x5C)
+                let hits = ((word &- ones &* 0x20) & ~word) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+                if hits & highs != 0 { break }
+                offset += 8
+            }
+        }
+        while offset < count {
+            let byte = content[offset]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C { return offset }
+            offset += 1
+        }
+        return count
     }
 
     private mutating func escape(_ character: UInt8) {
@@ -93,6 +122,15 @@ package struct CanonicalJSONSink: ~Copyable {
             byte(Self.hexDigit(character >> 4))
             byte(Self.hexDigit(character & 0x0F))
         }
+    }
+
+    /// The 16 lowercase hex digits of `word`, most significant first (no quotes).
+    package mutating func hex(_ word: UInt64) {
+        if storage.count - count < 16 { flush() }
+        for index in 0..<16 {
+            storage[count + index] = Self.hexDigit(UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * index)) & 0x0F)
+        }
+        count += 16
     }
 
     /// The lowercase hex digit of a nibble (0…15).

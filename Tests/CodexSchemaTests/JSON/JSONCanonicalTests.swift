@@ -101,3 +101,36 @@ import Testing
         #expect(JSONValue.object(sorted).canonicalBytes() == JSONValue.object(object).canonicalBytes())
     }
 }
+
+/// The word-at-a-time search for the next byte to escape, against a byte-by-byte reference: every byte
+/// value at every position of a run longer than two words, found from every start.
+@Suite struct CanonicalJSONEscapeSearchTests {
+    private func reference(_ bytes: [UInt8], from start: Int) -> Int {
+        bytes[start...].firstIndex { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } ?? bytes.count
+    }
+
+    @Test func everyByteAtEveryPositionIsFoundWhereTheReferenceFindsIt() {
+        var checked = 0
+        for filler in [UInt8(ascii: "a"), 0x7F, 0xC3, 0xFF, 0x20, 0x21, 0x5B, 0x5D] {
+            for byte in UInt8.min...UInt8.max {
+                for position in 0..<19 {
+                    var bytes = [UInt8](repeating: filler, count: 19)
+                    bytes[position] = byte
+                    for start in [0, 1, 7, 8, 9, position, min(position + 1, 19)] {
+                        let found = bytes.withUnsafeBufferPointer { CanonicalJSONSink.firstEscape(in: $0, from: start) }
+                        #expect(found == reference(bytes, from: start), "byte \(byte) at \(position) in \(filler)s from \(start)")
+                        checked += 1
+                    }
+                }
+            }
+        }
+        #expect(checked == 8 * 256 * 19 * 7)
+    }
+
+    @Test func aStringWithEscapesInEveryWordKeepsItsOtherBytes() {
+        let text = String(repeating: "abc\"def\\ghi\u{01}jklmnopé", count: 9)
+        var expected = ""
+        for _ in 0..<9 { expected += #"abc\"def\\ghi\u0001jklmnopé"# }
+        #expect(JSONValue.string(text).canonicalString() == "\"" + expected + "\"")
+    }
+}
