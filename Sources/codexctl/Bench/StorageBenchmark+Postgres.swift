@@ -20,7 +20,7 @@ extension StorageBenchmark {
             try await store.upsertThread(AgentThread(id: rawThread))
             let raw = try PostgresBaseline.InsertLoop(connectionString: connectionString, schema: schema, threadID: rawThread.rawValue)
             let clock = ContinuousClock()
-            let (storeSeconds, rawSeconds, round) = try await interleavedAppends(all, rows: rows, perTransaction: perTransaction, into: store, thread: storeThread) {
+            let (storeSeconds, rawSeconds, _, round) = try await interleavedAppends(all, rows: rows, perTransaction: perTransaction, into: store, thread: storeThread) {
                 try raw.insert($0, perTransaction: perTransaction)
             }
             report.results.append(BenchResult(
