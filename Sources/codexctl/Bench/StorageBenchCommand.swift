@@ -12,7 +12,8 @@ enum StorageBenchCommand: CLICommand {
         overview: """
         Append realistic history items (~300 bytes: user and assistant messages, function calls and outputs) one \
         transaction per item and 10 per transaction, in about ten rounds alternating with the raw loop, restore a 10,000-item thread and page through it, each next to a \
-        raw prepared-statement loop doing the same inserts or selects in the same run, plus the cost of an empty append; restore also next to a raw select \
+        raw prepared-statement loop doing the same inserts or selects in the same run, plus the cost of an empty append; appends also next to the raw loop \
+        with each transaction handed to a queue and awaited, as the store runs its writes; restore also next to a raw select \
         that decodes and keeps every row with the store's row decoder. WAL, synchronous=FULL. With --postgres, the same \
         appends and restore on the PostgreSQL store next to raw libpq prepared-statement loops on the same server.
         """,
