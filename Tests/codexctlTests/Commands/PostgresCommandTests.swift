@@ -84,11 +84,16 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         let object = try JSONValue(parsing: Array(result.stdout.utf8))
         let results = object["results"]?.arrayValue ?? []
-        #expect(results.compactMap { $0["name"]?.stringValue } == ["postgres append", "postgres append", "postgres restore", "postgres restore"])
-        #expect(results.compactMap { $0["baseline"]?["name"]?.stringValue } == [
-            "raw libpq prepared-statement loop", "raw libpq prepared-statement loop", "raw libpq select of the same rows (no decoding)",
-            "raw libpq select decoding each row into a kept item (the store's row decoder)",
+        #expect(results.compactMap { $0["name"]?.stringValue } == [
+            "postgres append", "postgres append", "postgres append", "postgres append", "postgres restore", "postgres restore",
         ])
+        #expect(results.compactMap { $0["baseline"]?["name"]?.stringValue } == [
+            "raw libpq prepared-statement loop", "raw libpq loop, handed off", "raw libpq prepared-statement loop", "raw libpq loop, handed off",
+            "raw libpq select of the same rows (no decoding)", "raw libpq select decoding each row into a kept item (the store's row decoder)",
+        ])
+        // Each append figure and each of its baselines is a rate that was measured.
+        let rates = results.prefix(4).flatMap { [$0["value"]?.numberValue?.doubleValue, $0["baseline"]?["value"]?.numberValue?.doubleValue] }
+        #expect(rates.count == 8 && rates.allSatisfy { ($0 ?? 0) > 0 && ($0 ?? 0).isFinite })
         // The scratch schema is gone afterwards.
         #expect(try await cluster.psql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'codexkit_bench_%'").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
         let refused = try await CommandRunner.codexctl(["bench", "storage", "--postgres-only"])
