@@ -6,8 +6,20 @@ public struct AgentEventStream<Element: Sendable>: AsyncSequence, Sendable {
     /// consumer is gone.
     final class Consumer: Sendable {
         let channel: AgentEventChannel<Element>
-        init(_ channel: AgentEventChannel<Element>) { self.channel = channel }
-        deinit { channel.cancelConsumer() }
+        /// The channel's `next()` and `cancelConsumer()`, bound where the runtime makes the stream, in
+        /// code compiled for its element type. A host iterates from another module, where only the
+        /// generic entry points are visible: through these it reaches the channel's code compiled for
+        /// `AgentEvent` instead of running it generically (which looks up type metadata on every call).
+        let nextElement: @Sendable () async throws -> Element?
+        let cancel: @Sendable () -> Void
+
+        init(_ channel: AgentEventChannel<Element>) {
+            self.channel = channel
+            nextElement = { try await channel.next() }
+            cancel = { channel.cancelConsumer() }
+        }
+
+        deinit { cancel() }
     }
 
     let consumer: Consumer
@@ -27,7 +39,7 @@ public struct AgentEventStream<Element: Sendable>: AsyncSequence, Sendable {
 
         /// The next event, `nil` at the end, or the stream's failure.
         public mutating func next() async throws -> Element? {
-            try await consumer.channel.next()
+            try await consumer.nextElement()
         }
     }
 }
