@@ -7,13 +7,12 @@ import Foundation
 package enum PostgresBaseline {
     /// The raw insert loop: one connection kept open across the rounds of a run, as the store keeps its
     /// pool's.
-    // @unchecked: one caller at a time; the handed-off loop runs each transaction on its serial queue
-    // while that caller waits for it, so the connection is never used from two threads at once.
+    // @unchecked: used by one caller at a time; the bench's handed-off rounds run its transactions on a
+    // serial queue while that caller waits, so the connection is never used from two threads at once.
     package final class InsertLoop: @unchecked Sendable {
         private let connection: PostgresConnection
         private let threadID: String
         private var position: Int64 = 0
-        private let queue = DispatchQueue(label: "codexkit.bench.raw-postgres-writer")
 
         /// Connects to the store's database and schema; `threadID` must exist (the bench creates it
         /// through the store).
@@ -32,42 +31,18 @@ package enum PostgresBaseline {
             var index = rows.startIndex
             while index < rows.endIndex {
                 let end = min(rows.endIndex, index + perTransaction)
-                try insertTransaction(rows[index..<end])
+                try connection.execute("BEGIN")
+                for row in rows[index..<end] {
+                    position += 1
+                    try connection.run(
+                        "INSERT INTO history_items(thread_id, position, kind, body) VALUES ($1, $2, $3, $4)",
+                        [.text(threadID), .integer(position), .text(row.kind), .bytes(row.body)]
+                    )
+                }
+                try connection.execute("COMMIT")
                 index = end
             }
             return (clock.now - started).inSeconds
-        }
-
-        /// The same inserts with each transaction handed to a serial queue and awaited through a
-        /// continuation, as the store runs its calls (off the caller's thread): the floor of that
-        /// threading, with none of the store's own work.
-        package func insertHandedOff(_ rows: ArraySlice<(kind: String, body: [UInt8])>, perTransaction: Int) async throws -> Double {
-            let clock = ContinuousClock()
-            let started = clock.now
-            var index = rows.startIndex
-            while index < rows.endIndex {
-                let batch = rows[index..<min(rows.endIndex, index + perTransaction)]
-                let outcome: Result<Void, PostgresStoreError> = await withCheckedContinuation { continuation in
-                    queue.async {
-                        continuation.resume(returning: Result { () throws(PostgresStoreError) in try self.insertTransaction(batch) })
-                    }
-                }
-                try outcome.get()
-                index += batch.count
-            }
-            return (clock.now - started).inSeconds
-        }
-
-        private func insertTransaction(_ batch: ArraySlice<(kind: String, body: [UInt8])>) throws(PostgresStoreError) {
-            try connection.execute("BEGIN")
-            for row in batch {
-                position += 1
-                try connection.run(
-                    "INSERT INTO history_items(thread_id, position, kind, body) VALUES ($1, $2, $3, $4)",
-                    [.text(threadID), .integer(position), .text(row.kind), .bytes(row.body)]
-                )
-            }
-            try connection.execute("COMMIT")
         }
     }
 

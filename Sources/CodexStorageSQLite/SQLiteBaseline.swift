@@ -8,13 +8,12 @@ package enum SQLiteBaseline {
     /// The raw insert loop: one connection to the database at `path` (created when missing), kept open
     /// across the rounds of a run the way the store keeps its own, writing the store's keys and columns
     /// byte for byte.
-    // @unchecked: one caller at a time; the handed-off loop runs each transaction on its serial queue
-    // while that caller waits for it, so the connection is never used from two threads at once.
+    // @unchecked: used by one caller at a time; the bench's handed-off rounds run its transactions on a
+    // serial queue while that caller waits, so the connection is never used from two threads at once.
     package final class InsertLoop: @unchecked Sendable {
         private let connection: SQLiteConnection
         private let threadID: String
         private var position: Int64 = 0
-        private let queue = DispatchQueue(label: "codexkit.bench.raw-writer")
 
         /// Opens (creating when missing) the database at `path` with the store's settings.
         /// - Throws: ``SQLiteStoreError``.
@@ -34,7 +33,15 @@ package enum SQLiteBaseline {
             let started = clock.now
             var index = rows.startIndex
             while index < rows.endIndex {
-                try insertTransaction(rows[index..<min(rows.endIndex, index + max(1, perTransaction))])
+                try connection.execute("BEGIN IMMEDIATE")
+                for row in rows[index..<min(rows.endIndex, index + max(1, perTransaction))] {
+                    position += 1
+                    try connection.run(
+                        "INSERT INTO raw_items(thread_id, position, kind, body) VALUES (?, ?, ?, ?)",
+                        [.text(threadID), .integer(position), .text(row.kind), .blob(row.body)]
+                    )
+                }
+                try connection.execute("COMMIT")
                 index += max(1, perTransaction)
             }
             return (clock.now - started).inSeconds
@@ -42,38 +49,6 @@ package enum SQLiteBaseline {
 
         /// Moves the write-ahead log into the database file, as the store's own checkpoint does.
         /// - Throws: ``SQLiteStoreError``.
-        /// The same inserts with each transaction handed to a serial queue and awaited through a
-        /// continuation, as the store runs its writes (off the caller's thread): the floor of that
-        /// threading, with none of the store's own work.
-        package func insertHandedOff(_ rows: ArraySlice<(kind: String, body: [UInt8])>, perTransaction: Int) async throws -> Double {
-            let clock = ContinuousClock()
-            let started = clock.now
-            var index = rows.startIndex
-            while index < rows.endIndex {
-                let batch = rows[index..<min(rows.endIndex, index + max(1, perTransaction))]
-                let outcome: Result<Void, SQLiteStoreError> = await withCheckedContinuation { continuation in
-                    queue.async {
-                        continuation.resume(returning: Result { () throws(SQLiteStoreError) in try self.insertTransaction(batch) })
-                    }
-                }
-                try outcome.get()
-                index += max(1, perTransaction)
-            }
-            return (clock.now - started).inSeconds
-        }
-
-        private func insertTransaction(_ batch: ArraySlice<(kind: String, body: [UInt8])>) throws(SQLiteStoreError) {
-            try connection.execute("BEGIN IMMEDIATE")
-            for row in batch {
-                position += 1
-                try connection.run(
-                    "INSERT INTO raw_items(thread_id, position, kind, body) VALUES (?, ?, ?, ?)",
-                    [.text(threadID), .integer(position), .text(row.kind), .blob(row.body)]
-                )
-            }
-            try connection.execute("COMMIT")
-        }
-
         package func checkpoint() throws {
             try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }

@@ -25,7 +25,9 @@ extension StorageBenchmark {
             let clock = ContinuousClock()
             let (storeSeconds, rawSeconds, handedOffSeconds, round) = try await interleavedAppends(
                 all, rows: rows, perTransaction: perTransaction, into: store, thread: storeThread,
-                handedOff: { try await handedOff.insertHandedOff($0, perTransaction: perTransaction) }
+                handedOff: { rows in
+                    try await Self.handedOff(rows, perTransaction: perTransaction) { _ = try handedOff.insert($0, perTransaction: perTransaction) }
+                }
             ) {
                 try raw.insert($0, perTransaction: perTransaction)
             }
