@@ -177,7 +177,8 @@ public final class AgentMetrics: Sendable {
 
     /// Handles for the series `series` lists, in its order, made once per `key` and kept: what a model
     /// request records at its end costs one lookup of `key` instead of a hash of every attribute set.
-    /// A series is not exported until it is updated.
+    /// A series is not exported until it is updated, but making its handle fixes its instrument's kind
+    /// (a later update of that name with another kind is ignored, as after a first update).
     package func handles(memo key: MemoKey, _ series: () -> [(AgentMetricInstrument, AgentTelemetryAttributes)]) -> [Handle?] {
         if let known = state.withLock({ $0.memo[key] }) { return known }
         let wanted = series()
@@ -233,9 +234,17 @@ public final class AgentMetrics: Sendable {
         case set(Double)
     }
 
-    /// Applies `change` to the series at `index` in place. The first change puts the series (and, the
-    /// first time, its instrument) in the export order.
+    /// Applies `change` to the series at `index` in place, when it suits the series' kind (an addition
+    /// to a counter, an observation to a histogram, a value to a gauge or high-water mark; anything else
+    /// is ignored). The first change puts the series (and, the first time, its instrument) in the export
+    /// order.
     private static func change(_ change: Change, at index: Int, in state: inout State) {
+        let kind = state.series[index].kind
+        switch change {
+        case .add: guard kind == .counter else { return }
+        case .record: guard case .histogram = kind else { return }
+        case .set: guard kind == .gauge || kind == .highWater else { return }
+        }
         if !state.series[index].used {
             state.series[index].used = true
             state.order.append(index)
@@ -246,7 +255,7 @@ public final class AgentMetrics: Sendable {
         case .add(let value):
             state.series[index].count &+= Int64(value)
         case .record(let value):
-            guard case .histogram(let bounds) = state.series[index].kind else { return }
+            guard case .histogram(let bounds) = kind else { return }
             let bucket = bounds.firstIndex { value <= $0 } ?? bounds.count
             if state.series[index].buckets.isEmpty { state.series[index].buckets = [UInt64](repeating: 0, count: bounds.count + 1) }
             state.series[index].buckets[bucket] += 1
@@ -255,8 +264,7 @@ public final class AgentMetrics: Sendable {
             state.series[index].low = Swift.min(state.series[index].low, value)
             state.series[index].high = Swift.max(state.series[index].high, value)
         case .set(let value):
-            let keepsHighest = state.series[index].kind == .highWater
-            state.series[index].gauge = keepsHighest && state.series[index].count > 0 ? Swift.max(state.series[index].gauge, value) : value
+            state.series[index].gauge = kind == .highWater && state.series[index].count > 0 ? Swift.max(state.series[index].gauge, value) : value
             state.series[index].count = 1
         }
     }

@@ -64,11 +64,9 @@ public struct AgentTelemetryAttributes: Sendable, Hashable, Sequence, Expressibl
         }
     }
 
-    /// Where `key` is. Lengths are compared first: most keys differ in length, and a length is stored
-    /// while comparing text reads the bytes of both.
+    /// Where `key` is.
     private func index(of key: String) -> Int? {
-        let length = key.utf8.count
-        return entries.firstIndex { $0.key.utf8.count == length && $0.key == key }
+        entries.firstIndex { $0.key == key }
     }
 
     /// Sets `key` to `count` when the count is known; nothing otherwise.

@@ -10,7 +10,8 @@ extension RuntimeBenchmark {
     /// and metrics exported over OTLP/HTTP to a loopback collector that accepts everything, the export's
     /// own CPU included) next to the same turns with it off, in alternating rounds of the same run. The
     /// SDK's CPU is the round's process CPU less that of the same HTTP exchanges alone (the loopback model
-    /// server runs in this process). The ratio is the median of the rounds' own ratios (each round runs
+    /// server runs in this process) and, for the export, less the collector's own CPU (read on its
+    /// connection threads; the exporter keeps one connection, so one thread does nearly all of it). The ratio is the median of the rounds' own ratios (each round runs
     /// every variant back to back), which keeps drift in the machine's load out of it; a second runtime
     /// with telemetry off gives the noise floor. Each runtime has a backend and HTTP client of its own.
     func measureTelemetry(into report: inout BenchReport, rounds: Int = 40, turnsPerRound: Int = 100) async throws {

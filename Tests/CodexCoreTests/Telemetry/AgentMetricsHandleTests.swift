@@ -109,3 +109,28 @@ import Testing
         #expect(points.map { $0.attributes["gen_ai.request.model"] } == [.string("m\(AgentMetrics.memoLimit)"), .string("m0")])
     }
 }
+
+/// A change that does not suit a series' kind is ignored, whether it names the series or goes through a
+/// handle: it neither changes the value nor makes the series exported.
+@Suite struct AgentMetricsKindTests {
+    @Test func additionsGoToCountersObservationsToHistogramsValuesToGauges() {
+        let metrics = AgentTelemetry(exporter: InMemoryTelemetryExporter()).metrics
+        let none = AgentTelemetryAttributes()
+        let handles = metrics.handles(memo: AgentMetrics.MemoKey("kinds", nil)) {
+            [(.turns, none), (.tokenUsage, none), (.eventQueueHighWater, none)]
+        }
+        metrics.apply(bound: [.set(handles[0], 5), .record(handles[0], 1), .add(handles[1], 3), .set(handles[1], 2), .add(handles[2], 4), .record(handles[2], 1)])
+        metrics.set(.turns, 9)
+        metrics.add(.tokenUsage, 2)
+        metrics.add(.eventQueueHighWater, 7)
+        #expect(metrics.snapshot().series.isEmpty)
+        metrics.apply(bound: [.add(handles[0], 2), .record(handles[1], 3), .set(handles[2], 6)])
+        let snapshot = metrics.snapshot()
+        #expect(snapshot.series.map(\.instrument.name) == ["codexkit.turns", "gen_ai.client.token.usage", "codexkit.event_queue.high_water"])
+        #expect(snapshot.points("codexkit.turns").map(\.value) == [.count(2)])
+        var buckets = [UInt64](repeating: 0, count: AgentMetricInstrument.tokenBounds.count + 1)
+        buckets[1] = 1
+        #expect(snapshot.points("gen_ai.client.token.usage").map(\.value) == [.histogram(count: 1, sum: 3, min: 3, max: 3, bucketCounts: buckets)])
+        #expect(snapshot.points("codexkit.event_queue.high_water").map(\.value) == [.gauge(6)])
+    }
+}
