@@ -393,3 +393,36 @@ import FoundationNetworking
         }
     }
 }
+
+/// The bare client's reading of a response head, byte by byte.
+@Suite struct RawSocketClientHeadTests {
+    @Test func theHeadEndsAtTheFirstEmptyLine() {
+        #expect(RawSocketClient.headEnd(in: Array("HTTP/1.1 200 OK\r\nA: b\r\n\r\nbody\r\n\r\n".utf8)) == 25)
+        #expect(RawSocketClient.headEnd(in: Array("HTTP/1.1 200 OK\r\nA: b\r\n\r".utf8)) == nil)
+        #expect(RawSocketClient.headEnd(in: Array("\r\n\r".utf8)) == nil)
+        #expect(RawSocketClient.headEnd(in: Array("\r\n\r\n".utf8)) == 4)
+    }
+
+    @Test func theContentLengthIsReadInAnyCaseWithSpacesAroundIt() {
+        func length(_ head: String) -> Int? { RawSocketClient.contentLength(in: Array(head.utf8)[...]) }
+        #expect(length("HTTP/1.1 200 OK\r\nContent-Length: 42\r\n\r\n") == 42)
+        #expect(length("HTTP/1.1 200 OK\r\nX: 1\r\nCONTENT-LENGTH:\t7 \r\n\r\n") == 7)
+        #expect(length("HTTP/1.1 200 OK\r\ncontent-length:0\r\n\r\n") == 0)
+        #expect(length("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n") == nil)
+        #expect(length("HTTP/1.1 200 OK\r\nContent-Length: 4x\r\n\r\n") == nil)
+        #expect(length("HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\n") == nil)
+        // A control byte is not taken for the colon, nor a bracket for a letter.
+        #expect(length("HTTP/1.1 200 OK\r\nContent-Length\u{1A} 5\r\n\r\n") == nil)
+        #expect(length("HTTP/1.1 200 OK\r\n[ontent-length: 5\r\n\r\n") == nil)
+    }
+
+    @Test func aWholeExchangeReportsTheBodyLength() throws {
+        let server = try LoopbackHTTPServer(keepsRequests: false) { _ in .json(#"{"ok":true}"#) }
+        defer { server.shutdown() }
+        let client = try RawSocketClient(port: server.port)
+        for _ in 0..<3 {
+            try client.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(try client.receiveResponse() == 11)
+        }
+    }
+}

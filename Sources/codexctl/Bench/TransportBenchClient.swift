@@ -135,15 +135,18 @@ struct TransportBenchClient {
         var figures: [String: Double] = [:]
         if kind == .raw {
             let head = "POST /responses HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+            // The request's bytes are made once: a bare client sends the same bytes each time.
+            let keptRequest = Array((head + "\r\n").utf8) + body
+            let freshRequest = Array((head + "Connection: close\r\n\r\n").utf8) + body
             let kept = try RawSocketClient(port: server.port)
             let keptLatencies = try exchanges { () throws(RawSocketClient.Failure) in
-                try kept.send(bytes: Array((head + "\r\n").utf8) + body)
+                try kept.send(bytes: keptRequest)
                 _ = try kept.receiveResponse()
             }
             figures.merge(summary(keptLatencies, prefix: "requests")) { $1 }
             let freshLatencies = try exchanges { () throws(RawSocketClient.Failure) in
                 let fresh = try RawSocketClient(port: server.port)
-                try fresh.send(bytes: Array((head + "Connection: close\r\n\r\n").utf8) + body)
+                try fresh.send(bytes: freshRequest)
                 _ = try fresh.receiveResponse()
             }
             figures.merge(summary(freshLatencies, prefix: "fresh_requests")) { $1 }
