@@ -130,17 +130,14 @@ public final class AgentMetrics: Sendable {
     }
 
     private static func apply(_ update: Update, to state: inout State) {
-        switch update {
-        case .add(let instrument, let value, let attributes):
-            guard value >= 0, let index = locate(instrument, attributes, in: &state) else { return }
-            change(.add(value), at: index, in: &state)
-        case .record(let instrument, let value, let attributes):
-            guard value.isFinite, case .histogram = instrument.kind, let index = locate(instrument, attributes, in: &state) else { return }
-            change(.record(value), at: index, in: &state)
-        case .set(let instrument, let value, let attributes):
-            guard value.isFinite, let index = locate(instrument, attributes, in: &state) else { return }
-            change(.set(value), at: index, in: &state)
+        let (instrument, change, attributes): (AgentMetricInstrument, Change, AgentTelemetryAttributes) = switch update {
+        case .add(let instrument, let value, let attributes): (instrument, .add(value), attributes)
+        case .record(let instrument, let value, let attributes): (instrument, .record(value), attributes)
+        case .set(let instrument, let value, let attributes): (instrument, .set(value), attributes)
         }
+        // Checked before the series is looked up, so an update that would be ignored creates none.
+        guard change.isValid, change.suits(instrument.kind), let index = locate(instrument, attributes, in: &state) else { return }
+        Self.change(change, at: index, in: &state)
     }
 
     /// A series located once (one instrument with one attribute set): updates through it skip hashing
@@ -194,17 +191,13 @@ public final class AgentMetrics: Sendable {
     package func apply(bound updates: [BoundUpdate]) {
         state.withLock { state in
             for update in updates {
-                switch update {
-                case .add(let handle, let value):
-                    guard let index = handle?.index, index < state.series.count, value >= 0 else { continue }
-                    Self.change(.add(value), at: index, in: &state)
-                case .record(let handle, let value):
-                    guard let index = handle?.index, index < state.series.count, value.isFinite else { continue }
-                    Self.change(.record(value), at: index, in: &state)
-                case .set(let handle, let value):
-                    guard let index = handle?.index, index < state.series.count, value.isFinite else { continue }
-                    Self.change(.set(value), at: index, in: &state)
+                let (handle, change): (Handle?, Change) = switch update {
+                case .add(let handle, let value): (handle, .add(value))
+                case .record(let handle, let value): (handle, .record(value))
+                case .set(let handle, let value): (handle, .set(value))
                 }
+                guard let index = handle?.index, index < state.series.count else { continue }
+                Self.change(change, at: index, in: &state)
             }
         }
     }
@@ -227,24 +220,35 @@ public final class AgentMetrics: Sendable {
         return state.series.count - 1
     }
 
-    /// A value change of one series, once its update is known to be valid.
+    /// A value change of one series, with the rules every update follows, named or through a handle.
     private enum Change {
         case add(Int)
         case record(Double)
         case set(Double)
+
+        /// Counters only grow; NaN and infinities are never recorded.
+        var isValid: Bool {
+            switch self {
+            case .add(let value): value >= 0
+            case .record(let value), .set(let value): value.isFinite
+            }
+        }
+
+        /// An addition suits a counter, an observation a histogram, a value a gauge or high-water mark.
+        func suits(_ kind: AgentMetricInstrument.Kind) -> Bool {
+            switch (self, kind) {
+            case (.add, .counter), (.record, .histogram), (.set, .gauge), (.set, .highWater): true
+            default: false
+            }
+        }
     }
 
-    /// Applies `change` to the series at `index` in place, when it suits the series' kind (an addition
-    /// to a counter, an observation to a histogram, a value to a gauge or high-water mark; anything else
-    /// is ignored). The first change puts the series (and, the first time, its instrument) in the export
-    /// order.
+    /// Applies `change` to the series at `index` in place when it is valid and suits the series' kind
+    /// (anything else is ignored). The first change puts the series (and, the first time, its
+    /// instrument) in the export order.
     private static func change(_ change: Change, at index: Int, in state: inout State) {
         let kind = state.series[index].kind
-        switch change {
-        case .add: guard kind == .counter else { return }
-        case .record: guard case .histogram = kind else { return }
-        case .set: guard kind == .gauge || kind == .highWater else { return }
-        }
+        guard change.isValid, change.suits(kind) else { return }
         if !state.series[index].used {
             state.series[index].used = true
             state.order.append(index)

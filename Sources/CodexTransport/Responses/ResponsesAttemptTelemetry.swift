@@ -31,38 +31,50 @@ final class ResponsesAttemptTelemetry: Sendable {
         series = Self.series(of: span.telemetry.metrics, model: stream.model)
     }
 
-    /// The series of ``series(of:model:)``, by position.
+    /// The series a successful request updates, by position in ``series``: where each sits and, for the
+    /// token series, which usage count it takes. The one table both the handles and a request's end read.
     private enum Series: Int, CaseIterable {
         case timeToFirstChunk, duration, usageInput, usageOutput
         case tokensInput, tokensCachedInput, tokensCacheWriteInput, tokensOutput, tokensReasoningOutput
+
+        /// The instrument and attributes of this series for a request of `model`.
+        func definition(model: String?) -> (AgentMetricInstrument, AgentTelemetryAttributes) {
+            var attributes = ResponsesAttemptTelemetry.baseAttributes(model: model)
+            switch self {
+            case .timeToFirstChunk: return (.timeToFirstChunk, attributes)
+            case .duration: return (.operationDuration, attributes)
+            case .usageInput, .usageOutput:
+                attributes["gen_ai.token.type"] = .string(self == .usageInput ? "input" : "output")
+                return (.tokenUsage, attributes)
+            case .tokensInput: return Self.tokens("input", model)
+            case .tokensCachedInput: return Self.tokens("cached_input", model)
+            case .tokensCacheWriteInput: return Self.tokens("cache_write_input", model)
+            case .tokensOutput: return Self.tokens("output", model)
+            case .tokensReasoningOutput: return Self.tokens("reasoning_output", model)
+            }
+        }
+
+        private static func tokens(_ kind: String, _ model: String?) -> (AgentMetricInstrument, AgentTelemetryAttributes) {
+            (.tokens, ["codexkit.token.type": .string(kind), "gen_ai.request.model": .string(model ?? "unknown")])
+        }
+
+        /// The count this token series records from `usage` (`nil` for the time series and unknown counts).
+        func count(in usage: AgentUsage) -> Int? {
+            switch self {
+            case .timeToFirstChunk, .duration: nil
+            case .usageInput, .tokensInput: usage.inputTokens
+            case .usageOutput, .tokensOutput: usage.outputTokens
+            case .tokensCachedInput: usage.cachedInputTokens
+            case .tokensCacheWriteInput: usage.cacheWriteInputTokens
+            case .tokensReasoningOutput: usage.reasoningOutputTokens
+            }
+        }
     }
 
     /// Handles for the series a successful request of `model` updates, in ``Series`` order: made once per
     /// model and metrics, so a request's end hashes no attribute set.
     private static func series(of metrics: AgentMetrics, model: String?) -> [AgentMetrics.Handle?] {
-        metrics.handles(memo: AgentMetrics.MemoKey("chat", model)) {
-            let base = baseAttributes(model: model)
-            let modelValue = AgentTelemetryValue.string(model ?? "unknown")
-            return Series.allCases.map { series -> (AgentMetricInstrument, AgentTelemetryAttributes) in
-                var attributes = base
-                switch series {
-                case .timeToFirstChunk: return (.timeToFirstChunk, base)
-                case .duration: return (.operationDuration, base)
-                case .usageInput, .usageOutput:
-                    attributes["gen_ai.token.type"] = .string(series == .usageInput ? "input" : "output")
-                    return (.tokenUsage, attributes)
-                case .tokensInput, .tokensCachedInput, .tokensCacheWriteInput, .tokensOutput, .tokensReasoningOutput:
-                    let kind = switch series {
-                    case .tokensInput: "input"
-                    case .tokensCachedInput: "cached_input"
-                    case .tokensCacheWriteInput: "cache_write_input"
-                    case .tokensOutput: "output"
-                    default: "reasoning_output"
-                    }
-                    return (.tokens, ["codexkit.token.type": .string(kind), "gen_ai.request.model": modelValue])
-                }
-            }
-        }
+        metrics.handles(memo: AgentMetrics.MemoKey("chat", model)) { Series.allCases.map { $0.definition(model: model) } }
     }
 
     private func handle(_ which: Series) -> AgentMetrics.Handle? {
@@ -127,20 +139,11 @@ final class ResponsesAttemptTelemetry: Sendable {
             AgentTelemetryAttributes.addUsage(info.usage, to: &attributes)
         }
         var updates: [AgentMetrics.BoundUpdate] = []
+        updates.reserveCapacity(Series.allCases.count)
         if let usage = info.usage {
-            updates.reserveCapacity(8)
-            let counts: [(Series, Int?)] = [
-                (.usageInput, usage.inputTokens), (.usageOutput, usage.outputTokens),
-                (.tokensInput, usage.inputTokens), (.tokensCachedInput, usage.cachedInputTokens),
-                (.tokensCacheWriteInput, usage.cacheWriteInputTokens), (.tokensOutput, usage.outputTokens),
-                (.tokensReasoningOutput, usage.reasoningOutputTokens),
-            ]
-            for (series, count) in counts {
-                guard let count else { continue }
-                switch series {
-                case .usageInput, .usageOutput: updates.append(.record(handle(series), Double(count)))
-                default: updates.append(.add(handle(series), count))
-                }
+            for series in Series.allCases {
+                guard let count = series.count(in: usage) else { continue }
+                updates.append(series == .usageInput || series == .usageOutput ? .record(handle(series), Double(count)) : .add(handle(series), count))
             }
         }
         updates.append(.record(handle(.duration), secondsSinceStart()))
