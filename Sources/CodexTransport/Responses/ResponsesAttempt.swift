@@ -48,7 +48,6 @@ struct ResponsesAttempt {
     private var completedBody: HTTPResponseBody.AsyncIterator?
     private var framer: SSEFramer
     private var decoder: ResponsesEventDecoder
-    private var sseEvents: [SSEEvent] = []
     private var pending: [ResponsesStreamEvent] = []
     private var pendingIndex = 0
     private var finished = false
@@ -237,26 +236,23 @@ struct ResponsesAttempt {
             return false
         }
         // Events framed before a framing error, and decoded before a decoding error, are delivered
-        // first; the error follows them. Nothing after the response's terminal event is read.
+        // first; the error follows them. Nothing after the response's terminal event is read. Each
+        // event goes from the framer to the decoder as it completes (the framer is taken out meanwhile,
+        // so that the closure may change the rest of the attempt).
+        var framer = SSEFramer()
+        swap(&framer, &self.framer)
+        defer { swap(&framer, &self.framer) }
+        var ended = false
         do {
-            try framer.feed(chunk, into: &sseEvents)
+            try framer.feed(chunk) { (type, data, _, _, byteOffset) throws(AgentRuntimeError) in
+                guard !ended, let event = try decoder.decode(type: type, data: data, byteOffset: byteOffset) else { return }
+                pending.append(event)
+                ended = event.isTerminal
+            }
         } catch {
             deferredFailure = error
         }
-        for sseEvent in sseEvents {
-            do {
-                guard let event = try decoder.decode(sseEvent) else { continue }
-                pending.append(event)
-                if event.isTerminal {
-                    deferredFailure = nil
-                    break
-                }
-            } catch {
-                deferredFailure = error
-                break
-            }
-        }
-        sseEvents.removeAll(keepingCapacity: true)
+        if ended { deferredFailure = nil }
         if deferredFailure != nil { bodyIterator = nil }
         return true
     }

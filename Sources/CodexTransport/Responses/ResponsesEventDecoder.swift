@@ -38,8 +38,13 @@ public struct ResponsesEventDecoder: Sendable {
     ///   ``SSEEvent/byteOffset``: the data is not a JSON object, a field is missing, of the wrong type or
     ///   out of range, or the event follows the end of the response.
     public mutating func decode(_ event: SSEEvent) throws(AgentRuntimeError) -> ResponsesStreamEvent? {
+        try decode(type: event.type, data: event.dataBytes, byteOffset: event.byteOffset)
+    }
+
+    /// Decodes one event from its parts, as ``SSEFramer/feed(_:each:)`` hands them; `nil` for a duplicate.
+    package mutating func decode(type: String, data: [UInt8], byteOffset: Int?) throws(AgentRuntimeError) -> ResponsesStreamEvent? {
         if let ended {
-            throw AgentRuntimeError(.malformed("an event arrived after \(ended), which ends the response", byteOffset: event.byteOffset))
+            throw AgentRuntimeError(.malformed("an event arrived after \(ended), which ends the response", byteOffset: byteOffset))
         }
         let wallClock = wallClock
         var result: ResponsesStreamEvent?
@@ -49,16 +54,16 @@ public struct ResponsesEventDecoder: Sendable {
         swap(&parser, &self.parser)
         defer { swap(&parser, &self.parser) }
         do {
-            try parser.parse(event.dataBytes) { reader in
-                result = try self.decode(reader.root, sseType: event.type, wallClock: wallClock)
+            try parser.parse(data) { reader in
+                result = try self.decode(reader.root, sseType: type, wallClock: wallClock)
             }
         } catch let error as MalformedEventField {
-            throw AgentRuntimeError(.malformed(error.message, byteOffset: event.byteOffset))
+            throw AgentRuntimeError(.malformed(error.message, byteOffset: byteOffset))
         } catch var error as AgentRuntimeError {
-            error.byteOffset = error.byteOffset ?? event.byteOffset
+            error.byteOffset = error.byteOffset ?? byteOffset
             throw error
         } catch {
-            throw AgentRuntimeError(.malformed("a stream event's data is not valid JSON", byteOffset: event.byteOffset, underlying: error as? CodexSchemaError))
+            throw AgentRuntimeError(.malformed("a stream event's data is not valid JSON", byteOffset: byteOffset, underlying: error as? CodexSchemaError))
         }
         guard let decoded = result else { return nil }
         if decoded.isTerminal { ended = decoded.typeName }

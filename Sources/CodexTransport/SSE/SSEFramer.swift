@@ -64,10 +64,34 @@ public struct SSEFramer: Sendable {
     ///
     /// - Throws: ``AgentRuntimeError`` with code `sse_event_too_large` and ``AgentRuntimeError/byteOffset``.
     public mutating func feed(_ chunk: some Collection<UInt8>, into events: inout [SSEEvent]) throws(AgentRuntimeError) {
+        try feed(chunk) { type, data, lastEventID, retry, byteOffset in
+            events.append(SSEEvent(type: type, dataBytes: data, lastEventID: lastEventID, retry: retry, byteOffset: byteOffset))
+        }
+    }
+
+    /// What receives each completed event's parts, in the order of ``SSEEvent``'s properties: its type,
+    /// its data (moved, not copied), the last event ID, the reconnection time and its byte offset.
+    package typealias EventSink = (
+        _ type: String, _ data: consuming [UInt8], _ lastEventID: String?, _ retry: Int?, _ byteOffset: Int?
+    ) throws(AgentRuntimeError) -> Void
+
+    /// Parses the next chunk and hands each event it completes to `body`, in order, as it completes:
+    /// nothing is collected, and no ``SSEEvent`` is built (a built event was copied into each call
+    /// and destroyed, a retain and release of each of its buffers per event).
+    ///
+    /// An error `body` throws stops the chunk there and is rethrown; the framer is then in the middle of
+    /// the chunk, so the stream should not be fed further. (A closure that throws says so:
+    /// `{ (type, data, _, _, offset) throws(AgentRuntimeError) in … }`.)
+    ///
+    /// - Throws: ``AgentRuntimeError`` with code `sse_event_too_large` and ``AgentRuntimeError/byteOffset``,
+    ///   or what `body` throws.
+    package mutating func feed(
+        _ chunk: some Collection<UInt8>, each body: EventSink
+    ) throws(AgentRuntimeError) {
         var failure: AgentRuntimeError?
         let handled: Void? = chunk.withContiguousStorageIfAvailable { buffer in
             do throws(AgentRuntimeError) {
-                try feed(buffer: buffer, into: &events)
+                try feed(buffer: buffer, each: body)
             } catch {
                 failure = error
             }
@@ -76,7 +100,7 @@ public struct SSEFramer: Sendable {
             let copy = Array(chunk)
             copy.withUnsafeBufferPointer { buffer in
                 do throws(AgentRuntimeError) {
-                    try feed(buffer: buffer, into: &events)
+                    try feed(buffer: buffer, each: body)
                 } catch {
                     failure = error
                 }
@@ -93,7 +117,7 @@ public struct SSEFramer: Sendable {
         return discarded
     }
 
-    private mutating func feed(buffer: UnsafeBufferPointer<UInt8>, into events: inout [SSEEvent]) throws(AgentRuntimeError) {
+    private mutating func feed(buffer: UnsafeBufferPointer<UInt8>, each body: EventSink) throws(AgentRuntimeError) {
         var index = 0
         let count = buffer.count
         // A byte-order mark (EF BB BF) is skipped once, even when it is split across chunks.
@@ -139,7 +163,7 @@ public struct SSEFramer: Sendable {
             }
             do throws(AgentRuntimeError) {
                 if lineBuffer.isEmpty {
-                    try process(line: UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd]), endingAt: consumedBytes + lineEnd, into: &events)
+                    try process(line: UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd]), endingAt: consumedBytes + lineEnd, each: body)
                 } else {
                     lineBuffer.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd]))
                     let line = lineBuffer
@@ -147,7 +171,7 @@ public struct SSEFramer: Sendable {
                     var failure: AgentRuntimeError?
                     line.withUnsafeBufferPointer { pointer in
                         do throws(AgentRuntimeError) {
-                            try process(line: pointer, endingAt: consumedBytes + lineEnd, into: &events)
+                            try process(line: pointer, endingAt: consumedBytes + lineEnd, each: body)
                         } catch {
                             failure = error
                         }
@@ -175,9 +199,11 @@ public struct SSEFramer: Sendable {
         AgentRuntimeError(.eventTooLarge(limit: maximumEventBytes, byteOffset: offset))
     }
 
-    private mutating func process(line: UnsafeBufferPointer<UInt8>, endingAt offset: Int, into events: inout [SSEEvent]) throws(AgentRuntimeError) {
+    private mutating func process(
+        line: UnsafeBufferPointer<UInt8>, endingAt offset: Int, each body: EventSink
+    ) throws(AgentRuntimeError) {
         if line.isEmpty {
-            dispatch(into: &events)
+            try dispatch(each: body)
             return
         }
         if line[0] == UInt8(ascii: ":") { return }
@@ -212,9 +238,11 @@ public struct SSEFramer: Sendable {
         }
     }
 
-    private mutating func dispatch(into events: inout [SSEEvent]) {
-        defer { resetEvent() }
-        guard hasData else { return }
+    private mutating func dispatch(each body: EventSink) throws(AgentRuntimeError) {
+        guard hasData else {
+            resetEvent()
+            return
+        }
         let type: String
         if eventTypeIsLast {
             type = lastType.text
@@ -224,10 +252,12 @@ public struct SSEFramer: Sendable {
             type = String(decoding: eventType, as: UTF8.self)
             lastType = (eventType, type)
         }
-        // The data moves into the event (``resetEvent()`` starts a fresh buffer anyway).
+        // The data moves to `body` (``resetEvent()`` starts a fresh buffer anyway).
         var data: [UInt8] = []
         swap(&data, &dataBuffer)
-        events.append(SSEEvent(type: consume type, dataBytes: consume data, lastEventID: lastEventID, retry: reconnectionTime, byteOffset: eventStart))
+        let start = eventStart
+        resetEvent()
+        try body(type, data, lastEventID, reconnectionTime, start)
     }
 
     private mutating func resetEvent() {

@@ -159,16 +159,16 @@ struct SSEBenchmark {
 
     private func frameAndDecode() throws -> Int {
         var count = 0
-        var events: [SSEEvent] = []
         for _ in 0..<passes {
             var framer = SSEFramer()
             var decoder = ResponsesEventDecoder()
             var offset = 0
             while offset < stream.count {
                 let end = min(stream.count, offset + Self.chunkSize)
-                try framer.feed(stream[offset..<end], into: &events)
-                for event in events where try decoder.decode(event) != nil { count += 1 }
-                events.removeAll(keepingCapacity: true)
+                // Each event goes from the framer to the decoder as it completes, as the client reads a stream.
+                try framer.feed(stream[offset..<end]) { (type, data, _, _, byteOffset) throws(AgentRuntimeError) in
+                    if try decoder.decode(type: type, data: data, byteOffset: byteOffset) != nil { count += 1 }
+                }
                 offset = end
             }
         }

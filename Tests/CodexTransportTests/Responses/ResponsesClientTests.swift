@@ -193,6 +193,37 @@ import Testing
         #expect(malformed.requests.count == 1)
     }
 
+    /// All in one chunk: the events before a bad one are delivered, then its error, and nothing after
+    /// it; a framing error after the response's terminal event is never raised.
+    @Test func eventsBeforeAFailureInAChunkAreDeliveredAndNothingAfterTheEnd() async throws {
+        func received(_ body: String) async -> (types: [String], code: AgentRuntimeError.Code?) {
+            var configuration = ResponsesClient.Configuration(endpoint: .chatGPT)
+            configuration.maximumEventBytes = 1_024
+            let client = ResponsesClient(
+                configuration: configuration, httpClient: ScriptedHTTPClient(replies: [.text(body)]), authProvider: CountingAuthProvider(),
+                clock: ImmediateClock()
+            )
+            var types: [String] = []
+            do {
+                for try await event in client.stream(ResponsesRequest(model: "m")) { types.append(event.typeName) }
+                return (types, nil)
+            } catch {
+                return (types, (error as? AgentRuntimeError)?.code)
+            }
+        }
+        let oversized = "event: message\ndata: " + String(repeating: "x", count: 2_000) + "\n\n"
+        let malformed = "event: response.output_text.delta\ndata: {not json\n\n"
+        let afterMalformed = await received(SSE.stream([SSE.created, SSE.delta("Hel", 1)]) + malformed + SSE.stream([SSE.delta("lo", 2), SSE.completed(3)]))
+        #expect(afterMalformed.types == ["response.created", "response.output_text.delta"])
+        #expect(afterMalformed.code == .responsesEventMalformed)
+        let beforeOversized = await received(SSE.stream([SSE.created, SSE.delta("Hel", 1)]) + oversized)
+        #expect(beforeOversized.types == ["response.created", "response.output_text.delta"])
+        #expect(beforeOversized.code == .sseEventTooLarge)
+        let afterTheEnd = await received(SSE.stream([SSE.created, SSE.delta("Hel", 1), SSE.completed(2)]) + malformed + oversized)
+        #expect(afterTheEnd.types == ["response.created", "response.output_text.delta", "response.completed"])
+        #expect(afterTheEnd.code == nil)
+    }
+
     @Test func modelsETagsAreReportedWithTheBinding() async throws {
         let seen = Mutex<[String]>([])
         let http = ScriptedHTTPClient(replies: [.text(sse, headers: ["X-Models-Etag": "W/\"c8e3\""])])
