@@ -173,6 +173,23 @@ struct TransportBenchClient {
                 fresh.append((ContinuousClock.now - started).inSeconds)
             }
             figures.merge(summary(fresh, prefix: "fresh_client_requests")) { $1 }
+            if kind == .curl {
+                // The floor under the libcurl client: the same exchanges through a bare libcurl easy
+                // handle on this thread (no engine thread, no hand-off, no Swift values per request).
+                let bare = try CurlBaseline(
+                    url: server.baseURL.appendingPathComponent("responses").absoluteString, headers: ["Content-Type: application/json"], body: body
+                )
+                var bareLatencies: [Double] = []
+                for _ in 0..<(requests + requests / 10) {
+                    let started = ContinuousClock.now
+                    let reply = try bare.exchange()
+                    guard reply.status == 200, reply.body.count == answer.utf8.count else {
+                        throw Failure(description: "a bare libcurl reply of \(reply.body.count) bytes, status \(reply.status)")
+                    }
+                    bareLatencies.append((ContinuousClock.now - started).inSeconds)
+                }
+                figures.merge(summary(Array(bareLatencies.dropFirst(requests / 10)), prefix: "bare_curl_requests")) { $1 }
+            }
             return figures
         }
         figures["connections"] = Double(server.acceptedConnectionCount)

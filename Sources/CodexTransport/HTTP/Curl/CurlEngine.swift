@@ -37,6 +37,9 @@ final class CurlEngine: @unchecked Sendable {
     /// Initialises libcurl once per process (thread-safe in the libcurl versions this links against).
     private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
 
+    /// Whether libcurl is initialised (it is, once, on first use): for an easy handle used on its own.
+    static var isReady: Bool { globalInit }
+
     /// Creates the multi handle and starts its thread.
     /// - Throws: ``CodexCore/AgentRuntimeError`` `transport_failure` when libcurl cannot be set up.
     init(maximumConnections: Int) throws {
