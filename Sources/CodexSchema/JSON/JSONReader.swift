@@ -58,11 +58,16 @@ public struct JSONReader {
         ///
         /// - Throws: ``CodexSchemaError`` for malformed text, or what `body` throws.
         public mutating func parse(_ bytes: [UInt8], _ body: (JSONReader) throws -> Void) throws {
-            let options = options
-            try bytes.withUnsafeBufferPointer { buffer in
-                if let error = JSONTape.parse(buffer, options: options, reusing: &storage) { throw error }
-                try storage.tape.withView(source: buffer) { view in try body(JSONReader(view: view)) }
-            }
+            try bytes.withUnsafeBufferPointer { buffer in try parse(buffer: buffer, body) }
+        }
+
+        /// Parses the bytes of `buffer` strictly and reads them inside `body` (the buffer must stay
+        /// valid until `body` returns).
+        ///
+        /// - Throws: ``CodexSchemaError`` for malformed text, or what `body` throws.
+        package mutating func parse(buffer: UnsafeBufferPointer<UInt8>, _ body: (JSONReader) throws -> Void) throws {
+            if let error = JSONTape.parse(buffer, options: options, reusing: &storage) { throw error }
+            try storage.tape.withView(source: buffer) { view in try body(JSONReader(view: view)) }
         }
     }
 

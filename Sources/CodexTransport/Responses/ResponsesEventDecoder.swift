@@ -38,11 +38,14 @@ public struct ResponsesEventDecoder: Sendable {
     ///   ``SSEEvent/byteOffset``: the data is not a JSON object, a field is missing, of the wrong type or
     ///   out of range, or the event follows the end of the response.
     public mutating func decode(_ event: SSEEvent) throws(AgentRuntimeError) -> ResponsesStreamEvent? {
-        try decode(type: event.type, data: event.dataBytes, byteOffset: event.byteOffset)
+        try event.dataBytes.withUnsafeBufferPointer { (data) throws(AgentRuntimeError) in
+            try decode(type: event.type, data: data, byteOffset: event.byteOffset)
+        }
     }
 
-    /// Decodes one event from its parts, as ``SSEFramer/feed(_:each:)`` hands them; `nil` for a duplicate.
-    package mutating func decode(type: String, data: [UInt8], byteOffset: Int?) throws(AgentRuntimeError) -> ResponsesStreamEvent? {
+    /// Decodes one event from its parts, as ``SSEFramer/feed(_:each:)`` hands them (`data` is only read
+    /// during the call); `nil` for a duplicate.
+    package mutating func decode(type: String, data: UnsafeBufferPointer<UInt8>, byteOffset: Int?) throws(AgentRuntimeError) -> ResponsesStreamEvent? {
         if let ended {
             throw AgentRuntimeError(.malformed("an event arrived after \(ended), which ends the response", byteOffset: byteOffset))
         }
@@ -54,7 +57,7 @@ public struct ResponsesEventDecoder: Sendable {
         swap(&parser, &self.parser)
         defer { swap(&parser, &self.parser) }
         do {
-            try parser.parse(data) { reader in
+            try parser.parse(buffer: data) { reader in
                 result = try self.decode(reader.root, sseType: type, wallClock: wallClock)
             }
         } catch let error as MalformedEventField {

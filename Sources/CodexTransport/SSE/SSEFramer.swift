@@ -65,19 +65,24 @@ public struct SSEFramer: Sendable {
     /// - Throws: ``AgentRuntimeError`` with code `sse_event_too_large` and ``AgentRuntimeError/byteOffset``.
     public mutating func feed(_ chunk: some Collection<UInt8>, into events: inout [SSEEvent]) throws(AgentRuntimeError) {
         try feed(chunk) { type, data, lastEventID, retry, byteOffset in
-            events.append(SSEEvent(type: type, dataBytes: data, lastEventID: lastEventID, retry: retry, byteOffset: byteOffset))
+            events.append(SSEEvent(type: type, dataBytes: Array(data), lastEventID: lastEventID, retry: retry, byteOffset: byteOffset))
         }
     }
 
     /// What receives each completed event's parts, in the order of ``SSEEvent``'s properties: its type,
-    /// its data (moved, not copied), the last event ID, the reconnection time and its byte offset.
+    /// its data (the framer's own buffer, valid only during the call), the last event ID, the
+    /// reconnection time and its byte offset.
     package typealias EventSink = (
-        _ type: String, _ data: consuming [UInt8], _ lastEventID: String?, _ retry: Int?, _ byteOffset: Int?
+        _ type: String, _ data: UnsafeBufferPointer<UInt8>, _ lastEventID: String?, _ retry: Int?, _ byteOffset: Int?
     ) throws(AgentRuntimeError) -> Void
 
+    /// The largest data buffer the framer keeps for the next event; a larger one is let go.
+    package static let keptDataCapacity = 64 * 1024
+
     /// Parses the next chunk and hands each event it completes to `body`, in order, as it completes:
-    /// nothing is collected, and no ``SSEEvent`` is built (a built event was copied into each call
-    /// and destroyed, a retain and release of each of its buffers per event).
+    /// nothing is collected, no ``SSEEvent`` is built (a built event was copied into each call and
+    /// destroyed, a retain and release of each of its buffers per event), and the data is lent from a
+    /// buffer the framer reuses (up to ``keptDataCapacity``), so an event allocates nothing for it.
     ///
     /// An error `body` throws stops the chunk there and is rethrown; the framer is then in the middle of
     /// the chunk, so the stream should not be fed further. (A closure that throws says so:
@@ -252,16 +257,22 @@ public struct SSEFramer: Sendable {
             type = String(decoding: eventType, as: UTF8.self)
             lastType = (eventType, type)
         }
-        // The data moves to `body` (``resetEvent()`` starts a fresh buffer anyway).
-        var data: [UInt8] = []
-        swap(&data, &dataBuffer)
+        // The data is lent to `body` from the framer's buffer, which the next event reuses.
         let start = eventStart
-        resetEvent()
-        try body(type, data, lastEventID, reconnectionTime, start)
+        defer { resetEvent() }
+        let lastEventID = lastEventID
+        let retry = reconnectionTime
+        try dataBuffer.withUnsafeBufferPointer { (data) throws(AgentRuntimeError) in
+            try body(type, data, lastEventID, retry, start)
+        }
     }
 
     private mutating func resetEvent() {
-        dataBuffer = []
+        if dataBuffer.capacity > Self.keptDataCapacity {
+            dataBuffer = []
+        } else if !dataBuffer.isEmpty {
+            dataBuffer.removeAll(keepingCapacity: true)
+        }
         hasData = false
         if !eventType.isEmpty { eventType.removeAll(keepingCapacity: true) }
         eventTypeIsLast = false

@@ -68,6 +68,29 @@ import Testing
         return nil
     }
 
+    /// Events handed over one by one lend the framer's reused data buffer: each sees exactly its own
+    /// bytes, whether the one before it was longer, shorter or past the size the framer keeps.
+    @Test func eventsHandedOverOneByOneSeeExactlyTheirOwnData() throws {
+        let large = String(repeating: "L", count: SSEFramer.keptDataCapacity + 10)
+        let datas = ["abcdefgh", "xy", "two\nlines", large, "z", large, "tail"]
+        let stream = datas.map { data in data.split(separator: "\n", omittingEmptySubsequences: false).map { "data: \($0)\n" }.joined() + "\n" }.joined()
+        var framer = SSEFramer()
+        var seen: [(type: String, data: String, offset: Int?)] = []
+        let bytes = Array(stream.utf8)
+        for start in stride(from: 0, to: bytes.count, by: 7) {
+            let chunk = bytes[start..<min(bytes.count, start + 7)]
+            try framer.feed(chunk) { type, data, _, _, offset in seen.append((type, String(decoding: data, as: UTF8.self), offset)) }
+        }
+        #expect(seen.map(\.data) == datas)
+        #expect(seen.allSatisfy { $0.type == "message" })
+        #expect(seen.first?.offset == 0)
+        // The same events through the collecting call, which copies each out of the buffer.
+        var collected: [SSEEvent] = []
+        var second = SSEFramer()
+        try second.feed(Array(stream.utf8), into: &collected)
+        #expect(collected.map { String(decoding: $0.dataBytes, as: UTF8.self) } == datas)
+    }
+
     @Test func lineEndingsLFCRAndCRLFIncludingACRLFSplitAcrossChunks() throws {
         let expected = [SSEEvent(type: "a", data: "1"), SSEEvent(type: "b", data: "2"), SSEEvent(type: "c", data: "3")]
         #expect(try frame("event: a\ndata: 1\n\nevent: b\rdata: 2\r\revent: c\r\ndata: 3\r\n\r\n") == expected)

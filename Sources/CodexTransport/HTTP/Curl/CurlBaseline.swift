@@ -57,7 +57,7 @@ package final class CurlBaseline: @unchecked Sendable {
         received.removeAll(keepingCapacity: true)
         let code = curl_easy_perform(easy)
         guard code == CURLE_OK else {
-            throw AgentRuntimeError(code: .transportFailure, message: "libcurl failed (\(code.rawValue))")
+            throw AgentRuntimeError(.connectionFailed(detail: "curl error \(code.rawValue)", domain: "curl", code: Int(code.rawValue)))
         }
         var status = 0
         _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
