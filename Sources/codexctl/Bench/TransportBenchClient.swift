@@ -116,7 +116,24 @@ struct TransportBenchClient {
             seconds.append((ContinuousClock.now - started).inSeconds)
         }
         let counted = seconds.dropFirst().sorted()
-        return ["stream_mb_per_s": Double(streamBytes) / 1e6 / counted[counted.count / 2]]
+        var figures = ["stream_mb_per_s": Double(streamBytes) / 1e6 / counted[counted.count / 2]]
+        if kind == .curl {
+            // The floor under the libcurl client: the same GET through a bare libcurl easy handle on
+            // this thread, its bytes counted and dropped (no engine thread, no hand-off, no copy).
+            let bare = try CurlBaseline(url: server.baseURL.absoluteString, body: nil, keepsBody: false)
+            var bareSeconds: [Double] = []
+            for _ in 0...runs {
+                let started = ContinuousClock.now
+                let reply = try bare.exchange()
+                guard reply.status == 200, reply.count == streamBytes else {
+                    throw Failure(description: "bare libcurl streamed \(reply.count) bytes, status \(reply.status)")
+                }
+                bareSeconds.append((ContinuousClock.now - started).inSeconds)
+            }
+            let bareCounted = bareSeconds.dropFirst().sorted()
+            figures["bare_curl_stream_mb_per_s"] = Double(streamBytes) / 1e6 / bareCounted[bareCounted.count / 2]
+        }
+        return figures
     }
 
     /// The small JSON reply of the small-request scenarios (plain and TLS).

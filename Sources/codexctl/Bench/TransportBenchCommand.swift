@@ -14,9 +14,9 @@ enum TransportBenchCommand: CLICommand {
         gets, capped at 512 MiB, and how much resident memory the client grows by, next to the client's 256 KiB \
         buffer). The bare socket also times a fresh connection per request. Each client also runs (d) the small \
         requests with a new client per request, and (e) short streamed Responses turns (turns/s and the median time to \
-        the first body byte) on one shared client next to a new client per turn. The libcurl client's small requests \
-        are also set beside the same exchanges through one bare libcurl easy handle on the calling thread (the floor \
-        under any libcurl client), and it runs (f) the small requests over TLS (an HTTPS server in python3 with a certificate openssl makes for the run) on one shared \
+        the first body byte) on one shared client next to a new client per turn. The libcurl client's stream and small \
+        requests are also set beside the same exchanges through one bare libcurl easy handle on the calling thread \
+        (the floor under any libcurl client), and it runs (f) the small requests over TLS (an HTTPS server in python3 with a certificate openssl makes for the run) on one shared \
         client next to a new client per request. A URLSession run that fails (a defect of the platform's client) or a \
         TLS run without python3 or openssl is reported under 'missing' with the reason, and the other figures still \
         stand.
@@ -129,6 +129,15 @@ struct TransportBenchmark {
             baseline: ("bare socket", try raw.value("requests_p99_us"))
         ))
         if client == "curl" {
+            results.append(BenchResult(
+                name: "stream-\(streamMiB)MiB", mode: "\(name) against bare libcurl", metric: "megabytes_per_second",
+                value: try measured.value("stream_mb_per_s"), unit: "MB/s", bytes: streamMiB * 1_048_576,
+                baseline: ("one libcurl easy handle on the calling thread, bytes counted and dropped", try measured.value("bare_curl_stream_mb_per_s"))
+            ))
+            results.append(BenchResult(
+                name: "stream-\(streamMiB)MiB", mode: "bare libcurl (the floor under CurlHTTPClient)", metric: "megabytes_per_second",
+                value: try measured.value("bare_curl_stream_mb_per_s"), unit: "MB/s", bytes: streamMiB * 1_048_576, baseline: streamBaseline
+            ))
             results.append(BenchResult(
                 name: "small-requests", mode: "\(name) against bare libcurl", metric: "requests_per_second",
                 value: try measured.value("requests_per_s"), unit: "1/s",

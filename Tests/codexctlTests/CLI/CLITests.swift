@@ -171,26 +171,31 @@ import Testing
         let results = object?["results"] as? [[String: Any]] ?? []
         #expect(results.map { "\($0["name"] ?? "")/\($0["mode"] ?? "")" } == [
             "stream-4MiB/CurlHTTPClient", "small-requests/CurlHTTPClient", "small-requests-p99/CurlHTTPClient",
+            "stream-4MiB/CurlHTTPClient against bare libcurl", "stream-4MiB/bare libcurl (the floor under CurlHTTPClient)",
             "small-requests/CurlHTTPClient against bare libcurl", "small-requests/bare libcurl (the floor under CurlHTTPClient)",
             "small-requests-shared-client/CurlHTTPClient", "streamed-turns/CurlHTTPClient", "streamed-turns-first-byte-p50/CurlHTTPClient",
             "paused-consumer-rss-growth/CurlHTTPClient", "paused-consumer-sent-until-stalled/CurlHTTPClient",
             "small-requests-tls-shared-client/CurlHTTPClient", "small-requests/bare socket, a new connection each",
         ])
-        try #require(results.count == 12)
+        try #require(results.count == 14)
         // Over TLS (python3 and openssl, which `.ci/run` installs): both sides measured.
-        #expect((results[10]["baseline"] as? [String: Any])?["name"] as? String == "a new client per request (a TLS handshake each)")
-        #expect((results[10]["value"] as? Double ?? 0) > 0)
-        #expect(((results[10]["baseline"] as? [String: Any])?["value"] as? Double ?? 0) > 0)
-        // The bare libcurl loop ran its exchanges (each checked for status 200 and the reply's exact length).
-        #expect((results[3]["baseline"] as? [String: Any])?["name"] as? String == "one libcurl easy handle on the calling thread")
+        #expect((results[12]["baseline"] as? [String: Any])?["name"] as? String == "a new client per request (a TLS handshake each)")
+        #expect((results[12]["value"] as? Double ?? 0) > 0)
+        #expect(((results[12]["baseline"] as? [String: Any])?["value"] as? Double ?? 0) > 0)
+        // The bare libcurl loops ran (each stream checked for status 200 and its exact byte count, each
+        // small reply for status 200 and its exact length).
+        #expect((results[3]["baseline"] as? [String: Any])?["name"] as? String == "one libcurl easy handle on the calling thread, bytes counted and dropped")
         #expect(((results[3]["baseline"] as? [String: Any])?["value"] as? Double ?? 0) > 0)
-        #expect((results[4]["baseline"] as? [String: Any])?["name"] as? String == "bare socket, one kept-alive connection")
-        #expect((results[5]["baseline"] as? [String: Any])?["name"] as? String == "a new client per request")
-        #expect((results[6]["baseline"] as? [String: Any])?["name"] as? String == "a new client per turn")
+        #expect((results[4]["baseline"] as? [String: Any])?["name"] as? String == "bare socket")
+        #expect((results[5]["baseline"] as? [String: Any])?["name"] as? String == "one libcurl easy handle on the calling thread")
+        #expect(((results[5]["baseline"] as? [String: Any])?["value"] as? Double ?? 0) > 0)
+        #expect((results[6]["baseline"] as? [String: Any])?["name"] as? String == "bare socket, one kept-alive connection")
+        #expect((results[7]["baseline"] as? [String: Any])?["name"] as? String == "a new client per request")
+        #expect((results[8]["baseline"] as? [String: Any])?["name"] as? String == "a new client per turn")
         #expect(results.first?["bytes"] as? Int == 4 * 1_048_576)
         #expect((results.first?["baseline"] as? [String: Any])?["name"] as? String == "bare socket")
         // The paused consumer holds the sender back: far less than the 512 MiB cap is sent.
-        #expect((results[9]["value"] as? Double ?? 512) < 64)
+        #expect((results[11]["value"] as? Double ?? 512) < 64)
         #expect(object?["missing"] == nil)
     }
 
@@ -233,7 +238,7 @@ import Testing
         try #require(missing.count == 1)
         #expect(missing[0].hasPrefix("CurlHTTPClient over TLS ('codexctl bench transport-client' failed (status 1): Error: bench_failed: the TLS run needs openssl"), "\(missing)")
         let results = object?["results"] as? [[String: Any]] ?? []
-        #expect(results.count == 11)
+        #expect(results.count == 13)
         #expect(!results.contains { $0["name"] as? String == "small-requests-tls-shared-client" })
     }
 }
