@@ -236,7 +236,7 @@ struct ResponsesAttempt {
             return false
         }
         // Events framed before a framing error, and decoded before a decoding error, are delivered
-        // first; the error follows them. Nothing after the response's terminal event is read. Each
+        // first; the error follows them. Nothing after the response's terminal event is decoded. Each
         // event goes from the framer to the decoder as it completes (the framer is taken out meanwhile,
         // so that the closure may change the rest of the attempt).
         var framer = SSEFramer()

@@ -84,8 +84,8 @@ public struct SSEFramer: Sendable {
     /// destroyed, a retain and release of each of its buffers per event), and the data is lent from a
     /// buffer the framer reuses (up to ``keptDataCapacity``), so an event allocates nothing for it.
     ///
-    /// An error `body` throws stops the chunk there and is rethrown; the framer is then in the middle of
-    /// the chunk, so the stream should not be fed further. (A closure that throws says so:
+    /// An error `body` throws stops the chunk there and is rethrown; the rest of the chunk is dropped
+    /// (``finish()`` does not count it), so the stream should not be fed further. (A closure that throws says so:
     /// `{ (type, data, _, _, offset) throws(AgentRuntimeError) in … }`.)
     ///
     /// - Throws: ``AgentRuntimeError`` with code `sse_event_too_large` and ``AgentRuntimeError/byteOffset``,

@@ -142,15 +142,13 @@ struct SSEBenchmark {
 
     private func frameOnly() throws -> Int {
         var count = 0
-        var events: [SSEEvent] = []
         for _ in 0..<passes {
             var framer = SSEFramer()
             var offset = 0
             while offset < stream.count {
                 let end = min(stream.count, offset + Self.chunkSize)
-                try framer.feed(stream[offset..<end], into: &events)
-                count += events.count
-                events.removeAll(keepingCapacity: true)
+                // Each event is counted as it completes, as the client takes them (nothing collected).
+                try framer.feed(stream[offset..<end]) { _, _, _, _, _ in count += 1 }
                 offset = end
             }
         }

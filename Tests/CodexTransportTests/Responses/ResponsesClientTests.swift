@@ -219,6 +219,10 @@ import Testing
         let beforeOversized = await received(SSE.stream([SSE.created, SSE.delta("Hel", 1)]) + oversized)
         #expect(beforeOversized.types == ["response.created", "response.output_text.delta"])
         #expect(beforeOversized.code == .sseEventTooLarge)
+        // A decoding error and then a framing error in one chunk: the decoding error, which came first.
+        let bothFailures = await received(SSE.stream([SSE.created]) + malformed + oversized)
+        #expect(bothFailures.types == ["response.created"])
+        #expect(bothFailures.code == .responsesEventMalformed)
         let afterTheEnd = await received(SSE.stream([SSE.created, SSE.delta("Hel", 1), SSE.completed(2)]) + malformed + oversized)
         #expect(afterTheEnd.types == ["response.created", "response.output_text.delta", "response.completed"])
         #expect(afterTheEnd.code == nil)

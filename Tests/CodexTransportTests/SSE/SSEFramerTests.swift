@@ -91,6 +91,22 @@ import Testing
         #expect(collected.map { String(decoding: $0.dataBytes, as: UTF8.self) } == datas)
     }
 
+    /// An error thrown by the receiver of events stops the chunk there and comes back unchanged; the
+    /// rest of the chunk is dropped.
+    @Test func anErrorFromTheReceiverStopsTheChunkAndIsRethrown() throws {
+        var framer = SSEFramer()
+        var seen: [String] = []
+        let refusal = AgentRuntimeError(code: .invalidRequest, message: "refused")
+        #expect(throws: refusal) {
+            try framer.feed(Array("data: 1\n\ndata: 2\n\ndata: 3\n\n".utf8)) { (_, data, _, _, _) throws(AgentRuntimeError) in
+                seen.append(String(decoding: data, as: UTF8.self))
+                if seen.count == 2 { throw refusal }
+            }
+        }
+        #expect(seen == ["1", "2"])
+        #expect(framer.finish() == false)
+    }
+
     @Test func lineEndingsLFCRAndCRLFIncludingACRLFSplitAcrossChunks() throws {
         let expected = [SSEEvent(type: "a", data: "1"), SSEEvent(type: "b", data: "2"), SSEEvent(type: "c", data: "3")]
         #expect(try frame("event: a\ndata: 1\n\nevent: b\rdata: 2\r\revent: c\r\ndata: 3\r\n\r\n") == expected)

@@ -18,7 +18,7 @@ package final class CurlBaseline: @unchecked Sendable {
 
     /// Prepares a POST of `body` to `url` with `headers` (`Name: value` lines), or a GET when `body`
     /// is `nil`; `keepsBody: false` only counts the reply's bytes.
-    /// - Throws: ``CodexCore/AgentRuntimeError`` with code `client_setup_failed` when libcurl refuses.
+    /// - Throws: ``CodexCore/AgentRuntimeError`` with code `transport_failure` when libcurl refuses.
     package init(url: String, headers: [String] = [], body: [UInt8]?, keepsBody: Bool = true) throws(AgentRuntimeError) {
         guard CurlEngine.isReady, let easy = curl_easy_init() else {
             throw AgentRuntimeError(.clientSetup("libcurl could not create a transfer"))
@@ -41,16 +41,19 @@ package final class CurlBaseline: @unchecked Sendable {
             failed = failed || ccurl_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)) != CURLE_OK
             failed = failed || ccurl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, self.body.baseAddress) != CURLE_OK
         }
-        for header in headers + ["Expect:"] { headerList = curl_slist_append(headerList, header) }
+        for header in headers + ["Expect:"] {
+            // A failed append returns NULL and leaves the list as it was.
+            guard let appended = curl_slist_append(headerList, header) else {
+                failed = true
+                break
+            }
+            headerList = appended
+        }
         failed = failed || ccurl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)) != CURLE_OK
         failed = failed || ccurl_easy_setopt_callback(easy, CURLOPT_WRITEFUNCTION, curlBaselineWrite) != CURLE_OK
         failed = failed || ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque()) != CURLE_OK
-        if failed {
-            curl_easy_cleanup(easy)
-            if let headerList { curl_slist_free_all(headerList) }
-            self.body.deallocate()
-            throw AgentRuntimeError(.clientSetup("libcurl refused the baseline's settings"))
-        }
+        // Every property is set: throwing releases `self`, and `deinit` cleans up.
+        if failed { throw AgentRuntimeError(.clientSetup("libcurl refused the baseline's settings")) }
     }
 
     deinit {
