@@ -33,43 +33,81 @@ struct HTTPRequestHead: Equatable {
     }
 
     /// Parses the bytes of a request head (request line, header lines, blank line).
+    ///
+    /// Read as bytes (HTTP's own unit): lines end at LF with an optional CR before it, the request line
+    /// is three space-separated tokens, a header line is a name without spaces or tabs, a colon and a
+    /// value trimmed of spaces and tabs. Only the pieces kept become strings.
     /// - Returns: Nil when the request line or a header line is malformed.
     static func parse(_ bytes: some Collection<UInt8>) -> HTTPRequestHead? {
-        // Split the bytes, not a String: Swift treats "\r\n" as one Character.
-        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
-            String(decoding: line.last == 0x0D ? line.dropLast() : line, as: UTF8.self)[...]
+        let head = Array(bytes)
+        return head.withUnsafeBufferPointer(parse(buffer:))
+    }
+
+    private static func parse(buffer bytes: UnsafeBufferPointer<UInt8>) -> HTTPRequestHead? {
+        // Line ranges without their LF (and a CR before it); trailing empty lines dropped.
+        var lines: [Range<Int>] = []
+        var start = 0
+        for index in 0...bytes.count where index == bytes.count || bytes[index] == 0x0A {
+            var end = index
+            if end > start, bytes[end - 1] == 0x0D { end -= 1 }
+            lines.append(start..<end)
+            start = index + 1
         }
-        while lines.last?.isEmpty == true { lines.removeLast() }
+        while let last = lines.last, last.isEmpty { lines.removeLast() }
         guard let requestLine = lines.first else { return nil }
-        let tokens = requestLine.split(separator: " ", omittingEmptySubsequences: true)
-        guard tokens.count == 3, tokens[2].hasPrefix("HTTP/") else { return nil }
+        var tokens: [Range<Int>] = []
+        var tokenStart = requestLine.lowerBound
+        for index in requestLine.lowerBound...requestLine.upperBound where index == requestLine.upperBound || bytes[index] == 0x20 {
+            if index > tokenStart { tokens.append(tokenStart..<index) }
+            tokenStart = index + 1
+        }
+        guard tokens.count == 3, hasPrefix(bytes, tokens[2], "HTTP/", ignoringCase: false) else { return nil }
         var headers: [HTTPHeaderField] = []
+        headers.reserveCapacity(lines.count - 1)
         for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else { return nil }
-            let name = line[..<colon]
-            guard !name.contains(" "), !name.contains("\t") else { return nil }
-            let value = line[line.index(after: colon)...].trimmingASCIISpaces()
-            headers.append(HTTPHeaderField(name: String(name), value: value))
+            guard let colon = line.first(where: { bytes[$0] == 0x3A }), colon != line.lowerBound else { return nil }
+            guard !(line.lowerBound..<colon).contains(where: { bytes[$0] == 0x20 || bytes[$0] == 0x09 }) else { return nil }
+            var valueStart = colon + 1
+            var valueEnd = line.upperBound
+            while valueStart < valueEnd, bytes[valueStart] == 0x20 || bytes[valueStart] == 0x09 { valueStart += 1 }
+            while valueEnd > valueStart, bytes[valueEnd - 1] == 0x20 || bytes[valueEnd - 1] == 0x09 { valueEnd -= 1 }
+            headers.append(HTTPHeaderField(name: text(bytes, line.lowerBound..<colon), value: text(bytes, valueStart..<valueEnd)))
         }
-        var target = Substring(tokens[1])
-        for scheme in ["http://", "https://"] where target.lowercased().hasPrefix(scheme) {
-            let afterScheme = target.dropFirst(scheme.count)
-            target = afterScheme.firstIndex(of: "/").map { afterScheme[$0...] } ?? "/"
+        // An absolute-form target is reduced to its path.
+        var target = tokens[1]
+        for scheme in ["http://", "https://"] where hasPrefix(bytes, target, scheme, ignoringCase: true) {
+            let afterScheme = (target.lowerBound + scheme.utf8.count)..<target.upperBound
+            target = afterScheme.first(where: { bytes[$0] == 0x2F }).map { $0..<target.upperBound } ?? afterScheme.upperBound..<afterScheme.upperBound
         }
-        let path: Substring
+        var path = target
         var query: String?
-        if let mark = target.firstIndex(of: "?") {
-            path = target[..<mark]
-            query = String(target[target.index(after: mark)...])
-        } else {
-            path = target
+        if let mark = target.first(where: { bytes[$0] == 0x3F }) {
+            path = target.lowerBound..<mark
+            query = text(bytes, (mark + 1)..<target.upperBound)
         }
         return HTTPRequestHead(
-            method: String(tokens[0]),
-            path: String(path),
+            method: text(bytes, tokens[0]),
+            // A target that was only a scheme and authority is the root.
+            path: target.isEmpty ? "/" : text(bytes, path),
             query: query,
-            version: String(tokens[2]),
+            version: text(bytes, tokens[2]),
             headers: headers
         )
+    }
+
+    private static func text(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+
+    /// Whether the bytes in `range` start with the ASCII `prefix` (its case ignored when asked).
+    private static func hasPrefix(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ prefix: String, ignoringCase: Bool) -> Bool {
+        let expected = Array(prefix.utf8)
+        guard range.count >= expected.count else { return false }
+        for (offset, byte) in expected.enumerated() {
+            var actual = bytes[range.lowerBound + offset]
+            if ignoringCase, actual >= 0x41, actual <= 0x5A { actual += 0x20 }
+            if actual != byte { return false }
+        }
+        return true
     }
 }
