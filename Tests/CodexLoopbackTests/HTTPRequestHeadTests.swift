@@ -1,4 +1,5 @@
 @testable import CodexLoopback
+import CodexTestSupport
 import Testing
 
 /// The request-head parser reads bytes. It must give what the earlier parser, which read the head as
@@ -45,7 +46,7 @@ import Testing
         cases.append([0x47, 0x20, 0x2F, 0xFF, 0x20, 0x48, 0x54, 0x54, 0x50, 0x2F, 0x0D, 0x0A, 0x41, 0xE2, 0x3A, 0x20, 0xE2, 0x0D, 0x0A])
         // Random heads: request lines and header lines built from pieces that matter to the grammar,
         // and random runs of those bytes (no combining marks among them).
-        func pick(_ choices: [[UInt8]], _ generator: inout SplitMix) -> [UInt8] { choices[Int(generator.next() % UInt64(choices.count))] }
+        func pick(_ choices: [[UInt8]], _ generator: inout SplitMix64) -> [UInt8] { choices[Int(generator.next() % UInt64(choices.count))] }
         let methods = ["GET", "POST", "get", "A"].map { Array($0.utf8) }
         let gaps = [" ", " ", "  ", "\t", " \t "].map { Array($0.utf8) }
         let targets = ["/", "/a", "http://h", "HTTP://h/p", "https://x/y?z", "?q", "/p?a=b?c", "hTTp://", "/\u{E9}"].map { Array($0.utf8) } + [[0xFF]]
@@ -55,7 +56,7 @@ import Testing
         let separators = [":", ": ", ":\t ", " :", "::"].map { Array($0.utf8) }
         let values = ["v", " v ", "", "\u{E9}", "a:b", "\t"].map { Array($0.utf8) } + [[0xFF]]
         let junk: [[UInt8]] = [[0x20], [0x09], [0x3A], [0x0D], [0x0A], [0x3F], [0x2F], Array("a".utf8), [0xFF], [0xE2]]
-        var generator = SplitMix(seed: 0x5EED)
+        var generator = SplitMix64(seed: 0x5EED)
         for round in 0..<5_000 {
             var bytes: [UInt8] = []
             if round % 5 == 4 {
@@ -111,18 +112,5 @@ import Testing
             path = target
         }
         return HTTPRequestHead(method: String(tokens[0]), path: String(path), query: query, version: String(tokens[2]), headers: headers)
-    }
-}
-
-/// A small deterministic generator for the random heads.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }
