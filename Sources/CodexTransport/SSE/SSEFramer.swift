@@ -80,13 +80,12 @@ public struct SSEFramer: Sendable {
     package static let keptDataCapacity = 64 * 1024
 
     /// Parses the next chunk and hands each event it completes to `body`, in order, as it completes:
-    /// nothing is collected, no ``SSEEvent`` is built (a built event was copied into each call and
-    /// destroyed, a retain and release of each of its buffers per event), and the data is lent from a
-    /// buffer the framer reuses (up to ``keptDataCapacity``), so an event allocates nothing for it.
+    /// nothing is collected and no ``SSEEvent`` is built, and the data is lent from a buffer the framer
+    /// reuses (up to ``keptDataCapacity``), so an event is neither copied nor allocated on the way.
     ///
     /// An error `body` throws stops the chunk there and is rethrown; the rest of the chunk is dropped
-    /// (``finish()`` does not count it), so the stream should not be fed further. (A closure that throws says so:
-    /// `{ (type, data, _, _, offset) throws(AgentRuntimeError) in … }`.)
+    /// (``finish()`` does not count it), so the stream should not be fed further. A closure that throws
+    /// says so: `{ (type, data, _, _, offset) throws(AgentRuntimeError) in … }`.
     ///
     /// - Throws: ``AgentRuntimeError`` with code `sse_event_too_large` and ``AgentRuntimeError/byteOffset``,
     ///   or what `body` throws.
@@ -258,10 +257,8 @@ public struct SSEFramer: Sendable {
             lastType = (eventType, type)
         }
         // The data is lent to `body` from the framer's buffer, which the next event reuses.
-        let start = eventStart
         defer { resetEvent() }
-        let lastEventID = lastEventID
-        let retry = reconnectionTime
+        let (lastEventID, retry, start) = (lastEventID, reconnectionTime, eventStart)
         try dataBuffer.withUnsafeBufferPointer { (data) throws(AgentRuntimeError) in
             try body(type, data, lastEventID, retry, start)
         }
