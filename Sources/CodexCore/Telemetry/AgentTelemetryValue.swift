@@ -64,9 +64,11 @@ public struct AgentTelemetryAttributes: Sendable, Hashable, Sequence, Expressibl
         }
     }
 
-    /// Where `key` is.
+    /// Where `key` is. Lengths are compared first (a native string knows its UTF-8 length), so most
+    /// other keys are passed over without comparing their text.
     private func index(of key: String) -> Int? {
-        entries.firstIndex { $0.key == key }
+        let length = key.utf8.count
+        return entries.firstIndex { $0.key.utf8.count == length && $0.key == key }
     }
 
     /// Sets `key` to `count` when the count is known; nothing otherwise.
