@@ -155,7 +155,8 @@ import Testing
         #expect(try harness.record(handle)?.successor?.actionID == "tap")
         let successor = try await harness.recovery.retry(handle, retryActionID: "tap", store: harness.store, maximumAttempts: 2)
         #expect(try harness.record(successor)?.maximumAttempts == 2)
-        #expect(try await harness.status(successor).availability == .ready)
+        let status = try await harness.status(successor)
+        #expect(status.availability == .ready, "state \(status.state), blockers \(status.blockers)")
     }
 
     @Test func aStorageFailureOnTheAttemptLedgerSendsNothingAndSpendsNothing() async throws {

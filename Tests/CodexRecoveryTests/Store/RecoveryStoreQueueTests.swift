@@ -3,6 +3,7 @@ import CodexCore
 import CodexTestSupport
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 
 /// The store's file work runs on its own queue: an `flock` wait on another holder keeps a queue thread,
@@ -14,6 +15,26 @@ import Testing
         var info = stat()
         guard stat(path, &info) == 0 else { return 0 }
         return try #require(RecoveryLockTable.blockedFlocks(on: info), "/proc/locks is unavailable")
+    }
+
+    /// A queued body, and what it captured (an operation's lease), is let go before its caller resumes:
+    /// once the work has run, nothing of it is left, though the queue's block may still hold the work.
+    @Test func aQueuedBodyReleasesWhatItCapturedBeforeItsResultIsHandedOver() throws {
+        final class Flag: Sendable { let released = Atomic(false) }
+        final class Canary: Sendable {
+            let flag: Flag
+            init(_ flag: Flag) { self.flag = flag }
+            deinit { flag.released.store(true, ordering: .sequentiallyConsistent) }
+        }
+        let flag = Flag()
+        var canary: Canary? = Canary(flag)
+        let work = try #require(canary.map { held in RecoveryQueuedWork { () throws(AgentRecoveryError) -> Int in _ = held; return 42 } })
+        canary = nil
+        #expect(flag.released.load(ordering: .sequentiallyConsistent) == false)
+        #expect(try work.run().get() == 42)
+        // The work is still referenced here (as the queue's block references it), and its body is gone.
+        #expect(flag.released.load(ordering: .sequentiallyConsistent) == true)
+        #expect(throws: AgentRecoveryError.self) { try work.run().get() }
     }
 
     @Test func commandsWaitingOnAHeldControlLockLeaveTheCooperativePoolFree() async throws {
