@@ -18,9 +18,7 @@ public struct HTTPHeaderField: Sendable, Hashable {
     /// Whether this header's name equals `other`, ignoring ASCII case.
     func hasName(_ other: String) -> Bool {
         // Byte by byte with ASCII letters folded: no lowercased copies.
-        name.utf8.count == other.utf8.count && zip(name.utf8, other.utf8).allSatisfy { left, right in
-            left == right || (left | 0x20 == right | 0x20 && (left | 0x20) >= 0x61 && (left | 0x20) <= 0x7A)
-        }
+        name.utf8.count == other.utf8.count && zip(name.utf8, other.utf8).allSatisfy { ASCII.lowercased($0) == ASCII.lowercased($1) }
     }
 }
 

@@ -104,9 +104,8 @@ struct HTTPRequestHead: Equatable {
         let expected = Array(prefix.utf8)
         guard range.count >= expected.count else { return false }
         for (offset, byte) in expected.enumerated() {
-            var actual = bytes[range.lowerBound + offset]
-            if ignoringCase, actual >= 0x41, actual <= 0x5A { actual += 0x20 }
-            if actual != byte { return false }
+            let actual = bytes[range.lowerBound + offset]
+            if (ignoringCase ? ASCII.lowercased(actual) : actual) != byte { return false }
         }
         return true
     }

@@ -125,7 +125,7 @@ public struct RawSocketClient: ~Copyable {
         while lineStart < head.endIndex {
             let lineEnd = head[lineStart...].firstIndex(of: 13) ?? head.endIndex
             let line = head[lineStart..<lineEnd]
-            if line.count > name.count, zip(line, name).allSatisfy({ (65...90 ~= $0 ? $0 | 0x20 : $0) == $1 }) {
+            if line.count > name.count, zip(line, name).allSatisfy({ ASCII.lowercased($0) == $1 }) {
                 var value = 0
                 var digits = 0
                 for byte in line.dropFirst(name.count) where byte != 32 && byte != 9 {

@@ -115,8 +115,7 @@ struct TransportBenchClient {
             guard received == streamBytes else { throw Failure(description: "streamed \(received) bytes, expected \(streamBytes)") }
             seconds.append((ContinuousClock.now - started).inSeconds)
         }
-        let counted = seconds.dropFirst().sorted()
-        var figures = ["stream_mb_per_s": Double(streamBytes) / 1e6 / counted[counted.count / 2]]
+        var figures = ["stream_mb_per_s": megabytesPerSecond(seconds)]
         if kind == .curl {
             // The floor under the libcurl client: the same GET through a bare libcurl easy handle on
             // this thread, its bytes counted and dropped (no engine thread, no hand-off, no copy).
@@ -130,10 +129,15 @@ struct TransportBenchClient {
                 }
                 bareSeconds.append((ContinuousClock.now - started).inSeconds)
             }
-            let bareCounted = bareSeconds.dropFirst().sorted()
-            figures["bare_curl_stream_mb_per_s"] = Double(streamBytes) / 1e6 / bareCounted[bareCounted.count / 2]
+            figures["bare_curl_stream_mb_per_s"] = megabytesPerSecond(bareSeconds)
         }
         return figures
+    }
+
+    /// The streamed size over the median of `seconds`, the first (warm-up) run left out.
+    private func megabytesPerSecond(_ seconds: [Double]) -> Double {
+        let counted = seconds.dropFirst().sorted()
+        return Double(streamBytes) / 1e6 / counted[counted.count / 2]
     }
 
     /// The small JSON reply of the small-request scenarios (plain and TLS).
@@ -196,16 +200,13 @@ struct TransportBenchClient {
                 let bare = try CurlBaseline(
                     url: server.baseURL.appendingPathComponent("responses").absoluteString, headers: ["Content-Type: application/json"], body: body
                 )
-                var bareLatencies: [Double] = []
-                for _ in 0..<(requests + requests / 10) {
-                    let started = ContinuousClock.now
+                let bareLatencies = try exchanges { () throws in
                     let reply = try bare.exchange()
                     guard reply.status == 200, reply.body.count == answer.utf8.count else {
                         throw Failure(description: "a bare libcurl reply of \(reply.body.count) bytes, status \(reply.status)")
                     }
-                    bareLatencies.append((ContinuousClock.now - started).inSeconds)
                 }
-                figures.merge(summary(Array(bareLatencies.dropFirst(requests / 10)), prefix: "bare_curl_requests")) { $1 }
+                figures.merge(summary(bareLatencies, prefix: "bare_curl_requests")) { $1 }
             }
             return figures
         }
@@ -254,7 +255,7 @@ struct TransportBenchClient {
     }
 
     /// Runs `requests` exchanges after a tenth as many uncounted warm-up ones; returns their durations.
-    private func exchanges(_ exchange: () throws(RawSocketClient.Failure) -> Void) throws -> [Double] {
+    private func exchanges<Failure: Error>(_ exchange: () throws(Failure) -> Void) throws(Failure) -> [Double] {
         var latencies: [Double] = []
         for _ in 0..<(requests + requests / 10) {
             let started = ContinuousClock.now
