@@ -90,8 +90,12 @@ extension AgentStructuredRecovery {
         }
 
         let execution = Execution(partition: partition, lease: lease, authorize: authorizeAttempt)
+        // The first reservation follows the check under the control lock just above, with nothing but the
+        // store's own writes between (no host callback, no network): it need not read the command again.
+        var commandJustRead = true
         while true {
-            let credentials = try await reserveAttempt(&record, execution)
+            let credentials = try await reserveAttempt(&record, execution, commandJustRead: commandJustRead)
+            commandJustRead = false
             // The attempt's span, under the caller's (the runtime's `codexkit.recovery` span): the
             // model request's `chat` span nests inside it.
             let span = AgentSpan.current?.child("codexkit.recovery.attempt", attributes: [
@@ -182,10 +186,18 @@ extension AgentStructuredRecovery {
     }
 
     /// Checks lifecycle, expiry and budget, waits out the cooldown, asks the host, rechecks, and saves
-    /// the consumed attempt. Returns the credentials to transmit with.
-    private func reserveAttempt(_ record: inout RecoveryOperationRecord, _ execution: Execution) async throws -> AuthCredentials {
+    /// the consumed attempt. Returns the credentials to transmit with. `commandJustRead` says the caller
+    /// read the command record on the store's queue and awaited nothing but the store since, so the
+    /// first check need not read it again.
+    private func reserveAttempt(
+        _ record: inout RecoveryOperationRecord, _ execution: Execution, commandJustRead: Bool
+    ) async throws -> AuthCredentials {
         let id = record.operationID
-        try await stopIfCommanded(&record, execution)
+        if commandJustRead {
+            try await stopIfCancelled(&record, execution)
+        } else {
+            try await stopIfCommanded(&record, execution)
+        }
         try checkExpiryAndBudget(record)
         if let next = record.nextAttemptAt {
             let delay = min(next.timeIntervalSince(wallClock.now()), configuration.maximumCooldown)
@@ -236,7 +248,9 @@ extension AgentStructuredRecovery {
             try await persist(&record, execution.partition, execution.lease)
             throw error
         }
-        try await stopIfCommanded(&record, execution)
+        // A lifecycle command that came in while the credentials were fetched is seen by the write below,
+        // under the control lock, before anything is spent; only the task's own cancellation is checked here.
+        try await stopIfCancelled(&record, execution)
         guard credentials.binding == record.binding else {
             record.blocker = .accountMismatch
             try record.apply(.interrupt)
@@ -297,6 +311,11 @@ extension AgentStructuredRecovery {
             try await stop(&record, execution, command: command)
             throw CancellationError()
         }
+        try await stopIfCancelled(&record, execution)
+    }
+
+    /// Stops as suspended when the calling task was cancelled (state saved, `CancellationError` thrown).
+    private func stopIfCancelled(_ record: inout RecoveryOperationRecord, _ execution: Execution) async throws {
         if Task.isCancelled {
             try await stop(&record, execution, command: .suspended)
             throw CancellationError()

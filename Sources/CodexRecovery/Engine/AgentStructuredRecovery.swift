@@ -151,6 +151,7 @@ public final class AgentStructuredRecovery: Sendable {
             if try partition.load(RecoveryOperationRecord.self, operationID) == nil {
                 try partition.save(record)
             }
+            store.remember(operationID, in: partition)
             withExtendedLifetime(lease) {}
         }
         emit("recovery.operation.prepared", record)

@@ -47,10 +47,12 @@ enum RecoveryRecordCodec {
         func corrupt(_ message: String, _ cause: (any Error)? = nil) -> AgentRecoveryError {
             AgentRecoveryError(code: .recordCorrupt, message: message, operationID: operationID, underlying: cause)
         }
-        try verify(R.self, bytes, expecting: operationID)
+        // The envelope's parse is decoded in place: no second parse, no text round trip. The decoder
+        // follows `JSONDecoder`'s default strategies, which the encoder's output is written for.
+        let value = try verifiedValue(R.self, bytes, expecting: operationID)
         let record: R
         do {
-            record = try JSONDecoder().decode(R.self, from: Data(bytes))
+            record = try JSONValueDecoder().decode(R.self, from: value)
         } catch {
             throw corrupt("a record does not have the expected fields", error)
         }
@@ -66,6 +68,13 @@ enum RecoveryRecordCodec {
     /// checksum and the right operation. A record passing them is byte for byte what this build wrote,
     /// which is what inventory needs to tell readable from unreadable records quickly.
     static func verify<R: RecoveryRecord>(_ type: R.Type, _ bytes: [UInt8], expecting operationID: UUID) throws(AgentRecoveryError) {
+        _ = try verifiedValue(R.self, bytes, expecting: operationID)
+    }
+
+    /// ``verify(_:_:expecting:)``, returning the parsed record (its `checksum` member included).
+    private static func verifiedValue<R: RecoveryRecord>(
+        _ type: R.Type, _ bytes: [UInt8], expecting operationID: UUID
+    ) throws(AgentRecoveryError) -> JSONValue {
         func corrupt(_ message: String, _ cause: (any Error)? = nil) -> AgentRecoveryError {
             AgentRecoveryError(code: .recordCorrupt, message: message, operationID: operationID, underlying: cause)
         }
@@ -95,5 +104,6 @@ enum RecoveryRecordCodec {
         guard case .string(let recordOperation)? = object["operationID"], UUID(uuidString: recordOperation) == operationID else {
             throw corrupt("a record belongs to another operation")
         }
+        return value
     }
 }

@@ -89,7 +89,7 @@ extension AgentStructuredRecoveryStore {
             let partition: RecoveryPartition
             do throws(AgentRecoveryError) {
                 guard let scoped = try account.subdirectory(scopeName, create: false) else { continue }
-                partition = RecoveryPartition(store: self, directory: scoped)
+                partition = RecoveryPartition(store: self, directory: scoped, location: .init(account: accountName, scope: scopeName))
             } catch {
                 inventory.problems.append(.init(path: accountName + "/" + scopeName, code: error.code, message: error.message))
                 continue

@@ -1,5 +1,6 @@
 import CodexCore
 public import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -40,6 +41,13 @@ public final class AgentStructuredRecoveryStore: Sendable {
     /// The store's serial queue: the engine's file work (`flock` waits, `fsync`'d writes, reads) runs
     /// here, never on a thread of Swift's cooperative pool.
     let queue = DispatchQueue(label: "codexkit.recovery.store")
+    /// Where operations were last found or created, so that a step finds its operation's partition
+    /// without listing every partition of the store (partitions are never moved or removed). A location
+    /// is only a hint: it is opened and checked like any other lookup, and the full search runs when
+    /// it fails. Bounded by ``maximumRememberedLocations``.
+    private let locations = Mutex<[UUID: RecoveryPartition.Location]>([:])
+    /// The most locations kept; when full, they are all forgotten at once.
+    static let maximumRememberedLocations = 4_096
     /// Whether the store was opened with ``init(readingAt:maximumRecordBytes:)``: it reads
     /// and refuses every change with `store_read_only`.
     public let isReadOnly: Bool
@@ -178,19 +186,21 @@ public final class AgentStructuredRecoveryStore: Sendable {
     /// The partition of `binding` and `scope`, created when `create` is true.
     func partition(binding: String, scope: String?, create: Bool) throws(AgentRecoveryError) -> RecoveryPartition? {
         if create { try requireWritable() }
-        guard let account = try root.subdirectory(Self.bindingKey(binding), create: create),
-              let scoped = try account.subdirectory(Self.scopeKey(scope), create: create)
+        let location = RecoveryPartition.Location(account: Self.bindingKey(binding), scope: Self.scopeKey(scope))
+        guard let account = try root.subdirectory(location.account, create: create),
+              let scoped = try account.subdirectory(location.scope, create: create)
         else { return nil }
-        return RecoveryPartition(store: self, directory: scoped)
+        return RecoveryPartition(store: self, directory: scoped, location: location)
     }
 
     /// Every scope partition of `binding`.
     func partitions(binding: String) throws(AgentRecoveryError) -> [RecoveryPartition] {
         guard let account = try root.subdirectory(Self.bindingKey(binding), create: false) else { return [] }
         var result: [RecoveryPartition] = []
+        let accountName = Self.bindingKey(binding)
         for name in try account.entries().sorted() where name.hasPrefix("s") {
             if let scoped = try account.subdirectory(name, create: false) {
-                result.append(RecoveryPartition(store: self, directory: scoped))
+                result.append(RecoveryPartition(store: self, directory: scoped, location: .init(account: accountName, scope: name)))
             }
         }
         return result
@@ -203,23 +213,41 @@ public final class AgentStructuredRecoveryStore: Sendable {
             guard let account = try root.subdirectory(accountName, create: false) else { continue }
             for name in try account.entries().sorted() where name.hasPrefix("s") {
                 if let scoped = try account.subdirectory(name, create: false) {
-                    result.append(RecoveryPartition(store: self, directory: scoped))
+                    result.append(RecoveryPartition(store: self, directory: scoped, location: .init(account: accountName, scope: name)))
                 }
             }
         }
         return result
     }
 
-    /// The partition holding any file of `operationID`, or `nil`.
+    /// The partition holding any file of `operationID`, or `nil`: where it was last found or created
+    /// when a file of it is still there, else the first partition of a full search.
     func locate(_ operationID: UUID) throws(AgentRecoveryError) -> RecoveryPartition? {
         let names = [RecoveryOperationRecord.fileSuffix, RecoveryDispositionRecord.fileSuffix, RecoveryControlRecord.fileSuffix, ".lock"]
             .map { RecoveryPartition.fileName(operationID, $0) }
-        for partition in try allPartitions() {
+        if let known = locations.withLock({ $0[operationID] }),
+           let account = try root.subdirectory(known.account, create: false),
+           let scoped = try account.subdirectory(known.scope, create: false) {
+            let partition = RecoveryPartition(store: self, directory: scoped, location: known)
             for name in names where try partition.directory.exists(name) {
                 return partition
             }
         }
+        for partition in try allPartitions() {
+            for name in names where try partition.directory.exists(name) {
+                remember(operationID, in: partition)
+                return partition
+            }
+        }
         return nil
+    }
+
+    /// Notes that `operationID` lives in `partition`, for the next ``locate(_:)``.
+    func remember(_ operationID: UUID, in partition: RecoveryPartition) {
+        locations.withLock { locations in
+            if locations.count >= Self.maximumRememberedLocations, locations[operationID] == nil { locations.removeAll(keepingCapacity: true) }
+            locations[operationID] = partition.location
+        }
     }
 
     /// The partition holding `operationID`, or `state_unavailable` when the store has no trace of it.

@@ -10,8 +10,15 @@ import Darwin
 /// One account-and-scope directory of the store: typed record reads and quota-checked durable writes,
 /// leases, and probes of whether a lease is held.
 struct RecoveryPartition: Sendable {
+    /// The names of a partition's two directories: the account's under the store, the scope's under it.
+    struct Location: Sendable, Hashable {
+        let account: String
+        let scope: String
+    }
+
     let store: AgentStructuredRecoveryStore
     let directory: RecoveryDirectory
+    let location: Location
 
     static func fileName(_ operationID: UUID, _ suffix: String) -> String {
         operationID.uuidString.lowercased() + suffix

@@ -52,6 +52,38 @@ import Testing
         #expect(status.attemptsUsed == 0)
     }
 
+    /// A command that comes in after the host's approval, while the owner fetches the credentials to send
+    /// with, is seen before anything is spent (by the write that would spend the attempt, under the
+    /// control lock): no request, no attempt used, and the state the command asked for.
+    @Test(arguments: [false, true])
+    func aCommandWhileTheCredentialsAreFetchedSendsNothing(cancel: Bool) async throws {
+        let harness = try RecoveryHarness(replies: [], fallback: Streams.complete())
+        let handle = try await harness.prepare()
+        let otherStore = try AgentStructuredRecoveryStore(directory: harness.store.directory)
+        let recovery = harness.recovery
+        let approved = Mutex(0)
+        let commanded = Mutex(0)
+        harness.auth.onCredentials.withLock {
+            $0 = {
+                // Only the fetch after the approval: the command goes in once.
+                guard approved.withLock({ $0 }) == 1, commanded.withLock({ $0 += 1; return $0 }) == 1 else { return }
+                if cancel { try await recovery.cancel(handle, store: otherStore) } else { try await recovery.suspend(handle, store: otherStore) }
+            }
+        }
+        await #expect(throws: CancellationError.self) {
+            try await recovery.sendRecovering(handle, response: Verdict.self, store: harness.store) { _ in
+                approved.withLock { $0 += 1 }
+                return true
+            }
+        }
+        #expect(approved.withLock { $0 } == 1)
+        #expect(commanded.withLock { $0 } == 1)
+        #expect(harness.generationRequests.isEmpty)
+        let status = try await harness.status(handle)
+        #expect(status.state == (cancel ? .cancelled : .suspended))
+        #expect(status.attemptsUsed == 0)
+    }
+
     @Test func statusReadsRunningWhileTheOwnerWaitsForTheHost() async throws {
         let harness = try RecoveryHarness(replies: [Streams.complete()])
         let handle = try await harness.prepare()

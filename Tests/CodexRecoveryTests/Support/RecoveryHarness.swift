@@ -30,9 +30,12 @@ final class TestAuthProvider: AuthProvider {
     }
 
     let state = Mutex(State())
+    /// Run at the start of each `credentials()` call once set (after `prepare`, say).
+    let onCredentials = Mutex<(@Sendable () async throws -> Void)?>(nil)
 
     func credentials() async throws -> AuthCredentials {
-        try state.withLock { state in
+        if let hook = onCredentials.withLock({ $0 }) { try await hook() }
+        return try state.withLock { state in
             guard let binding = state.binding else { throw AgentRuntimeError(code: .notSignedIn, message: "not signed in") }
             return AuthCredentials(bearerToken: state.token, accountID: "acct", binding: binding)
         }
