@@ -20,8 +20,9 @@ enum RecoveryBenchCommand: CLICommand {
         Time full structured-recovery lifecycles (prepare, authorize, POST to a loopback server, save the receipt, \
         acknowledge) and count their fsyncs through the file-system seam, next to the same number of bare fsync'd \
         writes in the same directory and to the lifecycle's floor: its own file-system calls, recorded through the \
-        seam, replayed without the SDK, plus the same HTTP exchange alone; then time inventory and status over \
-        10,000 operations.
+        seam, replayed without the SDK, plus the same HTTP exchange alone, and to the same lifecycles in a store on \
+        tmpfs (/dev/shm), where the disk costs nothing; then time inventory and status over 10,000 operations, and \
+        finding one operation among 1,000 scopes.
         """,
         options: [
             .flag("--json", "Print one JSON object (the shared benchmark shape)."),
@@ -134,6 +135,36 @@ struct RecoveryBenchmark {
         try await measureFloor(
             perLifecycle: perLifecycle, calls: fileSystem.recordedCalls, timedFrom: timedFrom, server: server, into: &report
         )
+        if let memory = try await memoryFileSystemLifecycle(recovery) {
+            report.results.append(BenchResult(
+                name: "lifecycle", mode: "time per lifecycle in a store on tmpfs (/dev/shm: fsync, creation and rename cost next to nothing)",
+                metric: "latency", value: memory, unit: "ms", baseline: ("the same number of bare fsync'd 1 KiB writes on the store's disk", barePerLifecycle)
+            ))
+        } else {
+            report.notes.append("no tmpfs at /dev/shm: the lifecycle without disk costs was not measured")
+        }
+    }
+
+    /// The same lifecycles in a store on a memory file system (`/dev/shm`, tmpfs), where `fsync`, file
+    /// creation and rename cost next to nothing: what is left is the SDK's own work, the HTTP exchange
+    /// and the CPU of the system calls. The time per lifecycle in milliseconds, or `nil` when
+    /// `/dev/shm` is not tmpfs.
+    private func memoryFileSystemLifecycle(_ recovery: AgentStructuredRecovery) async throws -> Double? {
+        // A mount table line: device, mount point, type, options, …
+        let mounts = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+        let isMemory = mounts.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 2 && fields[1] == "/dev/shm" && fields[2] == "tmpfs"
+        }
+        guard isMemory else { return nil }
+        let memoryDirectory = URL(fileURLWithPath: "/dev/shm").appendingPathComponent("codexkit-bench-recovery-\(UUID().uuidString.lowercased())")
+        defer { try? FileManager.default.removeItem(at: memoryDirectory) }
+        let store = try AgentStructuredRecoveryStore(directory: memoryDirectory)
+        for index in 0..<5 { try await lifecycle(recovery, store, -1 - index) }
+        let clock = ContinuousClock()
+        let started = clock.now
+        for index in 0..<lifecycles { try await lifecycle(recovery, store, index) }
+        return (clock.now - started).inSeconds / Double(lifecycles) * 1000
     }
 
     /// The floor under a lifecycle: the store's own system calls of the timed lifecycles replayed without
@@ -241,6 +272,7 @@ struct RecoveryBenchmark {
                 name: "status", mode: "one operation among \(operations)", metric: "latency", value: statusTimes.sorted()[25] * 1000, unit: "ms"
             ))
         }
+        try await measureLookups(recovery, into: &report)
         if let cold = try coldInventory(store, binding: binding) {
             report.results.append(BenchResult(
                 name: "inventory", mode: "\(operations) operations, cold (page cache dropped)", metric: "latency", value: cold * 1000, unit: "ms"
@@ -248,6 +280,38 @@ struct RecoveryBenchmark {
         } else {
             report.notes.append("cold inventory not measured: dropping the page cache needs root (/proc/sys/vm/drop_caches)")
         }
+    }
+
+    /// Finding an operation among many partitions: one operation in each of `scopes` scopes, then in a
+    /// fresh store instance the status of the last one, first found by searching every partition, then
+    /// again from where it was found (the store remembers it). Median of 50 for the remembered lookup.
+    private func measureLookups(_ recovery: AgentStructuredRecovery, into report: inout BenchReport) async throws {
+        let scopes = min(operations, 1_000)
+        let storeURL = directory.appendingPathComponent("scopes")
+        let populate = try AgentStructuredRecoveryStore(directory: storeURL, fileSystem: CountingRecoveryFileSystem(skipsSync: true))
+        var last: AgentStructuredRecoveryHandle?
+        for index in 0..<scopes {
+            last = try await recovery.prepare(
+                Request(text: "Scoped job \(index)", executionMode: .ephemeral), format: Self.format, model: .init(model: "gpt-6-astra"),
+                store: populate, options: .init(scope: "scope-\(index)")
+            )
+        }
+        guard let last else { return }
+        let store = try AgentStructuredRecoveryStore(directory: storeURL)
+        let clock = ContinuousClock()
+        let started = clock.now
+        _ = try await recovery.status(last, store: store)
+        let searched = (clock.now - started).inSeconds
+        var remembered: [Double] = []
+        for _ in 0..<50 {
+            let started = clock.now
+            _ = try await recovery.status(last, store: store)
+            remembered.append((clock.now - started).inSeconds)
+        }
+        report.results.append(BenchResult(
+            name: "status", mode: "one operation among \(scopes) scopes, found where the store remembers it", metric: "latency",
+            value: remembered.sorted()[25] * 1000, unit: "ms", baseline: ("the first lookup, searching every partition", searched * 1000)
+        ))
     }
 
     /// Drops the page cache (root only) and times one inventory; `nil` when the cache cannot be dropped.
