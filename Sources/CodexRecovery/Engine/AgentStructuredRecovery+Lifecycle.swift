@@ -1,4 +1,5 @@
 package import CodexCore
+import CodexTransport
 public import Foundation
 
 /// How a manual retry configures its successor.
@@ -68,7 +69,12 @@ extension AgentStructuredRecovery {
     ///   `account_mismatch`, `operation_busy`, `state_unavailable`, storage codes.
     public func acknowledge(_ handle: AgentStructuredRecoveryHandle, store: AgentStructuredRecoveryStore) async throws {
         let id = handle.operationID
-        let opened = try await store.perform { () throws(AgentRecoveryError) -> (RecoveryPartition, RecoveryLease, RecoveryDispositionRecord?, RecoveryOperationRecord)? in
+        // When the provider knows the account without a network call, the account check and the
+        // acknowledgement run in the same step on the store's queue as the record's load; otherwise the
+        // record is loaded first and the account checked (which may ask the provider for credentials).
+        let knownBinding = await authProvider.currentBinding()
+        let now = wallClock.now()
+        let opened = try await store.perform { () throws(AgentRecoveryError) -> Opened? in
             let partition = try store.existingPartition(of: id)
             let lease = try partition.lease(id)
             let disposition = try partition.load(RecoveryDispositionRecord.self, id)
@@ -76,28 +82,50 @@ extension AgentStructuredRecovery {
                 if disposition?.state == .acknowledged { return nil }
                 throw AgentRecoveryError(code: .stateUnavailable, message: "the operation has no saved completion to acknowledge", operationID: id)
             }
-            return (partition, lease, disposition, record)
+            let opened = Opened(partition: partition, lease: lease, disposition: disposition, record: record, finished: knownBinding != nil)
+            if let knownBinding {
+                try Self.checkAccount(record, binding: knownBinding)
+                try Self.finishAcknowledgement(opened, at: now)
+            }
+            return opened
         }
-        guard let (partition, lease, disposition, record) = opened else { return }
-        try await checkAccount(record)
-        let now = wallClock.now()
-        try await store.perform { () throws(AgentRecoveryError) in
-            if disposition == nil {
-                let control = try partition.load(RecoveryControlRecord.self, id)
-                guard record.state != .cancelled, control?.command != .cancelled else {
-                    throw AgentRecoveryError(code: .cancelled, message: "a cancelled operation cannot be acknowledged", operationID: id)
-                }
-                guard record.state == .completed, record.completedPayload != nil else {
-                    throw AgentRecoveryError(code: .stateInvalid, message: "only a saved completion can be acknowledged", operationID: id)
-                }
-                try Self.saveDisposition(.acknowledged, of: record, at: now, partition, lease)
-            } else if disposition?.state != .acknowledged {
+        guard let opened else { return }
+        if !opened.finished {
+            try await checkAccount(opened.record)
+            try await store.perform { () throws(AgentRecoveryError) in try Self.finishAcknowledgement(opened, at: now) }
+        }
+        emit("recovery.receipt.acknowledged", opened.record)
+    }
+
+    /// What `acknowledge` loaded, and whether the acknowledgement is already done.
+    private struct Opened: Sendable {
+        let partition: RecoveryPartition
+        let lease: RecoveryLease
+        let disposition: RecoveryDispositionRecord?
+        let record: RecoveryOperationRecord
+        let finished: Bool
+    }
+
+    /// Writes the acknowledgement marker (unless one is there) and removes the record, on the store's
+    /// queue, after the account check.
+    private static func finishAcknowledgement(_ opened: Opened, at now: Date) throws(AgentRecoveryError) {
+        let (partition, lease, record, id) = (opened.partition, opened.lease, opened.record, opened.record.operationID)
+        if let disposition = opened.disposition {
+            guard disposition.state == .acknowledged else {
                 throw AgentRecoveryError(code: .stateUnavailable, message: "the operation was abandoned", operationID: id)
             }
-            try lease.verify()
-            try partition.remove(RecoveryOperationRecord.self, id)
+        } else {
+            let control = try partition.load(RecoveryControlRecord.self, id)
+            guard record.state != .cancelled, control?.command != .cancelled else {
+                throw AgentRecoveryError(code: .cancelled, message: "a cancelled operation cannot be acknowledged", operationID: id)
+            }
+            guard record.state == .completed, record.completedPayload != nil else {
+                throw AgentRecoveryError(code: .stateInvalid, message: "only a saved completion can be acknowledged", operationID: id)
+            }
+            try saveDisposition(.acknowledged, of: record, at: now, partition, lease)
         }
-        emit("recovery.receipt.acknowledged", record)
+        try lease.verify()
+        try partition.remove(RecoveryOperationRecord.self, id)
     }
 
     /// Writes the disposition marker of `record` (before its record is removed).

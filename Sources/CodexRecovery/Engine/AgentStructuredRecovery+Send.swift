@@ -33,7 +33,17 @@ extension AgentStructuredRecovery {
         authorizeAttempt: @escaping @Sendable (AgentRecoveryAttempt) async throws -> Bool
     ) async throws -> Output {
         let id = handle.operationID
-        let (partition, lease, loaded) = try await store.perform { () throws(AgentRecoveryError) in
+        // When the provider knows the account without a network call, the account and contract checks
+        // and the start's read of the command record (under the control lock) run in the same step on
+        // the store's queue as the record's load. Otherwise the record is loaded first, the account
+        // checked (which may ask the provider for credentials), and the command read afterwards.
+        let knownBinding = await authProvider.currentBinding()
+        @Sendable func checkContract(_ record: RecoveryOperationRecord) throws(AgentRecoveryError) {
+            guard record.request.format == format, expectedContractVersion == nil || expectedContractVersion == record.contractVersion else {
+                throw AgentRecoveryError(code: .formatMismatch, message: "the requested output contract differs from the saved one", operationID: id)
+            }
+        }
+        let (partition, lease, loaded, lockedCommand) = try await store.perform { () throws(AgentRecoveryError) in
             let partition = try store.existingPartition(of: id)
             let lease = try partition.lease(id)
             let disposition = try partition.load(RecoveryDispositionRecord.self, id)
@@ -44,15 +54,24 @@ extension AgentStructuredRecovery {
                     operationID: id
                 )
             }
-            return (partition, lease, record)
+            guard let knownBinding else { return (partition, lease, record, nil as LockedCommand?) }
+            try Self.checkAccount(record, binding: knownBinding)
+            try checkContract(record)
+            let command = try partition.withControlLock(id) { () throws(AgentRecoveryError) in
+                try partition.load(RecoveryControlRecord.self, id)?.command
+            }
+            return (partition, lease, record, LockedCommand(command: command))
         }
         var record = loaded
-        try await checkAccount(record)
-        guard record.request.format == format, expectedContractVersion == nil || expectedContractVersion == record.contractVersion else {
-            throw AgentRecoveryError(code: .formatMismatch, message: "the requested output contract differs from the saved one", operationID: id)
+        let command: RecoveryControlRecord.Command?
+        if let lockedCommand {
+            command = lockedCommand.command
+        } else {
+            try await checkAccount(record)
+            try checkContract(record)
+            command = try await partition.perform { () throws(AgentRecoveryError) in try partition.load(RecoveryControlRecord.self, id) }?.command
         }
-        let control = try await partition.perform { () throws(AgentRecoveryError) in try partition.load(RecoveryControlRecord.self, id) }
-        if record.state == .cancelled || control?.command == .cancelled {
+        if record.state == .cancelled || command == .cancelled {
             throw AgentRecoveryError(code: .cancelled, message: "the operation was permanently cancelled", operationID: id)
         }
         if let payload = record.completedPayload {
@@ -70,16 +89,20 @@ extension AgentStructuredRecovery {
         }
         // Start under the control lock, so a concurrent `cancel` is either seen here or comes after (and
         // this run's checks see it). A suspension an earlier run obeyed is cleared for this one; with no
-        // command (the usual case) there is nothing to write: no record and `active` mean the same.
-        let now = wallClock.now()
-        try await partition.perform { () throws(AgentRecoveryError) in
-            try partition.withControlLock(id) { () throws(AgentRecoveryError) in
-                let command = try partition.load(RecoveryControlRecord.self, id)?.command
-                if command == .cancelled {
-                    throw AgentRecoveryError(code: .cancelled, message: "the operation was permanently cancelled", operationID: id)
-                }
-                if let command, command != .active {
-                    try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: .active, updatedAt: now))
+        // command (the usual case) there is nothing to write: no record and `active` mean the same. A
+        // command already read under the lock in the first step needs no second look unless it asks
+        // for that write.
+        if lockedCommand == nil || (command != nil && command != .active) {
+            let now = wallClock.now()
+            try await partition.perform { () throws(AgentRecoveryError) in
+                try partition.withControlLock(id) { () throws(AgentRecoveryError) in
+                    let command = try partition.load(RecoveryControlRecord.self, id)?.command
+                    if command == .cancelled {
+                        throw AgentRecoveryError(code: .cancelled, message: "the operation was permanently cancelled", operationID: id)
+                    }
+                    if let command, command != .active {
+                        try partition.save(RecoveryControlRecord(operationID: id, runID: UUID(), command: .active, updatedAt: now))
+                    }
                 }
             }
         }
@@ -134,6 +157,11 @@ extension AgentStructuredRecovery {
         )
     }
 
+    /// A lifecycle command read under the control lock (`nil` inside: no command record).
+    struct LockedCommand: Sendable {
+        let command: RecoveryControlRecord.Command?
+    }
+
     /// What one execution holds: the partition, the lease and the host's callback.
     struct Execution: Sendable {
         let partition: RecoveryPartition
@@ -169,6 +197,11 @@ extension AgentStructuredRecovery {
         } else {
             binding = try await authProvider.credentials().binding
         }
+        try Self.checkAccount(record, binding: binding)
+    }
+
+    /// Fails with `account_mismatch` unless `binding` is the record's.
+    static func checkAccount(_ record: RecoveryOperationRecord, binding: String) throws(AgentRecoveryError) {
         guard binding == record.binding else {
             throw AgentRecoveryError(code: .accountMismatch, message: "the operation belongs to another account", operationID: record.operationID)
         }

@@ -141,8 +141,12 @@ extension AgentStructuredRecovery {
     /// Saves the validated completion (checking account and lifecycle first); only then may it be returned.
     func deliverCompletion(_ record: inout RecoveryOperationRecord, _ payload: [UInt8], _ execution: Execution) async throws {
         let id = record.operationID
-        // No network here: a token refresh failing now must not cost the completion or an attempt.
-        let binding = await authProvider.currentBinding()
+        // No network here when the provider can name its account without it: a token refresh failing now
+        // must not cost the completion. A provider that cannot (its `currentBinding()` is `nil`, the
+        // protocol's default) is asked for its credentials, as the account check before sending does;
+        // failing that, the result is not delivered.
+        var binding = await authProvider.currentBinding()
+        if binding == nil { binding = try? await authProvider.credentials().binding }
         guard binding == record.binding else {
             record.blocker = binding == nil ? .authenticationRequired : .accountMismatch
             try record.apply(.interrupt)

@@ -48,7 +48,8 @@ public protocol AuthProvider: Sendable {
     /// New credentials after `rejected` got a 401, or `nil` when nothing better is available.
     func recoverAfterUnauthorized(_ rejected: AuthCredentials) async throws -> AuthCredentials?
     /// The binding of the current credentials without any network I/O, or `nil` when unknown (used by
-    /// caches that must not trigger a refresh, such as the cached-only model catalog).
+    /// caches that must not trigger a refresh, such as the cached-only model catalog, and by structured
+    /// recovery's account checks, which ask ``credentials()`` instead when it is `nil`).
     func currentBinding() async -> String?
 }
 

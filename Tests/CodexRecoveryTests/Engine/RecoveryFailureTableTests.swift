@@ -307,6 +307,37 @@ import Testing
         #expect(try harness.record(handle)?.attemptsUsed == 0)
     }
 
+    /// The account is checked before anything is sent, delivered or acknowledged, whether the provider
+    /// names its account without a network call (checked in the step that loads the record) or only
+    /// through its credentials (checked after the load): such a provider's result is delivered too.
+    @Test(arguments: [true, false])
+    func sendAndAcknowledgeCheckTheAccountWhetherOrNotTheProviderKnowsItUpFront(knowsBinding: Bool) async throws {
+        let harness = try RecoveryHarness(replies: [], fallback: Streams.complete())
+        harness.auth.state.withLock { $0.knowsBinding = knowsBinding }
+        let handle = try await harness.prepare()
+        harness.auth.state.withLock { $0.binding = RecoveryTestRecords.otherBinding }
+        let sent = await #expect(throws: AgentRecoveryError.self) { try await harness.send(handle) }
+        #expect(sent?.code == .accountMismatch)
+        let acknowledged = await #expect(throws: AgentRecoveryError.self) {
+            try await harness.recovery.acknowledge(handle, store: harness.store)
+        }
+        #expect(acknowledged?.code == .accountMismatch)
+        #expect(harness.generationRequests.isEmpty)
+        #expect(try harness.record(handle)?.attemptsUsed == 0)
+
+        harness.auth.state.withLock { $0.binding = RecoveryTestRecords.binding }
+        #expect(try await harness.send(handle) == Verdict(ok: true, reason: "The carrier confirmed pickup."))
+        harness.auth.state.withLock { $0.binding = RecoveryTestRecords.otherBinding }
+        let late = await #expect(throws: AgentRecoveryError.self) { try await harness.recovery.acknowledge(handle, store: harness.store) }
+        #expect(late?.code == .accountMismatch)
+        #expect(try harness.record(handle)?.completedPayload != nil, "a refused acknowledgement removes nothing")
+        harness.auth.state.withLock { $0.binding = RecoveryTestRecords.binding }
+        try await harness.recovery.acknowledge(handle, store: harness.store)
+        #expect(try harness.record(handle) == nil)
+        #expect(try await harness.status(handle).state == .acknowledged)
+        #expect(harness.generationRequests.count == 1)
+    }
+
     @Test func signedOutStatusAsksForSignIn() async throws {
         let harness = try RecoveryHarness(replies: [])
         let handle = try await harness.prepare()

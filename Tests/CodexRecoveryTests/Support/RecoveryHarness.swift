@@ -27,6 +27,8 @@ final class TestAuthProvider: AuthProvider {
         var token = "token-1"
         var renewsAfterUnauthorized = true
         var renewals = 0
+        /// `false`: `currentBinding()` answers `nil`, as a provider that must fetch credentials to know it.
+        var knowsBinding = true
     }
 
     let state = Mutex(State())
@@ -50,7 +52,7 @@ final class TestAuthProvider: AuthProvider {
         }
     }
 
-    func currentBinding() async -> String? { state.withLock { $0.binding } }
+    func currentBinding() async -> String? { state.withLock { $0.knowsBinding ? $0.binding : nil } }
 }
 
 /// Records every authorization request and answers from a script (default: approve).
