@@ -92,7 +92,8 @@ extension AgentStructuredRecovery {
         guard let opened else { return }
         if !opened.finished {
             try await checkAccount(opened.record)
-            try await store.perform { () throws(AgentRecoveryError) in try Self.finishAcknowledgement(opened, at: now) }
+            let checkedAt = wallClock.now()
+            try await store.perform { () throws(AgentRecoveryError) in try Self.finishAcknowledgement(opened, at: checkedAt) }
         }
         emit("recovery.receipt.acknowledged", opened.record)
     }

@@ -34,16 +34,17 @@ extension AgentStructuredRecovery {
     ) async throws -> Output {
         let id = handle.operationID
         // When the provider knows the account without a network call, the account and contract checks
-        // and the start's read of the command record (under the control lock) run in the same step on
-        // the store's queue as the record's load. Otherwise the record is loaded first, the account
-        // checked (which may ask the provider for credentials), and the command read afterwards.
+        // and the read of the command record run in the same step on the store's queue as the record's
+        // load; for a record that can start a run, that read is under the control lock and stands for
+        // the start's own. Otherwise the record is loaded first, the account checked (which may ask the
+        // provider for credentials), and the command read afterwards.
         let knownBinding = await authProvider.currentBinding()
         @Sendable func checkContract(_ record: RecoveryOperationRecord) throws(AgentRecoveryError) {
             guard record.request.format == format, expectedContractVersion == nil || expectedContractVersion == record.contractVersion else {
                 throw AgentRecoveryError(code: .formatMismatch, message: "the requested output contract differs from the saved one", operationID: id)
             }
         }
-        let (partition, lease, loaded, lockedCommand) = try await store.perform { () throws(AgentRecoveryError) in
+        let first = try await store.perform { () throws(AgentRecoveryError) -> FirstStep in
             let partition = try store.existingPartition(of: id)
             let lease = try partition.lease(id)
             let disposition = try partition.load(RecoveryDispositionRecord.self, id)
@@ -54,19 +55,24 @@ extension AgentStructuredRecovery {
                     operationID: id
                 )
             }
-            guard let knownBinding else { return (partition, lease, record, nil as LockedCommand?) }
+            guard let knownBinding else { return FirstStep(partition: partition, lease: lease, record: record, command: nil, read: .none) }
             try Self.checkAccount(record, binding: knownBinding)
             try checkContract(record)
+            // A saved completion or a terminal failure starts no run: its command is read as a receipt
+            // reads it, without creating or taking the control lock.
+            guard record.completedPayload == nil, record.state != .failed, record.state != .cancelled else {
+                let command = try partition.load(RecoveryControlRecord.self, id)?.command
+                return FirstStep(partition: partition, lease: lease, record: record, command: command, read: .unlocked)
+            }
             let command = try partition.withControlLock(id) { () throws(AgentRecoveryError) in
                 try partition.load(RecoveryControlRecord.self, id)?.command
             }
-            return (partition, lease, record, LockedCommand(command: command))
+            return FirstStep(partition: partition, lease: lease, record: record, command: command, read: .locked)
         }
-        var record = loaded
-        let command: RecoveryControlRecord.Command?
-        if let lockedCommand {
-            command = lockedCommand.command
-        } else {
+        let (partition, lease) = (first.partition, first.lease)
+        var record = first.record
+        var command = first.command
+        if first.read == .none {
             try await checkAccount(record)
             try checkContract(record)
             command = try await partition.perform { () throws(AgentRecoveryError) in try partition.load(RecoveryControlRecord.self, id) }?.command
@@ -90,9 +96,8 @@ extension AgentStructuredRecovery {
         // Start under the control lock, so a concurrent `cancel` is either seen here or comes after (and
         // this run's checks see it). A suspension an earlier run obeyed is cleared for this one; with no
         // command (the usual case) there is nothing to write: no record and `active` mean the same. A
-        // command already read under the lock in the first step needs no second look unless it asks
-        // for that write.
-        if lockedCommand == nil || (command != nil && command != .active) {
+        // command the first step read under the lock needs no second look unless it asks for that write.
+        if first.read != .locked || (command != nil && command != .active) {
             let now = wallClock.now()
             try await partition.perform { () throws(AgentRecoveryError) in
                 try partition.withControlLock(id) { () throws(AgentRecoveryError) in
@@ -106,16 +111,18 @@ extension AgentStructuredRecovery {
                 }
             }
         }
+        // The first reservation need not read the command record again when it was just read under the
+        // control lock and nothing happened since but checks on the loaded record: no host callback, no
+        // network, no write (a reopened record's write below makes it read again).
+        var commandJustRead = true
         if record.state == .suspended || record.state == .running || record.blocker != nil {
             if record.state == .suspended || record.state == .running { try record.apply(.reopen) }
             record.blocker = nil
             try await persist(&record, partition, lease)
+            commandJustRead = false
         }
 
         let execution = Execution(partition: partition, lease: lease, authorize: authorizeAttempt)
-        // The first reservation follows the check under the control lock just above, with nothing but the
-        // store's own writes between (no host callback, no network): it need not read the command again.
-        var commandJustRead = true
         while true {
             let credentials = try await reserveAttempt(&record, execution, commandJustRead: commandJustRead)
             commandJustRead = false
@@ -157,9 +164,33 @@ extension AgentStructuredRecovery {
         )
     }
 
-    /// A lifecycle command read under the control lock (`nil` inside: no command record).
-    struct LockedCommand: Sendable {
+    /// How the write that spends an attempt ended.
+    enum Reservation: Sendable {
+        /// A lifecycle command says stop; nothing was written.
+        case stopped(RecoveryControlRecord.Command)
+        /// The credentials belong to another account; nothing was written.
+        case accountChanged
+        /// The attempt is spent and authorized: the record as saved.
+        case saved(RecoveryOperationRecord)
+    }
+
+    /// What `sendRecovering`'s first step on the store's queue loaded, and how it read the command.
+    struct FirstStep: Sendable {
+        /// How the lifecycle command was read in the first step.
+        enum CommandRead: Sendable {
+            /// Not read (and the account not checked): the provider could not name its account.
+            case none
+            /// Read without the control lock (a record that starts no run).
+            case unlocked
+            /// Read under the control lock.
+            case locked
+        }
+
+        let partition: RecoveryPartition
+        let lease: RecoveryLease
+        let record: RecoveryOperationRecord
         let command: RecoveryControlRecord.Command?
+        let read: CommandRead
     }
 
     /// What one execution holds: the partition, the lease and the host's callback.
@@ -282,14 +313,9 @@ extension AgentStructuredRecovery {
             throw error
         }
         // A lifecycle command that came in while the credentials were fetched is seen by the write below,
-        // under the control lock, before anything is spent; only the task's own cancellation is checked here.
+        // under the control lock, before the account is compared and before anything is spent; only the
+        // task's own cancellation is checked here.
         try await stopIfCancelled(&record, execution)
-        guard credentials.binding == record.binding else {
-            record.blocker = .accountMismatch
-            try record.apply(.interrupt)
-            try await persist(&record, execution.partition, execution.lease)
-            throw AgentRecoveryError(code: .accountMismatch, message: "the account changed before transmission", operationID: id)
-        }
         // Consume the attempt and authorize its transmission in one write, under the control lock: a
         // stop command is either seen here (nothing spent) or comes after (and the monitor sees it).
         var consumed = record
@@ -308,19 +334,28 @@ extension AgentStructuredRecovery {
         consumed.lastSequenceNumber = nil
         try consumed.apply(.startAttempt)
         let toSave = consumed
-        let (stopped, saved) = try await execution.partition.perform { () throws(AgentRecoveryError) -> (RecoveryControlRecord.Command?, RecoveryOperationRecord) in
+        let accountMatches = credentials.binding == record.binding
+        let reservation = try await execution.partition.perform { () throws(AgentRecoveryError) -> Reservation in
             try execution.partition.withControlLock(id) { () throws(AgentRecoveryError) in
-                if let command = try Self.pendingStopCommand(execution.partition, id) { return (command, toSave) }
+                if let command = try Self.pendingStopCommand(execution.partition, id) { return .stopped(command) }
+                guard accountMatches else { return .accountChanged }
                 var saved = toSave
                 try self.persistOnQueue(&saved, execution.partition, execution.lease)
-                return (nil, saved)
+                return .saved(saved)
             }
         }
-        if let stopped {
-            try await stop(&record, execution, command: stopped)
+        switch reservation {
+        case .stopped(let command):
+            try await stop(&record, execution, command: command)
             throw CancellationError()
+        case .accountChanged:
+            record.blocker = .accountMismatch
+            try record.apply(.interrupt)
+            try await persist(&record, execution.partition, execution.lease)
+            throw AgentRecoveryError(code: .accountMismatch, message: "the account changed before transmission", operationID: id)
+        case .saved(let saved):
+            record = saved
         }
-        record = saved
         let attemptMetadata = ["attempt_id": attemptID.uuidString.lowercased(), "attempt_reason": reason.rawValue]
         emit("recovery.attempt.reserved", record, attemptMetadata)
         emit("recovery.attempt.transmission_authorized", record, attemptMetadata)
@@ -350,7 +385,8 @@ extension AgentStructuredRecovery {
     /// Stops as suspended when the calling task was cancelled (state saved, `CancellationError` thrown).
     private func stopIfCancelled(_ record: inout RecoveryOperationRecord, _ execution: Execution) async throws {
         if Task.isCancelled {
-            try await stop(&record, execution, command: .suspended)
+            // A command that came in meanwhile decides how it stops, as when the command is checked first.
+            try await stop(&record, execution, command: try await stopCommand(execution.partition, record.operationID) ?? .suspended)
             throw CancellationError()
         }
     }

@@ -144,9 +144,18 @@ extension AgentStructuredRecovery {
         // No network here when the provider can name its account without it: a token refresh failing now
         // must not cost the completion. A provider that cannot (its `currentBinding()` is `nil`, the
         // protocol's default) is asked for its credentials, as the account check before sending does;
-        // failing that, the result is not delivered.
+        // when that fails the result is not delivered, as after a sign-out, and when the task is
+        // cancelled meanwhile it stops as cancellation during the generation does.
         var binding = await authProvider.currentBinding()
-        if binding == nil { binding = try? await authProvider.credentials().binding }
+        if binding == nil {
+            do {
+                binding = try await authProvider.credentials().binding
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                binding = nil
+            }
+        }
         guard binding == record.binding else {
             record.blocker = binding == nil ? .authenticationRequired : .accountMismatch
             try record.apply(.interrupt)

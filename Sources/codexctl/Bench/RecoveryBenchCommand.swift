@@ -22,7 +22,7 @@ enum RecoveryBenchCommand: CLICommand {
         writes in the same directory and to the lifecycle's floor: its own file-system calls, recorded through the \
         seam, replayed without the SDK, plus the same HTTP exchange alone, and to the same lifecycles in a store on \
         tmpfs (/dev/shm), where the disk costs nothing; then time inventory and status over 10,000 operations, and \
-        finding one operation among 1,000 scopes.
+        finding one operation among as many scopes as operations (at most 1,000).
         """,
         options: [
             .flag("--json", "Print one JSON object (the shared benchmark shape)."),

@@ -338,6 +338,50 @@ import Testing
         #expect(harness.generationRequests.count == 1)
     }
 
+    /// A provider that cannot name its account without credentials is asked again before the result is
+    /// saved: an account switch during the generation is caught there (nothing delivered, the attempt
+    /// spent), and a cancellation of the task while it answers suspends the operation as a
+    /// cancellation during the generation does.
+    @Test(arguments: [false, true])
+    func aProviderWithoutACurrentBindingIsAskedAgainBeforeDelivery(cancelled: Bool) async throws {
+        let harness = try RecoveryHarness(replies: [], fallback: Streams.complete())
+        harness.auth.state.withLock { $0.knowsBinding = false }
+        let handle = try await harness.prepare()
+        let approved = Mutex(false)
+        let afterApproval = Mutex(0)
+        let auth = harness.auth
+        auth.onCredentials.withLock {
+            $0 = {
+                guard approved.withLock({ $0 }) else { return }
+                // The first fetch after the approval is for sending; the second is the delivery's check.
+                guard afterApproval.withLock({ $0 += 1; return $0 }) == 2 else { return }
+                if cancelled {
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    throw CancellationError()
+                }
+                auth.state.withLock { $0.binding = RecoveryTestRecords.otherBinding }
+            }
+        }
+        let send: @Sendable () async throws -> Verdict = {
+            try await harness.recovery.sendRecovering(handle, response: Verdict.self, store: harness.store) { _ in
+                approved.withLock { $0 = true }
+                return true
+            }
+        }
+        if cancelled {
+            await #expect(throws: CancellationError.self) { _ = try await Task { try await send() }.value }
+        } else {
+            let error = await #expect(throws: AgentRecoveryError.self) { _ = try await send() }
+            #expect(error?.code == .accountMismatch)
+        }
+        #expect(afterApproval.withLock { $0 } == 2)
+        #expect(harness.generationRequests.count == 1)
+        let record = try #require(try harness.record(handle))
+        #expect(record.completedPayload == nil, "nothing is delivered")
+        #expect(record.attemptsUsed == 1)
+        #expect(record.state == (cancelled ? .suspended : .interrupted))
+    }
+
     @Test func signedOutStatusAsksForSignIn() async throws {
         let harness = try RecoveryHarness(replies: [])
         let handle = try await harness.prepare()

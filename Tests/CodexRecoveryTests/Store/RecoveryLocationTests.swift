@@ -59,9 +59,11 @@ import Testing
     }
 
     @Test func aRememberedPartitionReplacedByASymbolicLinkFailsClosed() async throws {
-        let harness = try RecoveryHarness(replies: [])
+        let fileSystem = FaultInjectingFileSystem()
+        let harness = try RecoveryHarness(replies: [], fileSystem: fileSystem)
         let handle = try await harness.prepare()
         #expect(try await harness.status(handle).state == .prepared)
+        let listed = fileSystem.calls(.listDirectory)
         // Move the operation's scope directory away and put a link to it in its place: the remembered
         // location is opened like any other, so the link is refused, not followed.
         let scopeDirectory = harness.store.recordURL(handle.operationID, scope: "campaign-secret-scope").deletingLastPathComponent()
@@ -70,5 +72,6 @@ import Testing
         try FileManager.default.createSymbolicLink(at: scopeDirectory, withDestinationURL: moved)
         let error = await #expect(throws: AgentRecoveryError.self) { try await harness.status(handle) }
         #expect(error?.code == .insecureStore)
+        #expect(fileSystem.calls(.listDirectory) == listed, "refused at the remembered place, not by a search")
     }
 }
