@@ -382,7 +382,8 @@ extension AgentStructuredRecovery {
         try await stopIfCancelled(&record, execution)
     }
 
-    /// Stops as suspended when the calling task was cancelled (state saved, `CancellationError` thrown).
+    /// Stops when the calling task was cancelled: as a pending lifecycle command says, else suspended
+    /// (state saved, `CancellationError` thrown).
     private func stopIfCancelled(_ record: inout RecoveryOperationRecord, _ execution: Execution) async throws {
         if Task.isCancelled {
             // A command that came in meanwhile decides how it stops, as when the command is checked first.
