@@ -19,11 +19,11 @@ import Testing
 
     /// ``waiters(on:)`` once three reads in a row agree. The kernel builds `/proc/locks` while it is
     /// read, a page at a time: when other tests take and drop locks meanwhile, one read can skip or
-    /// repeat an entry of this file, so a single read is not a count.
-    private func settledWaiters(on path: String) async throws -> Int {
+    /// repeat an entry of this file, so a single read is not a count. The reads run back to back on
+    /// this thread: no await, so a pool kept busy by other tests does not stretch them.
+    private func settledWaiters(on path: String) throws -> Int {
         var reads = [try waiters(on: path)]
         while reads.count < 3 || Set(reads.suffix(3)).count > 1 {
-            await Task.yield()
             reads.append(try waiters(on: path))
         }
         return reads[reads.count - 1]
@@ -70,8 +70,8 @@ import Testing
         try await withTaskCancellationHandler {
             // Wait for the event itself, every command parked in the kernel (the suite's time limit is
             // the only bound): on a loaded machine the queues may take a while to reach their flock.
-            while try await settledWaiters(on: path) < width { try await Task.sleep(for: .milliseconds(5)) }
-            #expect(try await settledWaiters(on: path) == width, "no more waiters than commands")
+            while try settledWaiters(on: path) < width { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(try settledWaiters(on: path) == width, "no more waiters than commands")
             // Every command is parked in the kernel, and the pool still runs other work.
             #expect(await Task.detached { 6 * 7 }.value == 42)
             #expect(close(holder) == 0)
