@@ -186,7 +186,11 @@ public final class AgentStructuredRecoveryStore: Sendable {
     /// The partition of `binding` and `scope`, created when `create` is true.
     func partition(binding: String, scope: String?, create: Bool) throws(AgentRecoveryError) -> RecoveryPartition? {
         if create { try requireWritable() }
-        let location = RecoveryPartition.Location(account: Self.bindingKey(binding), scope: Self.scopeKey(scope))
+        return try partition(at: RecoveryPartition.Location(account: Self.bindingKey(binding), scope: Self.scopeKey(scope)), create: create)
+    }
+
+    /// The partition at `location`, created when `create` is true; `nil` when it is missing.
+    private func partition(at location: RecoveryPartition.Location, create: Bool) throws(AgentRecoveryError) -> RecoveryPartition? {
         guard let account = try root.subdirectory(location.account, create: create),
               let scoped = try account.subdirectory(location.scope, create: create)
         else { return nil }
@@ -225,19 +229,16 @@ public final class AgentStructuredRecoveryStore: Sendable {
     func locate(_ operationID: UUID) throws(AgentRecoveryError) -> RecoveryPartition? {
         let names = [RecoveryOperationRecord.fileSuffix, RecoveryDispositionRecord.fileSuffix, RecoveryControlRecord.fileSuffix, ".lock"]
             .map { RecoveryPartition.fileName(operationID, $0) }
-        if let known = locations.withLock({ $0[operationID] }),
-           let account = try root.subdirectory(known.account, create: false),
-           let scoped = try account.subdirectory(known.scope, create: false) {
-            let partition = RecoveryPartition(store: self, directory: scoped, location: known)
-            for name in names where try partition.directory.exists(name) {
-                return partition
-            }
+        func holds(_ partition: RecoveryPartition) throws(AgentRecoveryError) -> Bool {
+            for name in names where try partition.directory.exists(name) { return true }
+            return false
         }
-        for partition in try allPartitions() {
-            for name in names where try partition.directory.exists(name) {
-                remember(operationID, in: partition)
-                return partition
-            }
+        if let known = locations.withLock({ $0[operationID] }), let partition = try partition(at: known, create: false), try holds(partition) {
+            return partition
+        }
+        for partition in try allPartitions() where try holds(partition) {
+            remember(operationID, in: partition)
+            return partition
         }
         return nil
     }
