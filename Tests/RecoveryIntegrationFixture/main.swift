@@ -134,6 +134,7 @@ final class KillingFileSystem: RecoveryFileSystem {
     func status(_ descriptor: Int32) throws(RecoverySystemCallError) -> stat { try real.status(descriptor) }
     func status(in directory: Int32, name: String) throws(RecoverySystemCallError) -> stat { try real.status(in: directory, name: name) }
     func lockExclusively(_ descriptor: Int32, wait: Bool) throws(RecoverySystemCallError) -> Bool { try real.lockExclusively(descriptor, wait: wait) }
+    func unlock(_ descriptor: Int32) { real.unlock(descriptor) }
     func changeMode(_ descriptor: Int32, to mode: mode_t) throws(RecoverySystemCallError) { try real.changeMode(descriptor, to: mode) }
     func entries(of directory: Int32) throws(RecoverySystemCallError) -> [String] { try real.entries(of: directory) }
     func close(_ descriptor: Int32) { real.close(descriptor) }

@@ -288,6 +288,7 @@ public final class AgentStructuredRecoveryStore: Sendable {
         } catch {
             throw RecoveryDirectory.failure(error, "cannot take the quota lock")
         }
+        defer { fileSystem.unlock(fd) }
         var ledger = QuotaLedger(store: self, descriptor: fd)
         return try body(&ledger)
     }

@@ -38,6 +38,7 @@ struct ReadOnlyRecoveryFileSystem: RecoveryFileSystem {
     func lockExclusively(_ descriptor: Int32, wait: Bool) throws(RecoverySystemCallError) -> Bool {
         try base.lockExclusively(descriptor, wait: false)
     }
+    func unlock(_ descriptor: Int32) { base.unlock(descriptor) }
     func changeMode(_ descriptor: Int32, to mode: mode_t) throws(RecoverySystemCallError) { throw refuse(.changeMode) }
     func entries(of directory: Int32) throws(RecoverySystemCallError) -> [String] { try base.entries(of: directory) }
     func close(_ descriptor: Int32) { base.close(descriptor) }

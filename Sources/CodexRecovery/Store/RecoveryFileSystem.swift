@@ -82,6 +82,10 @@ package protocol RecoveryFileSystem: Sendable {
     /// `flock(LOCK_EX | LOCK_NB)` (`wait` false) or `flock(LOCK_EX)` (`wait` true); returns `false`
     /// when another open file description holds it and `wait` is false.
     func lockExclusively(_ descriptor: Int32, wait: Bool) throws(RecoverySystemCallError) -> Bool
+    /// `flock(LOCK_UN)` (errors ignored). Called before closing a locked descriptor: a child process
+    /// forked by another thread shares the descriptor's open file description until it execs, and
+    /// `close` alone would leave the lock held until then.
+    func unlock(_ descriptor: Int32)
     /// `fchmod`.
     func changeMode(_ descriptor: Int32, to mode: mode_t) throws(RecoverySystemCallError)
     /// The names in a directory, without `.` and `..`.
@@ -162,6 +166,11 @@ package struct PosixRecoveryFileSystem: RecoveryFileSystem {
             throw RecoverySystemCallError(.lock, errno)
         }
         return true
+    }
+
+    /// See ``RecoveryFileSystem/unlock(_:)``.
+    package func unlock(_ descriptor: Int32) {
+        while flock(descriptor, LOCK_UN) != 0, errno == EINTR {}
     }
 
     /// See ``RecoveryFileSystem/changeMode(_:to:)``.

@@ -10,10 +10,12 @@ import Darwin
 /// An exclusive operation lease: `flock(LOCK_EX | LOCK_NB)` on the operation's lock file, which is never
 /// deleted so every process locks the same inode. `flock` belongs to the open file description, so a
 /// second store instance in the same process is refused too, and the lease ends when the holder exits
-/// or is killed. The descriptor is `O_CLOEXEC`, so a child process never inherits the lease.
+/// or is killed. The descriptor is `O_CLOEXEC`, so a child process never inherits the lease, and a
+/// released lease is unlocked before its descriptor closes, so a child being spawned by another thread
+/// (which shares every open file description until it execs) does not keep it held.
 ///
-/// Acquisition retries for up to 25 ms before reporting `operation_busy`, because a child process being
-/// spawned by another thread shares the lock's open file description until it execs.
+/// Acquisition retries for up to 25 ms before reporting `operation_busy`, because a holder in another
+/// process may be releasing it at that moment.
 ///
 /// Before each mutation the holder calls ``verify()``: when the lock file was unlinked or replaced,
 /// another process could lock the new inode, so the lease fails closed.
@@ -81,7 +83,12 @@ package final class RecoveryLease: Sendable {
         }
     }
 
-    deinit { directory.fileSystem.close(descriptor) }
+    /// Unlocks before closing: a child process forked by another thread shares the descriptor until it
+    /// execs, and a lease freed by `close` alone would stay held until then.
+    deinit {
+        directory.fileSystem.unlock(descriptor)
+        directory.fileSystem.close(descriptor)
+    }
 
     /// Fails closed when the lock file at the path is no longer the inode this lease locked.
     package func verify() throws(AgentRecoveryError) {

@@ -141,7 +141,9 @@ struct RecoveryPartition: Sendable {
         }
         defer { fileSystem.close(fd) }
         do {
-            return try !fileSystem.lockExclusively(fd, wait: false)
+            guard try fileSystem.lockExclusively(fd, wait: false) else { return true }
+            fileSystem.unlock(fd)
+            return false
         } catch {
             throw RecoveryDirectory.failure(error, "cannot probe an operation lock")
         }
@@ -168,6 +170,7 @@ struct RecoveryPartition: Sendable {
             failure.operationID = operationID
             throw failure
         }
+        defer { fileSystem.unlock(fd) }
         return try body()
     }
 

@@ -1,3 +1,4 @@
+import CodexCore
 import Foundation
 import Synchronization
 
@@ -39,14 +40,11 @@ final class PostgresPool: Sendable {
     /// Runs `body` with a borrowed connection, on that connection's queue.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws(PostgresStoreError) -> T) async throws(PostgresStoreError) -> T {
         let connection = try await borrow()
-        let outcome: Result<T, PostgresStoreError> = await withCheckedContinuation { continuation in
-            connection.queue.async {
-                do throws(PostgresStoreError) {
-                    continuation.resume(returning: .success(try body(connection)))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
+        let outcome: Result<T, PostgresStoreError>
+        do throws(PostgresStoreError) {
+            outcome = .success(try await connection.queue.perform { () throws(PostgresStoreError) -> T in try body(connection) })
+        } catch {
+            outcome = .failure(error)
         }
         giveBack(connection)
         return try outcome.get()

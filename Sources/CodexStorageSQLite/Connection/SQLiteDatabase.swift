@@ -1,3 +1,4 @@
+import CodexCore
 import Foundation
 import Synchronization
 
@@ -217,16 +218,9 @@ final class SQLiteDatabase: @unchecked Sendable {
     private func onQueue<T: Sendable, Failure: SQLiteEngineFailure>(
         _ queue: DispatchQueue, _ body: @escaping @Sendable () throws(Failure) -> T
     ) async throws(Failure) -> T {
-        let outcome: Result<T, Failure> = await withCheckedContinuation { continuation in
-            queue.async {
-                do throws(Failure) {
-                    continuation.resume(returning: .success(try body()))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
-        return try outcome.get()
+        // `perform` releases the body (and the connection it holds) before this resumes, so a store
+        // released right after its last call closes its connections then, and SQLite removes the WAL.
+        try await queue.perform(body)
     }
 }
 

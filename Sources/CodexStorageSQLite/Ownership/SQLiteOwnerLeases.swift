@@ -120,7 +120,9 @@ struct SQLiteOwnerLeases: Sendable {
     }
 }
 
-/// One held slot of ``SQLiteOwnerLeases``; closing the descriptor (on release) ends the lease.
+/// One held slot of ``SQLiteOwnerLeases``; release unlocks and closes the descriptor, which ends the
+/// lease at once even while a child process forked by another thread still shares the descriptor (until
+/// it execs).
 final class SQLiteOwnerLease: RuntimeOwnerLease {
     let ownerID: String
     private let descriptor: Int32
@@ -130,7 +132,10 @@ final class SQLiteOwnerLease: RuntimeOwnerLease {
         self.descriptor = descriptor
     }
 
-    deinit { close(descriptor) }
+    deinit {
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
 }
 
 extension SQLiteRuntimeStateStore: RuntimeOwnerLeasing {

@@ -22,6 +22,7 @@ enum RecordedRecoveryCall: Sendable {
     case status(Int32, succeeded: Bool)
     case statusAt(in: Int32, name: String, succeeded: Bool)
     case lock(Int32, wait: Bool, succeeded: Bool)
+    case unlock(Int32)
     case changeMode(Int32, mode: mode_t, succeeded: Bool)
     case entries(of: Int32, succeeded: Bool)
     case close(Int32)
@@ -41,6 +42,7 @@ extension RecordedRecoveryCall {
         case .unlink: "unlinkat"
         case .status, .statusAt: "fstat"
         case .lock: "flock"
+        case .unlock: "flock (unlock)"
         case .changeMode: "fchmod"
         case .entries: "readdir"
         case .close: "close"
@@ -134,6 +136,9 @@ struct RecoveryCallReplay {
             return (succeeded, (try? system.status(in: mapped(directory), name: name)) != nil)
         case .lock(let descriptor, let wait, let succeeded):
             return (succeeded, (try? system.lockExclusively(mapped(descriptor), wait: wait)) == true)
+        case .unlock(let descriptor):
+            system.unlock(mapped(descriptor))
+            return (true, true)
         case .changeMode(let descriptor, let mode, let succeeded):
             return (succeeded, (try? system.changeMode(mapped(descriptor), to: mode)) != nil)
         case .entries(let directory, let succeeded):
@@ -250,6 +255,11 @@ final class CountingRecoveryFileSystem: RecoveryFileSystem {
         try recording({ () throws(RecoverySystemCallError) in try real.lockExclusively(descriptor, wait: wait) }) {
             .lock(descriptor, wait: wait, succeeded: $0 == true)
         }
+    }
+
+    func unlock(_ descriptor: Int32) {
+        real.unlock(descriptor)
+        record(.unlock(descriptor))
     }
 
     func changeMode(_ descriptor: Int32, to mode: mode_t) throws(RecoverySystemCallError) {

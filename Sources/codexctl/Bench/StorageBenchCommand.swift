@@ -133,10 +133,7 @@ struct StorageBenchmark {
         var index = rows.startIndex
         while index < rows.endIndex {
             let batch = rows[index..<min(rows.endIndex, index + max(1, perTransaction))]
-            let outcome: Result<Void, any Error> = await withCheckedContinuation { continuation in
-                queue.async { continuation.resume(returning: Result { try transaction(batch) }) }
-            }
-            try outcome.get()
+            try await queue.perform { () throws(any Error) in try transaction(batch) }
             index += batch.count
         }
         return (clock.now - started).inSeconds

@@ -45,6 +45,10 @@ final class DemoDirectoryClaim {
         claimed = true
     }
 
-    /// Releases the lock (the file stays, so a later demo sees the directory is taken).
-    func release() { _ = close(descriptor) }
+    /// Releases the lock (the file stays, so a later demo sees the directory is taken). Unlocks before
+    /// closing, so a child process that shares the descriptor until it execs does not keep the claim.
+    func release() {
+        _ = flock(descriptor, LOCK_UN)
+        _ = close(descriptor)
+    }
 }

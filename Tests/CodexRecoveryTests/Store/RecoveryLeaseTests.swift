@@ -1,10 +1,12 @@
 @testable import CodexRecovery
+import CodexTestSupport
 import Foundation
 import Glibc
 import Testing
 
 /// Leases: `flock` on never-deleted lock files, refused to a second holder in the same process, freed
-/// on release, fail closed when the lock file is replaced, and never inherited by child processes.
+/// on release (even while a forked child still shares the descriptor), fail closed when the lock file
+/// is replaced, and never inherited by child processes.
 @Suite struct RecoveryLeaseTests {
     @Test func aSecondHolderIsBusyEvenFromAnotherStoreInstanceAndTheLockFileStays() throws {
         let scratch = try ScratchDirectory()
@@ -59,6 +61,40 @@ import Testing
         #expect(flags & 0o2 != 0)  // O_RDWR
         let rootFlags = try fileDescriptorFlags(store.root.descriptor)
         #expect(rootFlags & 0o2_000_000 != 0)
+    }
+
+    /// A child forked (without exec) while a lock is held shares the lock's open file description; the
+    /// lease, the control lock and the quota lock must still be free the moment they are released, or a
+    /// host that spawns processes sees `operation_busy` for as long as its children take to exec.
+    @Test func everyLockIsFreeOnReleaseWhileAForkedChildStillSharesItsDescriptor() throws {
+        let scratch = try ScratchDirectory()
+        let store = try AgentStructuredRecoveryStore(directory: scratch.storeURL)
+        let partition = try store.testPartition()
+        let id = UUID()
+
+        var lease: RecoveryLease? = try partition.lease(id)
+        #expect(lease?.operationID == id)
+        let leaseChild = try ForkedChild()
+        lease = nil
+        #expect(try ForkedChild.lockIsFree(store.recordURL(id, suffix: ".lock").path))
+        #expect(try !partition.isLeaseHeld(id))
+        let again = try partition.lease(id)
+        #expect(again.operationID == id)
+        #expect(leaseChild.finish() == 0)
+
+        var controlChild: ForkedChild?
+        try partition.withControlLock(id) { () throws(AgentRecoveryError) in
+            controlChild = try? ForkedChild()
+        }
+        #expect(try ForkedChild.lockIsFree(store.recordURL(id, suffix: ".control.lock").path))
+        #expect(controlChild?.finish() == 0)
+
+        var quotaChild: ForkedChild?
+        try store.withQuotaLock { (_: inout QuotaLedger) throws(AgentRecoveryError) in
+            quotaChild = try? ForkedChild()
+        }
+        #expect(try ForkedChild.lockIsFree(scratch.storeURL.appendingPathComponent("quota.lock").path))
+        #expect(quotaChild?.finish() == 0)
     }
 
     /// The `flags:` field of `/proc/self/fdinfo/<fd>` (octal).

@@ -29,26 +29,6 @@ import Testing
         return reads[reads.count - 1]
     }
 
-    /// A queued body, and what it captured (an operation's lease), is let go before its caller resumes:
-    /// once the work has run, nothing of it is left, though the queue's block may still hold the work.
-    @Test func aQueuedBodyReleasesWhatItCapturedBeforeItsResultIsHandedOver() throws {
-        final class Flag: Sendable { let released = Atomic(false) }
-        final class Canary: Sendable {
-            let flag: Flag
-            init(_ flag: Flag) { self.flag = flag }
-            deinit { flag.released.store(true, ordering: .sequentiallyConsistent) }
-        }
-        let flag = Flag()
-        var canary: Canary? = Canary(flag)
-        let work = try #require(canary.map { held in RecoveryQueuedWork { () throws(AgentRecoveryError) -> Int in _ = held; return 42 } })
-        canary = nil
-        #expect(flag.released.load(ordering: .sequentiallyConsistent) == false)
-        #expect(try work.run().get() == 42)
-        // The work is still referenced here (as the queue's block references it), and its body is gone.
-        #expect(flag.released.load(ordering: .sequentiallyConsistent) == true)
-        #expect(throws: AgentRecoveryError.self) { try work.run().get() }
-    }
-
     @Test func commandsWaitingOnAHeldControlLockLeaveTheCooperativePoolFree() async throws {
         let harness = try RecoveryHarness(replies: [])
         let handle = try await harness.prepare()

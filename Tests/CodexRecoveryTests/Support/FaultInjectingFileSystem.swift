@@ -113,6 +113,8 @@ final class FaultInjectingFileSystem: RecoveryFileSystem {
         return try real.lockExclusively(descriptor, wait: wait)
     }
 
+    func unlock(_ descriptor: Int32) { real.unlock(descriptor) }
+
     func changeMode(_ descriptor: Int32, to mode: mode_t) throws(RecoverySystemCallError) {
         try check(.changeMode)
         try real.changeMode(descriptor, to: mode)

@@ -30,6 +30,23 @@ import Testing
         withExtendedLifetime((other, reused)) {}
     }
 
+    /// A child forked (without exec) while the lease is held shares its slot's open file description; the
+    /// owner must still read as gone the moment the lease is released, or a successor would wait for a
+    /// runtime that has ended.
+    @Test func aReleasedLeaseIsFreeWhileAForkedChildStillSharesItsDescriptor() throws {
+        let scratch = try SQLiteOpenModeTests.Scratch()
+        let path = scratch.path("state.sqlite")
+        let store = try SQLiteRuntimeStateStore(path: path)
+        var lease = try store.acquireOwnerLease()
+        let owner = try #require(lease?.ownerID)
+        let child = try ForkedChild()
+        #expect(try !ForkedChild.lockIsFree(path + ".owners/slot-0.lock"))
+        lease = nil
+        #expect(try ForkedChild.lockIsFree(path + ".owners/slot-0.lock"))
+        #expect(try !store.isOwnerLeaseHeld(owner))
+        #expect(child.finish() == 0)
+    }
+
     @Test func askingWritesNothingAndWorksReadOnly() async throws {
         let scratch = try SQLiteOpenModeTests.Scratch()
         let path = scratch.path("state.sqlite")

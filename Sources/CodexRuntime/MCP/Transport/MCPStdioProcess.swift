@@ -146,10 +146,7 @@ final class MCPStdioProcess: Sendable {
     /// - Throws: ``MCPError`` `mcp_server_exited` when the server's input is closed, or
     ///   `mcp_transport_failed` (a write error, or a server that stopped reading for 30 s).
     func send(_ message: [UInt8]) async throws(MCPError) {
-        let result: Result<Void, MCPError> = await withCheckedContinuation { continuation in
-            writer.async { [self] in continuation.resume(returning: write(message + [UInt8(ascii: "\n")])) }
-        }
-        try result.get()
+        try await writer.perform { [self] () throws(MCPError) in try write(message + [UInt8(ascii: "\n")]).get() }
     }
 
     /// Ends the process: closes its input, waits up to `grace` for it to exit, then sends `SIGTERM` to
