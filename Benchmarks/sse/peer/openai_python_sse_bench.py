@@ -94,6 +94,8 @@ def main():
     parser.add_argument("--passes", type=int, default=16, help="times the stream is read per run (default 16)")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per mode; the median is reported (default 5)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
+    parser.add_argument("--only", choices=[mode for mode, _, _ in MODES], action="append",
+                        help="run only this mode (repeatable; default: every mode)")
     args = parser.parse_args()
     if args.passes < 1 or args.runs < 1:
         parser.error("--passes and --runs must be positive")
@@ -106,6 +108,8 @@ def main():
 
     results, summary = [], []
     for mode, body, per_pass in MODES:
+        if args.only and mode not in args.only:
+            continue
         body(chunks, 1)  # warm-up
         expected, times = per_pass * args.passes, []
         for run in range(args.runs):
