@@ -5,9 +5,9 @@ import Glibc
 
 /// A child process forked without exec, so it holds a copy of every descriptor the test process had at
 /// the fork (and shares their open file descriptions, with any `flock` on them) until ``finish()`` or
-/// its last reference lets it exit. It must never outlive its test, or it would hold the test runner's
-/// output pipe open. The child only blocks in `read` and calls `_exit`, which is safe in the child of a
-/// multithreaded process.
+/// its last reference lets it exit, or the test process ends. It must never outlive its test, or it
+/// would hold the test runner's output pipe open. The child only calls `close`, `read` and `_exit`, which
+/// are safe in the child of a multithreaded process.
 ///
 /// This is what a host's `posix_spawn` or `Process` on another thread looks like between its fork and
 /// its exec, made to last.
@@ -25,13 +25,16 @@ public final class ForkedChild {
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         let child = fork()
         if child == 0 {
+            // Without its own copy of the write end, the child sees end of file if the test process
+            // dies before `finish()`, and exits instead of holding the runner's output open.
+            close(ends[1])
             var byte: UInt8 = 0
             _ = read(ends[0], &byte, 1)
             _exit(0)
         }
+        let code = errno
         close(ends[0])
         guard child > 0 else {
-            let code = errno
             close(ends[1])
             throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
         }

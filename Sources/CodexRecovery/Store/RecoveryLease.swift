@@ -17,6 +17,9 @@ import Darwin
 /// Acquisition retries for up to 25 ms before reporting `operation_busy`, because a holder in another
 /// process may be releasing it at that moment.
 ///
+/// Unlocking frees the lease for every process sharing the descriptor's open file description: a host
+/// that forks without exec must not release, in the child, a lease the parent still holds.
+///
 /// Before each mutation the holder calls ``verify()``: when the lock file was unlinked or replaced,
 /// another process could lock the new inode, so the lease fails closed.
 package final class RecoveryLease: Sendable {
@@ -43,6 +46,8 @@ package final class RecoveryLease: Sendable {
             info = try Self.lock(fd, fileSystem: fileSystem, operationID: operationID)
             try Self.verify(directory: directory, name: name, inode: UInt64(info.st_ino), device: UInt64(info.st_dev), operationID: operationID)
         } catch {
+            // (Unlocking a descriptor that holds no lock does nothing.)
+            fileSystem.unlock(fd)
             fileSystem.close(fd)
             throw error
         }
@@ -59,9 +64,9 @@ package final class RecoveryLease: Sendable {
         do {
             let info = try fileSystem.status(fd)
             try RecoveryDirectory.checkRegularPrivateFile(info)
-            // A child process being spawned elsewhere in this process briefly shares every open file
-            // description until it execs (O_CLOEXEC closes them only then), so a lease released a moment
-            // ago can still look held: retry for up to 25 ms before reporting busy.
+            // A holder in another process may be releasing the lease at this moment (or one that frees
+            // it by closing alone, as versions before the unlock did, while a child it is spawning still
+            // shares the descriptor): retry for up to 25 ms before reporting busy.
             var waited = 0
             while try !fileSystem.lockExclusively(fd, wait: false) {
                 guard waited < 25 else {

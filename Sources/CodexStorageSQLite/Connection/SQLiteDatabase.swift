@@ -218,8 +218,9 @@ final class SQLiteDatabase: @unchecked Sendable {
     private func onQueue<T: Sendable, Failure: SQLiteEngineFailure>(
         _ queue: DispatchQueue, _ body: @escaping @Sendable () throws(Failure) -> T
     ) async throws(Failure) -> T {
-        // `perform` releases the body (and the connection it holds) before this resumes, so a store
-        // released right after its last call closes its connections then, and SQLite removes the WAL.
+        // Once the body has run, `perform`'s queue holds nothing of it (nor of the connection it holds),
+        // so a store released right after its last call closes its connections then, and SQLite
+        // removes the WAL.
         try await queue.perform(body)
     }
 }

@@ -41,6 +41,7 @@ struct SQLiteOwnerLeases: Sendable {
                 let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
                 guard written == bytes.count, ftruncate(descriptor, off_t(bytes.count)) == 0 else {
                     let code = errno
+                    flock(descriptor, LOCK_UN)
                     close(descriptor)
                     throw failure("cannot write an owner lease file in", code)
                 }

@@ -30,9 +30,15 @@ final class DemoDirectoryClaim {
             throw CLIFailure.Thrown(code: "file_system_error", message: "cannot write \(lockPath): \(String(cString: strerror(errno)))")
         }
         descriptor = opened
-        // Until the claim is complete, every refusal closes the lock file (and with it the lock).
+        // Until the claim is complete, every refusal unlocks and closes the lock file (unlocking a
+        // descriptor that holds no lock does nothing).
         var claimed = false
-        defer { if !claimed { _ = close(opened) } }
+        defer {
+            if !claimed {
+                _ = flock(opened, LOCK_UN)
+                _ = close(opened)
+            }
+        }
         var locked: Int32
         repeat { locked = flock(opened, LOCK_EX | LOCK_NB) } while locked != 0 && errno == EINTR
         guard locked == 0 else {

@@ -38,7 +38,7 @@ import Testing
         )
         let path = harness.store.directory.appendingPathComponent(lockPath).path
         // Another holder (as another process would) keeps the operation's control lock.
-        let holder = open(path, O_RDWR)
+        let holder = open(path, O_RDWR | O_CLOEXEC)
         try #require(holder >= 0)
         try #require(flock(holder, LOCK_EX) == 0)
 
@@ -46,22 +46,32 @@ import Testing
         let width = ProcessInfo.processInfo.activeProcessorCount + 1
         let stores = try (0..<width).map { _ in try AgentStructuredRecoveryStore(directory: harness.store.directory) }
         let recovery = harness.recovery
-        let commands = stores.map { store in Task { try await recovery.suspend(handle, store: store) } }
+        /// Raised when a command ends (before the lock is let go, only by failing) or the test is cancelled.
+        final class Stop: Sendable { let raised = Atomic(false) }
+        let stop = Stop()
+        let commands = stores.map { store in
+            Task {
+                defer { stop.raised.store(true, ordering: .sequentiallyConsistent) }
+                try await recovery.suspend(handle, store: store)
+            }
+        }
         try await withTaskCancellationHandler {
             // Wait for the event itself, every command parked in the kernel (the suite's time limit is
-            // the only bound): on a loaded machine the queues may take a while to reach their flock.
-            // The polling runs on a thread of its own, so it needs no pool thread per look (other
-            // tests keep the pool's two threads busy in a full run).
+            // the only bound, and cancels the wait): on a loaded machine the queues may take a while to
+            // reach their flock. The polling runs on a thread of its own, so it needs no pool thread per
+            // look (other tests keep the pool's two threads busy in a full run).
             let parked = try await ChildProcess.onOwnThread { [self] in
-                while try settledWaiters(on: path) < width { usleep(2000) }
+                while !stop.raised.load(ordering: .sequentiallyConsistent), try settledWaiters(on: path) < width { usleep(2000) }
                 return try settledWaiters(on: path)
             }
             #expect(parked == width, "no more waiters than commands")
             // Every command is parked in the kernel, and the pool still runs other work.
             #expect(await Task.detached { 6 * 7 }.value == 42)
+            #expect(flock(holder, LOCK_UN) == 0)
             #expect(close(holder) == 0)
             for command in commands { try await command.value }
         } onCancel: {
+            stop.raised.store(true, ordering: .sequentiallyConsistent)
             commands.forEach { $0.cancel() }
         }
         #expect(try waiters(on: path) == 0)
