@@ -254,11 +254,35 @@ struct JSONTapeParser {
     private mutating func close(_ frame: Frame, checkingDuplicates: Bool) throws(CodexSchemaError) {
         tape.entries[frame.entryIndex].count = frame.count
         tape.entries[frame.entryIndex].payload = Int64(tape.entries.count)
-        guard checkingDuplicates, frame.isObject, frame.count > 1 else { return }
+        guard checkingDuplicates, frame.isObject, frame.count > 1, !keysDifferInLength(object: frame.entryIndex) else { return }
         if let duplicate = firstDuplicateKey(object: frame.entryIndex) {
             let entry = tape.entries[duplicate]
             let offset = escapedKeyOffsets[duplicate] ?? Int(entry.payload) - 1
             throw CodexSchemaError(code: .jsonDuplicateKey, message: "object has a duplicate key", byteOffset: offset)
+        }
+    }
+
+    /// Whether the keys of the small object at `object` all differ in length (each under 64 bytes), so
+    /// none can repeat another: one bit per length settles most objects, a stream event's among them,
+    /// without reading a key's bytes. False sends the object to ``firstDuplicateKey(object:)``.
+    @inline(__always)
+    private func keysDifferInLength(object: Int) -> Bool {
+        tape.entries.withUnsafeBufferPointer { entries in
+            let memberCount = Int(entries[object].count)
+            guard memberCount <= JSONObject.indexThreshold else { return false }
+            var lengths: UInt64 = 0
+            var key = object + 1
+            for _ in 0..<memberCount {
+                // A key's entry counts its bytes (unescaped, as keys are compared).
+                let length = entries[key].count
+                guard length < 64 else { return false }
+                let bit: UInt64 = 1 << UInt64(length)
+                guard lengths & bit == 0 else { return false }
+                lengths |= bit
+                let value = entries[key + 1]
+                key = value.kind == .array || value.kind == .object ? Int(value.payload) : key + 2
+            }
+            return true
         }
     }
 

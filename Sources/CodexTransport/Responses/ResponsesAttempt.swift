@@ -247,7 +247,7 @@ struct ResponsesAttempt {
             try framer.feed(chunk) { (type, data, _, _, byteOffset) throws(AgentRuntimeError) in
                 guard !ended, let event = try decoder.decode(type: type, data: data, byteOffset: byteOffset) else { return }
                 pending.append(event)
-                ended = event.isTerminal
+                ended = decoder.hasEnded
             }
         } catch {
             deferredFailure = error

@@ -23,6 +23,13 @@ public struct ResponsesEventDecoder: Sendable {
     private var lastItemID: (bytes: [UInt8], text: String) = ([], "")
     /// The terminal event already decoded, if any.
     private var ended: String?
+    /// The terminal event just decoded, noted while its type string is at hand (asking the finished
+    /// event would copy it per event); moved to `ended` once the event is complete.
+    private var ending: String?
+    /// Whether a terminal event (`response.completed`, `.failed`, `.incomplete`) was decoded: for the
+    /// event ``decode(type:data:byteOffset:)`` just returned, whether it was that event, without asking
+    /// the event (which copies it).
+    package var hasEnded: Bool { ended != nil }
     /// How many duplicate events were dropped.
     public private(set) var droppedDuplicates = 0
     private let wallClock: any AgentWallClock
@@ -50,6 +57,7 @@ public struct ResponsesEventDecoder: Sendable {
             throw AgentRuntimeError(.malformed("an event arrived after \(ended), which ends the response", byteOffset: byteOffset))
         }
         let wallClock = wallClock
+        ending = nil
         var result: ResponsesStreamEvent?
         // Take the parser out while decoding (the closure also mutates `self`); swapping keeps its
         // storage uniquely referenced, so it is recycled, not copied.
@@ -68,8 +76,8 @@ public struct ResponsesEventDecoder: Sendable {
         } catch {
             throw AgentRuntimeError(.malformed("a stream event's data is not valid JSON", byteOffset: byteOffset, underlying: error as? CodexSchemaError))
         }
-        guard let decoded = result else { return nil }
-        if decoded.isTerminal { ended = decoded.typeName }
+        guard let decoded = result.take() else { return nil }
+        if let ending = ending.take() { ended = ending }
         if let sequence = decoded.sequenceNumber {
             if sequence <= highestSequenceNumber {
                 droppedDuplicates += 1
@@ -174,6 +182,10 @@ public struct ResponsesEventDecoder: Sendable {
         }
         let sequence = try Self.sequenceNumber(fields, type)
         let kind = try kind(of: type, root, fields, wallClock: wallClock)
+        switch kind {
+        case .completed, .failed, .incomplete: ending = type
+        default: break
+        }
         return ResponsesStreamEvent(sequenceNumber: sequence, kind: kind)
     }
 

@@ -34,6 +34,10 @@ public struct SSEFramer: Sendable {
 
     private var lineBuffer: [UInt8] = []
     private var dataBuffer: [UInt8] = []
+    /// The current event's only data line so far, when it lies whole in the chunk being fed: its start
+    /// and length there. It is lent from the chunk at dispatch, never copied; a second data line, or the
+    /// end of the chunk, copies it into ``dataBuffer`` first. Always nil between calls to `feed`.
+    private var dataInChunk: (start: Int, count: Int)?
     private var hasData = false
     private var eventType: [UInt8] = []
     /// The current event's `event` field repeats the last dispatched type (then ``eventType`` stays empty).
@@ -167,7 +171,7 @@ public struct SSEFramer: Sendable {
             }
             do throws(AgentRuntimeError) {
                 if lineBuffer.isEmpty {
-                    try process(line: UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd]), endingAt: consumedBytes + lineEnd, each: body)
+                    try process(line: UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd]), endingAt: consumedBytes + lineEnd, chunk: base, each: body)
                 } else {
                     lineBuffer.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd]))
                     let line = lineBuffer
@@ -175,7 +179,7 @@ public struct SSEFramer: Sendable {
                     var failure: AgentRuntimeError?
                     line.withUnsafeBufferPointer { pointer in
                         do throws(AgentRuntimeError) {
-                            try process(line: pointer, endingAt: consumedBytes + lineEnd, each: body)
+                            try process(line: pointer, endingAt: consumedBytes + lineEnd, chunk: nil, each: body)
                         } catch {
                             failure = error
                         }
@@ -183,11 +187,13 @@ public struct SSEFramer: Sendable {
                     if let failure { throw failure }
                 }
             } catch {
+                keepDataInChunk(base)
                 consumedBytes += index
                 throw error
             }
             lineStart = index
         }
+        keepDataInChunk(base)
         if lineStart < count {
             lineBuffer.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[lineStart..<count]))
             if eventBytes + lineBuffer.count > maximumEventBytes {
@@ -199,15 +205,25 @@ public struct SSEFramer: Sendable {
         consumedBytes += count
     }
 
+    /// Copies a data line still lent from the chunk into ``dataBuffer``, before the chunk goes away (or
+    /// before a second data line is joined to it).
+    private mutating func keepDataInChunk(_ chunk: UnsafePointer<UInt8>) {
+        guard let lent = dataInChunk else { return }
+        dataInChunk = nil
+        dataBuffer.append(contentsOf: UnsafeBufferPointer(start: chunk + lent.start, count: lent.count))
+    }
+
     private func tooLarge(at offset: Int) -> AgentRuntimeError {
         AgentRuntimeError(.eventTooLarge(limit: maximumEventBytes, byteOffset: offset))
     }
 
+    /// Handles one line; `chunk` is the base of the chunk being fed when `line` lies in it (nil when the
+    /// line is a copy, which a data line must not be lent from).
     private mutating func process(
-        line: UnsafeBufferPointer<UInt8>, endingAt offset: Int, each body: EventSink
+        line: UnsafeBufferPointer<UInt8>, endingAt offset: Int, chunk: UnsafePointer<UInt8>?, each body: EventSink
     ) throws(AgentRuntimeError) {
         if line.isEmpty {
-            try dispatch(each: body)
+            try dispatch(chunk: chunk, each: body)
             return
         }
         if line[0] == UInt8(ascii: ":") { return }
@@ -220,8 +236,16 @@ public struct SSEFramer: Sendable {
         if Self.equals(name, "data") {
             eventBytes += value.count + 1
             if eventBytes > maximumEventBytes { throw tooLarge(at: offset) }
-            if hasData { dataBuffer.append(UInt8(ascii: "\n")) }
-            dataBuffer.append(contentsOf: value)
+            if hasData {
+                if let chunk { keepDataInChunk(chunk) }
+                dataBuffer.append(UInt8(ascii: "\n"))
+                dataBuffer.append(contentsOf: value)
+            } else if let chunk, let start = value.baseAddress {
+                // The first data line: lent from the chunk unless more follow (the common case).
+                dataInChunk = (start - chunk, value.count)
+            } else {
+                dataBuffer.append(contentsOf: value)
+            }
             hasData = true
         } else if Self.equals(name, "event") {
             guard value.count <= maximumEventBytes else { throw tooLarge(at: offset) }
@@ -242,7 +266,7 @@ public struct SSEFramer: Sendable {
         }
     }
 
-    private mutating func dispatch(each body: EventSink) throws(AgentRuntimeError) {
+    private mutating func dispatch(chunk: UnsafePointer<UInt8>?, each body: EventSink) throws(AgentRuntimeError) {
         guard hasData else {
             resetEvent()
             return
@@ -256,9 +280,14 @@ public struct SSEFramer: Sendable {
             type = String(decoding: eventType, as: UTF8.self)
             lastType = (eventType, type)
         }
-        // The data is lent to `body` from the framer's buffer, which the next event reuses.
+        // The data is lent to `body` from the chunk (a single data line in it) or from the framer's
+        // buffer, which the next event reuses.
         defer { resetEvent() }
         let (lastEventID, retry, start) = (lastEventID, reconnectionTime, eventStart)
+        if let chunk, let lent = dataInChunk {
+            try body(type, UnsafeBufferPointer(start: chunk + lent.start, count: lent.count), lastEventID, retry, start)
+            return
+        }
         try dataBuffer.withUnsafeBufferPointer { (data) throws(AgentRuntimeError) in
             try body(type, data, lastEventID, retry, start)
         }
@@ -270,6 +299,7 @@ public struct SSEFramer: Sendable {
         } else if !dataBuffer.isEmpty {
             dataBuffer.removeAll(keepingCapacity: true)
         }
+        dataInChunk = nil
         hasData = false
         if !eventType.isEmpty { eventType.removeAll(keepingCapacity: true) }
         eventTypeIsLast = false

@@ -52,6 +52,13 @@ import Testing
         Failure(#"{"a":1,"b":2,"a":3}"#, .jsonDuplicateKey, 13),
         Failure(#"{"k\u0061":1,"ka":2}"#, .jsonDuplicateKey, 13),
         Failure(#"{"ka":1,"k\u0061":2}"#, .jsonDuplicateKey, 8),
+        // Keys of other lengths between the pair, containers as values, and keys past 63 bytes (which
+        // the one-bit-per-length shortcut leaves to the full check).
+        Failure(#"{"a":1,"bb":2,"ccc":3,"bb":4}"#, .jsonDuplicateKey, 22),
+        Failure(#"{"aa":[1,2],"b":{},"aa":3}"#, .jsonDuplicateKey, 19),
+        Failure(#"{"a":{"x":1,"yy":[],"x":2}}"#, .jsonDuplicateKey, 20),
+        Failure("{\"" + String(repeating: "k", count: 70) + "\":1,\"" + String(repeating: "k", count: 70) + "\":2}", .jsonDuplicateKey, 76),
+        Failure("{\"" + String(repeating: "k", count: 70) + "\":1,\"" + String(repeating: "k", count: 69) + "\":2,\"" + String(repeating: "k", count: 69) + "\":3}", .jsonDuplicateKey, 150),
         Failure("1 2", .jsonTrailingData, 2),
         Failure("{} x", .jsonTrailingData, 3),
         Failure("", .jsonUnexpectedEnd, 0),
