@@ -74,7 +74,8 @@ public struct SSEFramer: Sendable {
     }
 
     /// What receives each completed event's parts, in the order of ``SSEEvent``'s properties: its type,
-    /// its data (the framer's own buffer, valid only during the call), the last event ID, the
+    /// its data (lent from the chunk being fed or from the framer's own buffer, valid only during the
+    /// call), the last event ID, the
     /// reconnection time and its byte offset.
     package typealias EventSink = (
         _ type: String, _ data: UnsafeBufferPointer<UInt8>, _ lastEventID: String?, _ retry: Int?, _ byteOffset: Int?
@@ -84,8 +85,9 @@ public struct SSEFramer: Sendable {
     package static let keptDataCapacity = 64 * 1024
 
     /// Parses the next chunk and hands each event it completes to `body`, in order, as it completes:
-    /// nothing is collected and no ``SSEEvent`` is built, and the data is lent from a buffer the framer
-    /// reuses (up to ``keptDataCapacity``), so an event is neither copied nor allocated on the way.
+    /// nothing is collected and no ``SSEEvent`` is built, and the data is lent: straight from the chunk
+    /// when it is one line inside it, else from a buffer the framer reuses (up to ``keptDataCapacity``),
+    /// so an event is neither copied nor allocated on the way.
     ///
     /// An error `body` throws stops the chunk there and is rethrown; the rest of the chunk is dropped
     /// (``finish()`` does not count it), so the stream should not be fed further. A closure that throws
@@ -284,6 +286,8 @@ public struct SSEFramer: Sendable {
         // buffer, which the next event reuses.
         defer { resetEvent() }
         let (lastEventID, retry, start) = (lastEventID, reconnectionTime, eventStart)
+        // (A lent line needs its chunk: a line without one, a copy, is only ever the first of a feed,
+        // before any line of that feed is lent.)
         if let chunk, let lent = dataInChunk {
             try body(type, UnsafeBufferPointer(start: chunk + lent.start, count: lent.count), lastEventID, retry, start)
             return
