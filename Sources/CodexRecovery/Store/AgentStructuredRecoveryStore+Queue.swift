@@ -7,9 +7,9 @@ extension AgentStructuredRecoveryStore {
     /// thread (as the SQLite store keeps its work on its queues). Bodies never await: a lock taken in
     /// one is released before it returns.
     ///
-    /// What `body` captures (an operation's lease, say) is released before the caller resumes: the
-    /// queue's block outlives the resumption by a moment, so a lease captured by it could otherwise
-    /// still be held when the call has returned, and a status read at once would see it running.
+    /// What `body` captures (an operation's lease, say) is not kept by the queue once the body has run
+    /// (see `DispatchQueue.perform`), so a status read right after the call never sees the operation
+    /// running.
     func perform<T: Sendable>(_ body: @escaping @Sendable () throws(AgentRecoveryError) -> T) async throws(AgentRecoveryError) -> T {
         try await queue.perform(body)
     }

@@ -282,13 +282,12 @@ public final class AgentStructuredRecoveryStore: Sendable {
         } catch {
             throw RecoveryDirectory.failure(error, "cannot open the quota lock")
         }
-        defer { fileSystem.close(fd) }
+        defer { fileSystem.release(fd) }
         do {
             _ = try fileSystem.lockExclusively(fd, wait: true)
         } catch {
             throw RecoveryDirectory.failure(error, "cannot take the quota lock")
         }
-        defer { fileSystem.unlock(fd) }
         var ledger = QuotaLedger(store: self, descriptor: fd)
         return try body(&ledger)
     }

@@ -94,6 +94,15 @@ package protocol RecoveryFileSystem: Sendable {
     func close(_ descriptor: Int32)
 }
 
+extension RecoveryFileSystem {
+    /// Unlocks and closes a descriptor that may hold a lock (unlocking one that holds none does
+    /// nothing): the one way the store lets go of its lock files' descriptors.
+    func release(_ descriptor: Int32) {
+        unlock(descriptor)
+        close(descriptor)
+    }
+}
+
 /// The real file system: direct POSIX calls, retried on `EINTR`.
 package struct PosixRecoveryFileSystem: RecoveryFileSystem {
     /// Creates it.

@@ -46,9 +46,7 @@ package final class RecoveryLease: Sendable {
             info = try Self.lock(fd, fileSystem: fileSystem, operationID: operationID)
             try Self.verify(directory: directory, name: name, inode: UInt64(info.st_ino), device: UInt64(info.st_dev), operationID: operationID)
         } catch {
-            // (Unlocking a descriptor that holds no lock does nothing.)
-            fileSystem.unlock(fd)
-            fileSystem.close(fd)
+            fileSystem.release(fd)
             throw error
         }
         // Every check passed: only now does the instance own the descriptor (and `deinit` close it).
@@ -90,10 +88,7 @@ package final class RecoveryLease: Sendable {
 
     /// Unlocks before closing: a child process forked by another thread shares the descriptor until it
     /// execs, and a lease freed by `close` alone would stay held until then.
-    deinit {
-        directory.fileSystem.unlock(descriptor)
-        directory.fileSystem.close(descriptor)
-    }
+    deinit { directory.fileSystem.release(descriptor) }
 
     /// Fails closed when the lock file at the path is no longer the inode this lease locked.
     package func verify() throws(AgentRecoveryError) {

@@ -139,11 +139,9 @@ struct RecoveryPartition: Sendable {
         } catch {
             throw RecoveryDirectory.failure(error, "cannot open an operation lock file")
         }
-        defer { fileSystem.close(fd) }
+        defer { fileSystem.release(fd) }
         do {
-            guard try fileSystem.lockExclusively(fd, wait: false) else { return true }
-            fileSystem.unlock(fd)
-            return false
+            return try !fileSystem.lockExclusively(fd, wait: false)
         } catch {
             throw RecoveryDirectory.failure(error, "cannot probe an operation lock")
         }
@@ -162,7 +160,7 @@ struct RecoveryPartition: Sendable {
             failure.operationID = operationID
             throw failure
         }
-        defer { fileSystem.close(fd) }
+        defer { fileSystem.release(fd) }
         do {
             _ = try fileSystem.lockExclusively(fd, wait: true)
         } catch {
@@ -170,7 +168,6 @@ struct RecoveryPartition: Sendable {
             failure.operationID = operationID
             throw failure
         }
-        defer { fileSystem.unlock(fd) }
         return try body()
     }
 

@@ -40,14 +40,8 @@ final class PostgresPool: Sendable {
     /// Runs `body` with a borrowed connection, on that connection's queue.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws(PostgresStoreError) -> T) async throws(PostgresStoreError) -> T {
         let connection = try await borrow()
-        let outcome: Result<T, PostgresStoreError>
-        do throws(PostgresStoreError) {
-            outcome = .success(try await connection.queue.perform { () throws(PostgresStoreError) -> T in try body(connection) })
-        } catch {
-            outcome = .failure(error)
-        }
-        giveBack(connection)
-        return try outcome.get()
+        defer { giveBack(connection) }
+        return try await connection.queue.perform { () throws(PostgresStoreError) -> T in try body(connection) }
     }
 
     private enum Take {
