@@ -13,7 +13,7 @@ public struct OTLPReceived: Sendable, Equatable, Decodable {
     public let spans: [OTLPReceivedSpan]
     /// Every metric of every accepted metrics export: one entry per metric per export.
     public let metrics: [OTLPReceivedMetric]
-    /// Why exports were refused (400 for a body that is not valid OTLP/JSON, 415 for a wrong content
+    /// Why exports were refused (400 for a body that is not valid OTLP, 415 for a wrong content
     /// type), as `"POST /v1/traces: 400: <reason>"`; an exporter under test should leave this empty.
     public let errors: [String]
     /// Exports answered with the status ``OTLPTestReceiver/failNext(_:status:retryAfter:)`` set.

@@ -3,9 +3,11 @@ public import Foundation
 import Glibc
 #endif
 
-/// A real OTLP/HTTP JSON receiver for the telemetry tests: `Tests/OTLPReceiver/otlp_receiver.py`, which
-/// parses every export strictly with the official `opentelemetry-proto` protobuf classes, run with
-/// ``OTLPTestPython``'s interpreter as a child process listening on a port the system picks.
+/// A real OTLP/HTTP receiver for the telemetry tests, for binary protobuf and JSON bodies:
+/// `Tests/OTLPReceiver/otlp_receiver.py`, which parses every export strictly with the official
+/// `opentelemetry-proto` protobuf classes (a protobuf body must also be byte for byte what protobuf's
+/// own serializer makes of it), run with ``OTLPTestPython``'s interpreter as a child process listening
+/// on a port the system picks.
 ///
 /// ```swift
 /// let receiver = try await OTLPTestReceiver.start()

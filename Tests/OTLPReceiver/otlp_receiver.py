@@ -1,12 +1,18 @@
-"""A strict OTLP/HTTP JSON receiver for CodexKit's telemetry tests.
+"""A strict OTLP/HTTP receiver for CodexKit's telemetry tests, for both encodings.
 
-Parses every export with the official protobuf classes (`opentelemetry-proto`, PyPI) and
-`google.protobuf.json_format.Parse(..., ignore_unknown_fields=False)` after the one OTLP/JSON rewrite
-proto3 JSON lacks (hex trace and span IDs become base64), so an export the tests see here is one a real
-collector accepts. Prints `PORT <n>` once listening on 127.0.0.1; see OTLPTestReceiver.swift for the API.
+Parses every export with the official protobuf classes (`opentelemetry-proto`, PyPI), so an export the
+tests see here is one a real collector accepts:
+- `application/x-protobuf`: `ParseFromString`, then refused when any message holds a field the proto
+  files do not define, an ID is not 16 (trace) or 8 (span) bytes or is all zeros, or the body differs
+  from what protobuf's own serializer makes of the parsed message (fields out of field-number order, a
+  default value written, a varint longer than it needs to be);
+- `application/json`: `google.protobuf.json_format.Parse(..., ignore_unknown_fields=False)` after the
+  one OTLP/JSON rewrite proto3 JSON lacks (hex trace and span IDs become base64), with OTLP/JSON's own
+  rules checked first (lowerCamelCase keys, enums as integers, hex IDs).
+Prints `PORT <n>` once listening on 127.0.0.1; see OTLPTestReceiver.swift for the API.
 
 Endpoints:
-  POST /v1/traces, POST /v1/metrics  exports (application/json only; 200 `{}`, 400 or 415 on errors)
+  POST /v1/traces, POST /v1/metrics  exports (200 `{}`; 400 for a bad body, 415 for another content type)
   POST /control                      {"fail_next": N, "status": 503, "retry_after": "1"} | {"hold": bool}
   GET  /received                     everything accepted so far, flattened (see `snapshot`)
   POST /reset                        forgets everything received
@@ -23,6 +29,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+from google.protobuf.unknown_fields import UnknownFieldSet
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -32,7 +40,7 @@ SIGNALS = {"/v1/traces": ("traces", ExportTraceServiceRequest), "/v1/metrics": (
 
 
 class Rejected(Exception):
-    """An export body that is not valid OTLP/JSON (answered 400)."""
+    """An export body that is not valid OTLP (answered 400)."""
 
 
 # --- OTLP/JSON → proto3 JSON --------------------------------------------------------------------
@@ -110,8 +118,61 @@ def rewrite_metrics(body):
                             convert_id(exemplar, "spanId", HEX_SPAN, exemplar_where, required=False)
 
 
-def parse_export(signal_name, message_type, raw):
+# --- binary protobuf ------------------------------------------------------------------------------
+
+
+def unknown_fields(message, where):
+    """Where `message` or a message inside it holds fields its proto file does not define."""
+    found = [where] if len(UnknownFieldSet(message)) else []
+    for field, value in message.ListFields():
+        if field.message_type is None:
+            continue
+        items = value if field.is_repeated else [value]
+        for index, item in enumerate(items):
+            found += unknown_fields(item, f"{where}.{field.name}[{index}]" if field.is_repeated else f"{where}.{field.name}")
+    return found
+
+
+def check_id(value, size, where, required):
+    if not value:
+        if required:
+            raise Rejected(f"{where} is missing")
+        return
+    if len(value) != size:
+        raise Rejected(f"{where} is {len(value)} bytes, not {size}")
+    if value == bytes(size):
+        raise Rejected(f"{where} is all zeros")
+
+
+def parse_protobuf(signal_name, message_type, raw):
+    message = message_type()
+    try:
+        message.ParseFromString(raw)
+    except DecodeError as error:
+        raise Rejected(f"protobuf could not parse the {signal_name} export: {error}") from error
+    unknown = unknown_fields(message, "$")
+    if unknown:
+        raise Rejected(f"fields the proto files do not define at {', '.join(unknown[:5])}")
+    if signal_name == "traces":
+        for resource_spans in message.resource_spans:
+            for scope_spans in resource_spans.scope_spans:
+                for span in scope_spans.spans:
+                    check_id(span.trace_id, 16, f"span {span.name!r} trace_id", required=True)
+                    check_id(span.span_id, 8, f"span {span.name!r} span_id", required=True)
+                    check_id(span.parent_span_id, 8, f"span {span.name!r} parent_span_id", required=False)
+    canonical = message.SerializeToString(deterministic=True)
+    if canonical != raw:
+        at = next((i for i, (a, b) in enumerate(zip(canonical, raw)) if a != b), min(len(canonical), len(raw)))
+        raise Rejected(
+            f"the {signal_name} export is not in protobuf's own form ({len(raw)} bytes against {len(canonical)}, first difference at byte {at})"
+        )
+    return message
+
+
+def parse_export(signal_name, message_type, raw, media_type):
     """The parsed request message, or `Rejected` with the reason."""
+    if media_type == "application/x-protobuf":
+        return parse_protobuf(signal_name, message_type, raw)
     try:
         body = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
@@ -343,8 +404,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def export(self, raw, signal_name, message_type):
         media_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        if media_type != "application/json":
-            return self.record_error(415, f"content type {self.headers.get('Content-Type')!r} is not application/json")
+        if media_type not in ("application/json", "application/x-protobuf"):
+            return self.record_error(415, f"content type {self.headers.get('Content-Type')!r} is neither application/json nor application/x-protobuf")
         if not STATE.released.is_set():
             with STATE.lock:
                 STATE.held += 1
@@ -360,7 +421,7 @@ class Handler(BaseHTTPRequestHandler):
         if failing:
             return self.reply(status, b"{}", {"Retry-After": retry_after} if retry_after is not None else None)
         try:
-            message = parse_export(signal_name, message_type, raw)
+            message = parse_export(signal_name, message_type, raw, media_type)
         except Rejected as error:
             return self.record_error(400, str(error))
         flat = flatten_spans(message) if signal_name == "traces" else flatten_metrics(message)

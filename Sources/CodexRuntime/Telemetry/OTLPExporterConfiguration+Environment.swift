@@ -9,8 +9,8 @@ extension OTLPExporterConfiguration {
     /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` and `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` (used as they are),
     /// `OTEL_EXPORTER_OTLP_HEADERS` and the per-signal `…_TRACES_HEADERS` / `…_METRICS_HEADERS`
     /// (`key=value` pairs, comma-separated, values percent-decoded), `OTEL_EXPORTER_OTLP_TIMEOUT`
-    /// (milliseconds), `OTEL_EXPORTER_OTLP_PROTOCOL` (`http/json`; `http/protobuf` is accepted and
-    /// answered with JSON, which OTLP/HTTP receivers also accept; `grpc` is refused),
+    /// (milliseconds), `OTEL_EXPORTER_OTLP_PROTOCOL` and the per-signal `…_TRACES_PROTOCOL` /
+    /// `…_METRICS_PROTOCOL` (`http/protobuf`, the default, or `http/json`; `grpc` is refused),
     /// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER`
     /// (`none` turns a signal off), `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_BSP_MAX_QUEUE_SIZE`,
     /// `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` and `OTEL_METRIC_EXPORT_INTERVAL` (milliseconds).
@@ -30,15 +30,23 @@ extension OTLPExporterConfiguration {
         let metrics = try value("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT").map { text throws(OTLPExporterError) in try endpoint(text, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") }
             ?? base.flatMap { signalURL($0, "v1/metrics") }
         guard let anchor = base ?? traces ?? metrics else { return nil }
-        for name in ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"] {
-            guard let proto = value(name)?.lowercased() else { continue }
-            guard proto == "http/json" || proto == "http/protobuf" else {
-                throw OTLPExporterError(code: .unsupportedProtocol, setting: name, message: "only OTLP over HTTP is supported (http/json)")
+        func encoding(_ name: String) throws(OTLPExporterError) -> OTLPEncoding? {
+            guard let proto = value(name)?.lowercased() else { return nil }
+            switch proto {
+            case "http/protobuf": return .protobuf
+            case "http/json": return .json
+            default:
+                throw OTLPExporterError(code: .unsupportedProtocol, setting: name, message: "only OTLP over HTTP is supported (http/protobuf or http/json)")
             }
         }
+        let bothEncodings = try encoding("OTEL_EXPORTER_OTLP_PROTOCOL")
+        let tracesEncoding = try encoding("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") ?? bothEncodings
+        let metricsEncoding = try encoding("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL") ?? bothEncodings
         var configuration = OTLPExporterConfiguration(endpoint: anchor)
         configuration.tracesURL = tracesOff ? nil : traces
         configuration.metricsURL = metricsOff ? nil : metrics
+        if let tracesEncoding { configuration.tracesEncoding = tracesEncoding }
+        if let metricsEncoding { configuration.metricsEncoding = metricsEncoding }
         configuration.headers = try value("OTEL_EXPORTER_OTLP_HEADERS").map { text throws(OTLPExporterError) in try pairs(text, "OTEL_EXPORTER_OTLP_HEADERS") } ?? [:]
         // Per-signal headers go with their signal only (two signals may go to two vendors).
         configuration.tracesHeaders = try value("OTEL_EXPORTER_OTLP_TRACES_HEADERS").map { text throws(OTLPExporterError) in

@@ -16,6 +16,10 @@ public struct OTLPExporterConfiguration: Sendable {
     public var metricsHeaders: [String: String] = [:]
     /// The resource attributes; `service.name` names the host. The SDK adds `telemetry.sdk.*`.
     public var resource: AgentTelemetryAttributes
+    /// How trace export bodies are encoded (default ``OTLPEncoding/protobuf``, OTLP/HTTP's default).
+    public var tracesEncoding: OTLPEncoding = .protobuf
+    /// How metric export bodies are encoded (default ``OTLPEncoding/protobuf``).
+    public var metricsEncoding: OTLPEncoding = .protobuf
     /// The longest one export request may take (default 10 s).
     public var timeout: Duration
     /// The most ended spans waiting to be sent (default 2,048); when full, the oldest is dropped and
@@ -50,6 +54,16 @@ public struct OTLPExporterConfiguration: Sendable {
         maximumAttempts = 5
         initialBackoff = .seconds(1)
         maximumBackoff = .seconds(30)
+    }
+
+    /// ``resource`` as it is exported: with `telemetry.sdk.name`, `.language` and `.version` added
+    /// where the host did not set them.
+    var exportedResource: AgentTelemetryAttributes {
+        var all = resource
+        if all["telemetry.sdk.name"] == nil { all["telemetry.sdk.name"] = "codexkit" }
+        if all["telemetry.sdk.language"] == nil { all["telemetry.sdk.language"] = "swift" }
+        if all["telemetry.sdk.version"] == nil { all["telemetry.sdk.version"] = .string(CodexKitVersion.current) }
+        return all
     }
 
     /// `base` with `path` appended after exactly one slash.

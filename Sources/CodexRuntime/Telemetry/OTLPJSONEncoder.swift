@@ -7,7 +7,7 @@ import CodexSchema
 /// into bytes through the canonical JSON writer's escaping (no value tree: an export is encoded on every
 /// batch).
 enum OTLPJSONEncoder {
-    /// One trace export request for `spans`.
+    /// One trace export request for `spans`; `resource` as it is exported (``OTLPExporterConfiguration/exportedResource``).
     static func traces(_ spans: [AgentSpanData], resource: AgentTelemetryAttributes) -> [UInt8] {
         encode(capacity: 256 + spans.count * 768) { sink in
             sink.ascii(#"{"resourceSpans":[{"resource":"#)
@@ -20,7 +20,7 @@ enum OTLPJSONEncoder {
         }
     }
 
-    /// One metrics export request for `snapshot`.
+    /// One metrics export request for `snapshot`; `resource` as it is exported.
     static func metrics(_ snapshot: AgentMetrics.Snapshot, resource: AgentTelemetryAttributes) -> [UInt8] {
         encode(capacity: 4_096) { sink in
             sink.ascii(#"{"resourceMetrics":[{"resource":"#)
@@ -47,12 +47,8 @@ enum OTLPJSONEncoder {
     }
 
     private static func resourceObject(_ resource: AgentTelemetryAttributes, _ sink: inout CanonicalJSONSink) {
-        var all = resource
-        if all["telemetry.sdk.name"] == nil { all["telemetry.sdk.name"] = "codexkit" }
-        if all["telemetry.sdk.language"] == nil { all["telemetry.sdk.language"] = "swift" }
-        if all["telemetry.sdk.version"] == nil { all["telemetry.sdk.version"] = .string(CodexKitVersion.current) }
         sink.ascii(#"{"attributes":"#)
-        attributes(all, &sink)
+        attributes(resource, &sink)
         sink.byte(UInt8(ascii: "}"))
     }
 

@@ -24,8 +24,12 @@ actor OTLPSender {
     /// Read by ``OTLPHTTPExporter/statistics`` from any thread.
     nonisolated let counts = Mutex(OTLPHTTPExporter.Statistics())
 
+    /// The resource as exported (``OTLPExporterConfiguration/exportedResource``), made once.
+    let resource: AgentTelemetryAttributes
+
     init(configuration: OTLPExporterConfiguration, httpClient: any HTTPClient, clock: any Clock<Duration>, logSink: any AgentLogSink) {
         self.configuration = configuration
+        resource = configuration.exportedResource
         self.httpClient = httpClient
         self.clock = clock
         self.logSink = logSink
@@ -39,9 +43,12 @@ actor OTLPSender {
         while true {
             let batch = take()
             if batch.isEmpty { return }
-            let accepted = await post(
-                OTLPJSONEncoder.traces(batch, resource: configuration.resource), to: url, headers: configuration.tracesHeaders, signal: "traces"
-            )
+            let encoding = configuration.tracesEncoding
+            let body = switch encoding {
+            case .protobuf: OTLPProtobufEncoder.traces(batch, resource: resource)
+            case .json: OTLPJSONEncoder.traces(batch, resource: resource)
+            }
+            let accepted = await post(body, encoding, to: url, headers: configuration.tracesHeaders, signal: "traces")
             counts.withLock { counts in
                 if accepted { counts.exportedSpans += batch.count } else { counts.failedSpans += batch.count }
             }
@@ -53,9 +60,12 @@ actor OTLPSender {
         guard let url = configuration.metricsURL, !snapshot.series.isEmpty else { return }
         await acquire()
         defer { release() }
-        let accepted = await post(
-            OTLPJSONEncoder.metrics(snapshot, resource: configuration.resource), to: url, headers: configuration.metricsHeaders, signal: "metrics"
-        )
+        let encoding = configuration.metricsEncoding
+        let body = switch encoding {
+        case .protobuf: OTLPProtobufEncoder.metrics(snapshot, resource: resource)
+        case .json: OTLPJSONEncoder.metrics(snapshot, resource: resource)
+        }
+        let accepted = await post(body, encoding, to: url, headers: configuration.metricsHeaders, signal: "metrics")
         counts.withLock { counts in
             if accepted { counts.metricExports += 1 } else { counts.failedMetricExports += 1 }
         }
@@ -82,8 +92,8 @@ actor OTLPSender {
     static let retryableStatuses: Set<Int> = [429, 502, 503, 504]
 
     /// Posts `body`, retrying as the OTLP specification says; `true` when the collector accepted it.
-    private func post(_ body: [UInt8], to url: URL, headers signalHeaders: [String: String], signal: String) async -> Bool {
-        var headers: HTTPHeaders = ["Content-Type": "application/json"]
+    private func post(_ body: [UInt8], _ encoding: OTLPEncoding, to url: URL, headers signalHeaders: [String: String], signal: String) async -> Bool {
+        var headers: HTTPHeaders = ["Content-Type": encoding.contentType]
         for (name, value) in configuration.headers { headers[name] = value }
         for (name, value) in signalHeaders { headers[name] = value }
         let request = HTTPRequest(

@@ -7,11 +7,11 @@ import CodexTransport
 import Foundation
 import Testing
 
-/// Turns exported to a real OTLP receiver: the Python `opentelemetry-proto` package parses every
-/// request strictly, and the tests assert the span trees, attributes and metrics it received.
+/// Turns exported to a real OTLP receiver in each encoding: the Python `opentelemetry-proto` package
+/// parses every request strictly, and the tests assert the span trees, attributes and metrics it received.
 @Suite struct OTLPExportTests {
-    @Test func aStreamedTurnIsATurnSpanOverItsModelRequest() async throws {
-        let harness = try await OTLPTestHarness.start(replies: [ResponsesScript.completedReply("resp_1", "Hi there")])
+    @Test(arguments: OTLPEncoding.allCases) func aStreamedTurnIsATurnSpanOverItsModelRequest(_ encoding: OTLPEncoding) async throws {
+        let harness = try await OTLPTestHarness.start(encoding: encoding, replies: [ResponsesScript.completedReply("resp_1", "Hi there")])
         defer { harness.stop() }
         let result = try await harness.turn()
         #expect(result.error == nil)
@@ -54,15 +54,15 @@ import Testing
         #expect(turn.resource["service.name"] == "otlp-tests")
         #expect(turn.resource["telemetry.sdk.name"] == "codexkit")
         #expect(turn.scope.name == "codexkit")
-        #expect(received.headers.allSatisfy { $0["x-collector-key"] == "k1" && $0["content-type"] == "application/json" })
+        #expect(received.headers.allSatisfy { $0["x-collector-key"] == "k1" && $0["content-type"] == encoding.contentType })
         // The turn's request carried no traceparent: propagation is off by default.
         #expect(harness.server.requests.allSatisfy { $0.header("traceparent") == nil })
         #expect(harness.exporter.statistics.exportedSpans == 3)
     }
 
-    @Test func aToolBatchIsOneSpanPerCallBetweenTwoModelRequests() async throws {
+    @Test(arguments: OTLPEncoding.allCases) func aToolBatchIsOneSpanPerCallBetweenTwoModelRequests(_ encoding: OTLPEncoding) async throws {
         let harness = try await OTLPTestHarness.start(
-            replies: [toolCallReply("resp_1", calls: [("call_a", "lookup"), ("call_b", "search")]), ResponsesScript.completedReply("resp_2", "Done")],
+            encoding: encoding, replies: [toolCallReply("resp_1", calls: [("call_a", "lookup"), ("call_b", "search")]), ResponsesScript.completedReply("resp_2", "Done")],
             tools: [echoTool("lookup"), echoTool("search")]
         )
         defer { harness.stop() }
@@ -99,8 +99,8 @@ import Testing
         #expect(toolNames.sorted() == ["lookup", "search"])
     }
 
-    @Test func aRetriedRequestIsTwoAttemptsUnderOneTurn() async throws {
-        let harness = try await OTLPTestHarness.start(replies: [
+    @Test(arguments: OTLPEncoding.allCases) func aRetriedRequestIsTwoAttemptsUnderOneTurn(_ encoding: OTLPEncoding) async throws {
+        let harness = try await OTLPTestHarness.start(encoding: encoding, replies: [
             .json(#"{"error":{"message":"overloaded","type":"server_error","code":"server_overloaded"}}"#, status: 503, headers: [.init(name: "x-request-id", value: "req_first")]),
             ResponsesScript.completedReply("resp_2", "Hi"),
         ])
@@ -124,8 +124,8 @@ import Testing
         #expect(retries.map(\.value) == [.int(1)])
     }
 
-    @Test func aFailedTurnEndsWithAnErrorStatusAndCode() async throws {
-        let harness = try await OTLPTestHarness.start(replies: [
+    @Test(arguments: OTLPEncoding.allCases) func aFailedTurnEndsWithAnErrorStatusAndCode(_ encoding: OTLPEncoding) async throws {
+        let harness = try await OTLPTestHarness.start(encoding: encoding, replies: [
             .json(#"{"error":{"message":"no","type":"invalid_request_error","code":"invalid_value"}}"#, status: 400),
         ])
         defer { harness.stop() }
@@ -145,7 +145,7 @@ import Testing
         #expect(turns.map { $0.attributes["codexkit.turn.outcome"] } == ["failed"])
     }
 
-    @Test func rateLimitWindowsAndTheEventQueuesHighWaterAreGauges() async throws {
+    @Test(arguments: OTLPEncoding.allCases) func rateLimitWindowsAndTheEventQueuesHighWaterAreGauges(_ encoding: OTLPEncoding) async throws {
         var reply = ResponsesScript()
         reply.created("resp_1")
         reply.messageDone("msg_1", "Hi.", index: 0)
@@ -153,7 +153,7 @@ import Testing
         let limits = [
             HTTPHeaderField(name: "x-codex-primary-used-percent", value: "40"), HTTPHeaderField(name: "x-codex-secondary-used-percent", value: "12.5"),
         ]
-        let harness = try await OTLPTestHarness.start(replies: [.sse(reply.events, headers: limits)])
+        let harness = try await OTLPTestHarness.start(encoding: encoding, replies: [.sse(reply.events, headers: limits)])
         defer { harness.stop() }
         let thread = try await harness.runtime.createThread(model: .gpt6Astra)
         let stream = try await harness.runtime.stream(Request(text: "Hello"), in: thread.id)
@@ -178,8 +178,8 @@ import Testing
         #expect(highWater.points.map(\.value) == [.double(Double(beforeCommit))])
     }
 
-    @Test func tokenMetricsCountEveryKindByModel() async throws {
-        let harness = try await OTLPTestHarness.start(replies: [
+    @Test(arguments: OTLPEncoding.allCases) func tokenMetricsCountEveryKindByModel(_ encoding: OTLPEncoding) async throws {
+        let harness = try await OTLPTestHarness.start(encoding: encoding, replies: [
             ResponsesScript.completedReply("resp_1", "One"), ResponsesScript.completedReply("resp_2", "Two"),
         ])
         defer { harness.stop() }

@@ -31,6 +31,27 @@ import Testing
         #expect(configuration.maximumQueueSize == 64)
         #expect(configuration.maximumBatchSize == 16)
         #expect(configuration.metricInterval == .seconds(1))
+        #expect(configuration.tracesEncoding == .json)
+        #expect(configuration.metricsEncoding == .json)
+    }
+
+    @Test func protobufIsTheDefaultEncodingAndEachSignalMayChooseItsOwn() throws {
+        let plain = try #require(try OTLPExporterConfiguration.fromEnvironment(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"]))
+        #expect(plain.tracesEncoding == .protobuf)
+        #expect(plain.metricsEncoding == .protobuf)
+        #expect(OTLPExporterConfiguration(endpoint: try #require(URL(string: "http://c:4318"))).tracesEncoding == .protobuf)
+        let mixed = try #require(try OTLPExporterConfiguration.fromEnvironment([
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+            "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "HTTP/PROTOBUF",
+        ]))
+        #expect(mixed.tracesEncoding == .json)
+        #expect(mixed.metricsEncoding == .protobuf)
+        let traces = try #require(try OTLPExporterConfiguration.fromEnvironment([
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json",
+        ]))
+        #expect(traces.tracesEncoding == .json)
+        #expect(traces.metricsEncoding == .protobuf)
     }
 
     @Test func perSignalEndpointsAreUsedAsTheyAreAndNoneTurnsASignalOff() throws {
@@ -55,6 +76,7 @@ import Testing
         (["OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"], "otlp_invalid_endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT"),
         (["OTEL_EXPORTER_OTLP_ENDPOINT": "ftp://c"], "otlp_invalid_endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT"),
         (["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"], "otlp_unsupported_protocol", "OTEL_EXPORTER_OTLP_PROTOCOL"),
+        (["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/s3cret"], "otlp_unsupported_protocol", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"),
         (["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_HEADERS": "token-without-equals-sign-s3cret"], "otlp_invalid_list", "OTEL_EXPORTER_OTLP_HEADERS"),
         (["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_HEADERS": "a=b%0D%0AInjected: s3cret"], "otlp_invalid_list", "OTEL_EXPORTER_OTLP_HEADERS"),
         (["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_BSP_MAX_QUEUE_SIZE": "0"], "otlp_invalid_number", "OTEL_BSP_MAX_QUEUE_SIZE"),

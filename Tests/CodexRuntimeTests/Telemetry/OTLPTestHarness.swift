@@ -19,7 +19,7 @@ struct OTLPTestHarness {
     let store: InMemoryRuntimeStateStore
 
     static func start(
-        replies: [ScriptedReply], tools: [AgentTool] = [], options: AgentTelemetry.Options = .init(),
+        encoding: OTLPEncoding = .protobuf, replies: [ScriptedReply], tools: [AgentTool] = [], options: AgentTelemetry.Options = .init(),
         configure: (inout OTLPExporterConfiguration) -> Void = { _ in }, receiver existing: OTLPTestReceiver? = nil,
         endpoint: URL? = nil
     ) async throws -> OTLPTestHarness {
@@ -27,6 +27,8 @@ struct OTLPTestHarness {
         if let existing { receiver = existing } else { receiver = try await OTLPTestReceiver.start() }
         let server = try LoopbackHTTPServer(replies: replies)
         var configuration = OTLPExporterConfiguration(endpoint: endpoint ?? receiver.endpoint, serviceName: "otlp-tests", headers: ["x-collector-key": "k1"])
+        configuration.tracesEncoding = encoding
+        configuration.metricsEncoding = encoding
         configuration.maximumAttempts = 3
         // The schedule runs on a manual clock that never advances, so a back-off would never end: retries
         // go at once. And a request never times out while a test holds the collector, however slow the
