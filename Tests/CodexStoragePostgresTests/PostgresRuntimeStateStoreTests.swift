@@ -104,6 +104,20 @@ import Testing
         #expect(!(garbage?.description.contains(secret) ?? true), "\(garbage?.description ?? "")")
     }
 
+    /// libpq quotes the token it cannot read, and a token may be part of a password: no part of one
+    /// reaches the error, whatever form the bad connection string takes.
+    @Test(arguments: [
+        "postgresql://u:S3CRE%ZZ@127.0.0.1:1/x", "postgresql://u:S3CRETPW%@127.0.0.1:1/x", "postgresql://u:S3CRETPW%00@127.0.0.1:1/x",
+        "postgresql://u@127.0.0.1:1/x?password=S3CRE%ZZ", "postgresql://u@127.0.0.1:1/x?password=S3CRE%ZZ&sslmode=bogus%",
+        "host=x password='S3CRE unclosed",
+    ])
+    func aConnectionStringLibpqCannotReadNeverShowsItsPassword(_ connectionString: String) async throws {
+        let error = await #expect(throws: PostgresStoreError.self) { _ = try await PostgresRuntimeStateStore(connectionString: connectionString) }
+        #expect(error?.code == .invalidConnectionString)
+        #expect(!(error?.description.contains("S3CRE") ?? true), "\(error?.description ?? "")")
+        #expect(error?.description.contains("libpq cannot read the connection string") == true)
+    }
+
     @Test func twoReplicasMigratingAtOnceMigrateOnce() async throws {
         let cluster = try await PostgresTestCluster.shared()
         let schema = PostgresTestCluster.uniqueSchema("race")

@@ -48,6 +48,10 @@ public final class AgentStructuredRecoveryStore: Sendable {
     private let locations = Mutex<[UUID: RecoveryPartition.Location]>([:])
     /// The most locations kept; when full, they are all forgotten at once.
     static let maximumRememberedLocations = 4_096
+    /// The file in the store's directory that holds the quota's running total (and its lock); every
+    /// store has it from its first open for writing.
+    package static let quotaFileName = "quota.lock"
+
     /// Whether the store was opened with ``init(readingAt:maximumRecordBytes:)``: it reads
     /// and refuses every change with `store_read_only`.
     public let isReadOnly: Bool
@@ -140,8 +144,8 @@ public final class AgentStructuredRecoveryStore: Sendable {
     }
 
     private static func openRoot(_ path: String, fileSystem: any RecoveryFileSystem) throws(AgentRecoveryError) -> RecoveryDirectory {
-        let parentPath = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
+        let parentPath = FilePathText.parent(of: path)
+        let name = FilePathText.lastComponent(of: path)
         guard !name.isEmpty, name != "/" else {
             throw AgentRecoveryError(code: .insecureStore, message: "the store directory cannot be the file-system root")
         }
@@ -278,7 +282,7 @@ public final class AgentStructuredRecoveryStore: Sendable {
         try requireWritable()
         let fd: Int32
         do {
-            fd = try fileSystem.openFile(in: root.descriptor, name: "quota.lock", flags: O_RDWR | O_CREAT, mode: 0o600)
+            fd = try fileSystem.openFile(in: root.descriptor, name: Self.quotaFileName, flags: O_RDWR | O_CREAT, mode: 0o600)
         } catch {
             throw RecoveryDirectory.failure(error, "cannot open the quota lock")
         }

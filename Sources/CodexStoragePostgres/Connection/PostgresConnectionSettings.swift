@@ -24,7 +24,8 @@ struct PostgresConnectionSettings: Sendable {
                 if let error { PQfreemem(error) }
                 let line = reason.split(whereSeparator: \.isNewline).first.map(String.init) ?? reason
                 throw PostgresStoreError(
-                    code: .invalidConnectionString, message: "libpq cannot read the connection string: " + PostgresConnection.redact(line, secrets: [connectionString])
+                    code: .invalidConnectionString,
+                    message: "libpq cannot read the connection string: " + Self.withoutQuotedParts(PostgresConnection.redact(line, secrets: [connectionString]))
                 )
             }
             defer { PQconninfoFree(options) }
@@ -45,5 +46,20 @@ struct PostgresConnectionSettings: Sendable {
         self.readOnly = readOnly
         self.applicationName = applicationName
         self.secrets = secrets
+    }
+
+    /// libpq's reason with every quoted part (`"…"`, the token it could not read: part of a password,
+    /// say) replaced by `"***"`, and an unclosed quote's rest cut off.
+    static func withoutQuotedParts(_ reason: String) -> String {
+        var result = ""
+        var rest = Substring(reason)
+        while let open = rest.firstIndex(of: "\"") {
+            result += rest[..<open]
+            let afterOpen = rest.index(after: open)
+            guard let close = rest[afterOpen...].firstIndex(of: "\"") else { return result + "\"***\"" }
+            result += "\"***\""
+            rest = rest[rest.index(after: close)...]
+        }
+        return result + rest
     }
 }

@@ -1,4 +1,5 @@
 private import CSQLite
+import CodexCore
 import Foundation
 
 /// One SQLite connection with a cache of prepared statements. Not thread-safe: it is only ever used on
@@ -175,7 +176,7 @@ final class SQLiteConnection: @unchecked Sendable {
     private func fallbackCause(_ code: SQLiteStoreError.Code) -> String {
         switch code {
         case .diskFull:
-            let directory = (path as NSString).deletingLastPathComponent
+            let directory = FilePathText.parent(of: path)
             var info = statvfs()
             guard statvfs(directory.isEmpty ? "." : directory, &info) == 0 else { return ": the database or disk is full" }
             let available = UInt64(info.f_bavail) * UInt64(info.f_frsize)

@@ -34,8 +34,8 @@ final class SQLiteDatabase: @unchecked Sendable {
 
     /// Opens the database for reading and writing: creates a missing file (0600), refuses a file this
     /// process may not write, a companion directory that is not its own, a file that is not a database
-    /// and another application's database, applies pending migrations in one transaction, then switches
-    /// to WAL.
+    /// and another application's database (leaving its mode as it was), applies pending migrations in
+    /// one transaction, makes a file others can read private, then switches to WAL.
     init(path: String, schema: SQLiteSchema) throws(SQLiteStoreError) {
         self.path = path
         self.schema = schema
@@ -56,13 +56,16 @@ final class SQLiteDatabase: @unchecked Sendable {
         case .notRegularFile:
             throw SQLiteStoreError(code: .openFailed, message: "cannot open \(path): not a regular file")
         case .empty, .file:
-            file.tightenPermissions()
+            break
         }
         try file.checkWritable()
         try file.checkCompanionDirectories(schema.companionDirectorySuffixes)
         let writer = try SQLiteConnection(path: path, mode: .readWrite)
         try Self.configure(writer)
         try SQLiteMigrator.migrate(writer, schema, path: path)
+        // Only a file now known to be ours is made private (a refused one keeps its mode), and before
+        // WAL mode creates the companions with its mode.
+        file.tightenPermissions()
         try writer.enableWAL()
         let reader = try SQLiteConnection(path: path, mode: .readWrite)
         try Self.configure(reader)

@@ -1,3 +1,4 @@
+import CodexCore
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -43,15 +44,15 @@ struct SQLiteDatabaseFile {
         var info = stat()
         guard stat(path, &info) == 0 else {
             let code = errno
-            guard code == ENOENT || code == ENOTDIR else { throw failure("cannot inspect", code) }
-            let parent = (path as NSString).deletingLastPathComponent
+            guard code == ENOENT || code == ENOTDIR else { throw failure("inspect", code) }
+            let parent = FilePathText.parent(of: path)
             var parentInfo = stat()
             let parentExists = stat(parent.isEmpty ? "." : parent, &parentInfo) == 0 && (parentInfo.st_mode & S_IFMT) == S_IFDIR
             return .missing(parentExists: parentExists)
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else { return .notRegularFile }
         guard info.st_size > 0 else { return .empty }
-        guard faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0 else { throw failure("cannot open", errno) }
+        guard faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0 else { throw failure("open", errno) }
         // Never a descriptor of our own: closing it would drop the locks of this process's connections.
         let header = try SQLiteConnection.header(of: path, count: 20)
         // Bytes 18 and 19 are the write and read format versions: 2 means WAL.
@@ -89,7 +90,7 @@ struct SQLiteDatabaseFile {
             return
         }
         let code = errno
-        guard code == EEXIST else { throw failure("cannot create", code) }
+        guard code == EEXIST else { throw failure("create", code) }
     }
 
     /// Refuses, for writing, a file this process may not write, or a directory it may not create the
@@ -101,7 +102,7 @@ struct SQLiteDatabaseFile {
     /// connections hold on it.
     func checkWritable() throws(SQLiteStoreError) {
         guard faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0 else { throw failure("open for writing", errno) }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = FilePathText.parent(of: path)
         var walInfo = stat()
         let hasCompanions = stat(path + "-wal", &walInfo) == 0 && stat(path + "-shm", &walInfo) == 0
         guard !hasCompanions, faccessat(AT_FDCWD, parent.isEmpty ? "." : parent, W_OK, AT_EACCESS) != 0 else { return }
@@ -155,7 +156,7 @@ struct SQLiteDatabaseFile {
         case EACCES, EPERM: "permission denied"
         case EROFS: "read-only file system"
         case ENOSPC, EDQUOT: "no space left"
-        default: "errno \(code)"
+        default: String(cString: strerror(code)).lowercased() + " (errno \(code))"
         }
     }
 }

@@ -30,7 +30,7 @@ struct SQLiteOwnerLeases: Sendable {
         defer { close(folder) }
         for slot in 0..<Self.maximumSlots {
             let descriptor = openat(folder, Self.slotName(slot), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else { throw failure("cannot open an owner lease file in", errno) }
+            guard descriptor >= 0 else { throw failure("open an owner lease file in", errno) }
             var info = stat()
             guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else {
                 close(descriptor)
@@ -40,10 +40,11 @@ struct SQLiteOwnerLeases: Sendable {
                 let bytes = Array(ownerID.utf8)
                 let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
                 guard written == bytes.count, ftruncate(descriptor, off_t(bytes.count)) == 0 else {
-                    let code = errno
+                    // A short write sets no errno: the disk was full.
+                    let code = written >= 0 && written < bytes.count ? ENOSPC : errno
                     flock(descriptor, LOCK_UN)
                     close(descriptor)
-                    throw failure("cannot write an owner lease file in", code)
+                    throw failure("write an owner lease file in", code)
                 }
                 return SQLiteOwnerLease(ownerID: ownerID, descriptor: descriptor)
             }
@@ -85,7 +86,12 @@ struct SQLiteOwnerLeases: Sendable {
     /// The slot files present (other names are ignored).
     private func slotNames(_ folder: Int32) throws(SQLiteStoreError) -> [String] {
         let copy = dup(folder)
-        guard copy >= 0, let stream = fdopendir(copy) else { throw failure("cannot list", errno) }
+        guard copy >= 0 else { throw failure("list", errno) }
+        guard let stream = fdopendir(copy) else {
+            let code = errno
+            close(copy)
+            throw failure("list", code)
+        }
         defer { closedir(stream) }
         var names: [String] = []
         while let entry = readdir(stream) {
@@ -100,13 +106,13 @@ struct SQLiteOwnerLeases: Sendable {
     private func openDirectory(create: Bool) throws(SQLiteStoreError) -> Int32 {
         var descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if descriptor < 0, errno == ENOENT, create {
-            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else { throw failure("cannot create", errno) }
+            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else { throw failure("create", errno) }
             descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         }
         guard descriptor >= 0 else {
             let code = errno
             if code == ENOENT { throw SQLiteStoreError(code: .notFound, message: "\(directory) does not exist") }
-            throw failure("cannot open", code)
+            throw failure("open", code)
         }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_uid == geteuid() else {
@@ -123,7 +129,8 @@ struct SQLiteOwnerLeases: Sendable {
 
 /// One held slot of ``SQLiteOwnerLeases``; release unlocks and closes the descriptor, which ends the
 /// lease at once even while a child process forked by another thread still shares the descriptor (until
-/// it execs).
+/// it execs). The unlock frees the lock for every process sharing the descriptor: a child forked without
+/// exec must not release, or let go of, a lease its parent still holds.
 final class SQLiteOwnerLease: RuntimeOwnerLease {
     let ownerID: String
     private let descriptor: Int32

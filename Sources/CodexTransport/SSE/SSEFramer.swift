@@ -13,7 +13,9 @@ import Darwin
 /// end in LF, CR or CRLF (a CRLF split across chunks counts once); a leading byte-order mark is skipped;
 /// lines starting with `:` are comments; `data` lines are joined with LF; `event`, `id` and `retry` are
 /// honoured; a field without a colon has an empty value; one space after the colon is dropped. Bytes are
-/// scanned once: only a line that spans chunks is copied, so cost is linear in the input.
+/// scanned once and copied at most once (a line that spans chunks, the lines of a multi-line `data`
+/// field, and a single data line whose event is still open when its chunk ends), so cost is linear in
+/// the input; an event whose one data line is whole in its chunk is handed over without a copy.
 ///
 /// ```swift
 /// var framer = SSEFramer()

@@ -1,3 +1,4 @@
+import CodexStoragePostgres
 import Foundation
 
 /// Where `codexctl` keeps its stores when no `--db` names one, and how a `--db` value is read: every
@@ -23,12 +24,17 @@ enum CLIStorePaths {
     }
 
     /// The `--db` value (a SQLite path, or a PostgreSQL connection URL or string), or `fallback` without
-    /// one. Any other URL (`file:…`, `mysql://…`) is refused without being echoed (it may hold a
-    /// password): it would otherwise become a file under a directory named after its scheme.
+    /// one. Anything else that reads as a URL or a `scheme:` address (`file:…`, `mysql://…`,
+    /// `postgres:host`, `user:password@host`, a URL with spaces before it) is refused without being
+    /// echoed, since it may hold a password: taken as a path, it would become a file named after it. A
+    /// SQLite file whose name starts with `word:` is given as `./word:…`.
     static func database(_ option: String?, fallback: String) throws(UsageError) -> String {
         guard let option else { return fallback }
-        if let scheme = urlScheme(option), scheme != "postgres", scheme != "postgresql" {
-            throw UsageError("--db takes a SQLite file path or a PostgreSQL connection URL; a \(scheme): URL is not a store this build can open")
+        if PostgresRuntimeStateStore.isConnectionURL(option) { return option }
+        if looksLikeURL(option) {
+            throw UsageError(
+                "--db takes a SQLite file path or a PostgreSQL connection URL (postgres://… or postgresql://…); this value reads as another kind of URL or address and is not shown (it may hold a password); a file whose name starts with a word and a colon is given as ./name"
+            )
         }
         return option
     }
@@ -44,14 +50,13 @@ enum CLIStorePaths {
         }
     }
 
-    /// The scheme of a value that looks like a URL (`scheme:` followed by `//`, or a database scheme).
-    static func urlScheme(_ value: String) -> String? {
-        guard let colon = value.firstIndex(of: ":") else { return nil }
-        let scheme = value[..<colon]
-        guard let first = scheme.first, first.isLetter,
-              scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0)) }) else { return nil }
-        let rest = value[value.index(after: colon)...]
-        let known = ["postgres", "postgresql", "file", "sqlite", "mysql"].contains(scheme.lowercased())
-        return rest.hasPrefix("//") || known ? String(scheme.lowercased()) : nil
+    /// Whether `value` reads as a URL or a `scheme:` address rather than a file path: after any spaces
+    /// or tabs, an ASCII letter, then letters, digits, `+`, `-` or `.`, then a colon.
+    static func looksLikeURL(_ value: String) -> Bool {
+        let trimmed = value.drop { $0 == " " || $0 == "\t" }
+        guard let colon = trimmed.firstIndex(of: ":") else { return false }
+        let scheme = trimmed[..<colon]
+        guard let first = scheme.first, first.isASCII, first.isLetter else { return false }
+        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0)) }
     }
 }

@@ -1,7 +1,8 @@
 /// A command line split into flags, options with values, and positional arguments.
 ///
 /// Accepts `--name value`, `--name=value`, an option's aliases (`-m value`) and `--` (everything after
-/// it is positional). A lone `-` is positional (standard input).
+/// it is positional). A lone `-` is positional (standard input). A value given as the next word may not
+/// be one of the command's option names (`--db --json` forgot the value): such a value is written inline.
 struct ParsedArguments {
     private(set) var flags: Set<String> = []
     private(set) var options: [String: String] = [:]
@@ -44,6 +45,13 @@ struct ParsedArguments {
                 } else {
                     guard index < arguments.count else { throw UsageError("Missing value for '\(name)'") }
                     value = arguments[index]
+                    // `--db --json` is a forgotten value, not a database named `--json`; a value that
+                    // really is an option's name is given inline (`--db=--json`).
+                    let next = value.split(separator: "=", maxSplits: 1).first.map(String.init) ?? value
+                    let nextName = aliases[next] ?? next
+                    if next.hasPrefix("-"), knownFlags.contains(nextName) || valueOptions.contains(nextName) || repeatable.contains(nextName) {
+                        throw UsageError("Missing value for '\(name)' ('\(next)' is an option; a value that is an option's name is written '\(name)=\(next)')")
+                    }
                     index += 1
                 }
                 if repeatable.contains(name) {

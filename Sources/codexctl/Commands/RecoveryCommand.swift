@@ -42,9 +42,13 @@ enum RecoveryCommand: CLICommand {
     /// The store (read-only for commands that only look), the service and the binding.
     static func context(_ parsed: ParsedArguments, readOnly: Bool) async throws -> Context {
         guard let path = parsed.options["--store"] else { throw UsageError("--store <dir> is required") }
+        guard !path.isEmpty else { throw UsageError("--store needs a directory path (an empty one would mean the current directory)") }
         let url = URL(fileURLWithPath: path)
-        // A command that changes a store never creates one: a mistyped path is an error, not a new empty store.
-        guard readOnly || FileManager.default.fileExists(atPath: url.path) else {
+        // A command that changes a store never creates one, nor makes a store of a directory that is not
+        // one (opening for writing would make it private and add the store's files): a mistyped path is
+        // an error. Every store has its quota file from the moment it is first opened.
+        var info = stat()
+        guard readOnly || (lstat(url.appendingPathComponent(AgentStructuredRecoveryStore.quotaFileName).path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG) else {
             throw AgentRecoveryError(code: .storeNotFound, message: "no recovery store at \(url.path)")
         }
         let store = try readOnly ? AgentStructuredRecoveryStore(readingAt: url) : AgentStructuredRecoveryStore(directory: url)

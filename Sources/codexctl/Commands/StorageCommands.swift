@@ -7,8 +7,14 @@ import Foundation
 /// Opens the `--db` store for a storage command.
 enum StorageCommandSupport {
     /// The store for a command that changes it (`delete`, `migrate`, `approve`): opened for writing.
+    /// With `creating` and no `--db`, the default store's directory is created first (private), as
+    /// `send` creates it: on a new machine `db migrate` makes the store the other commands will use.
     static func store(_ parsed: ParsedArguments, creating: Bool = false) async throws -> any CLIStateStore {
-        try await CLIStateStores.open(try path(parsed), creating: creating)
+        let location = try path(parsed)
+        if creating, parsed.options["--db"] == nil {
+            try FileManager.default.createDirectory(atPath: CLIStorePaths.directory(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        return try await CLIStateStores.open(location, creating: creating)
     }
 
     /// The store for a command that only looks: opened read-only, so nothing is created, migrated or

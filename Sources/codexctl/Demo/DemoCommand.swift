@@ -38,23 +38,41 @@ enum DemoCommand: CLICommand {
         guard !printsHelp(arguments) else { return Console.Status.success }
         guard let parsed = parse(arguments, validate: { try $0.expectNoPositionals() }) else { return Console.Status.usage }
         let json = parsed.has("--json")
+        if parsed.options["--keep"]?.isEmpty == true {
+            return Console.usageFailure("--keep needs a directory path (an empty one would mean the current directory)", help: help)
+        }
         let kept = parsed.options["--keep"].map { URL(fileURLWithPath: $0) }
         var telemetry: AgentTelemetry?
         if let collector = parsed.options["--otlp"] {
             guard let url = URL(string: collector), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
                 return Console.usageFailure("--otlp needs an http or https URL, e.g. http://localhost:4318", help: help)
             }
+            // The URL is printed when the demo ends: credentials in it would be too, and a query or
+            // fragment would come before the signal's path. A collector's key goes in a header
+            // (OTEL_EXPORTER_OTLP_HEADERS with send and chat).
+            guard url.user == nil, url.password == nil, url.query == nil, url.fragment == nil else {
+                return Console.usageFailure("--otlp takes a collector's base URL without user information, a query or a fragment, e.g. http://localhost:4318", help: help)
+            }
             telemetry = AgentTelemetry(exporter: OTLPHTTPExporter(configuration: OTLPExporterConfiguration(endpoint: url, serviceName: "codexctl-demo")))
         }
         let directory = kept ?? FileManager.default.temporaryDirectory.appendingPathComponent("codexkit-demo-\(UUID().uuidString.lowercased())")
         defer { if kept == nil { removeTree(directory) } }
-        do {
+        // Ctrl-C, SIGTERM or an output that fails (a closed pipe, a full disk) stops the run instead of
+        // ending the process where it stands, so the temporary directory is still removed.
+        let interrupts = InterruptWatcher()
+        defer { interrupts.stop() }
+        let run = Task {
             let claim = try kept.map(DemoDirectoryClaim.init)
             defer { claim?.release() }
             if kept == nil { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) }
             try await DemoRun(directory: directory, narrator: DemoNarrator(json: json), kept: kept != nil, telemetry: telemetry).run()
+        }
+        interrupts.onInterrupt { run.cancel() }
+        do {
+            try await run.value
             return Console.Status.success
         } catch {
+            if run.isCancelled { return interrupts.interruptedStatus }
             CLIFailure(error).report(json: json)
             return Console.Status.failure
         }

@@ -18,23 +18,36 @@ final class DemoDirectoryClaim {
     /// - Throws: ``CLIFailure/Thrown`` `not_a_directory`, `directory_in_use` or `directory_not_empty`, or
     ///   Foundation's error (with the path and the system's cause) when the directory cannot be made.
     init(_ directory: URL) throws {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), !isDirectory.boolValue {
-            throw CLIFailure.Thrown(code: "not_a_directory", message: "\(directory.path) is not a directory; --keep needs a new or empty directory")
+        var info = stat()
+        if lstat(directory.path, &info) == 0 {
+            // A symbolic link is refused too: the stores refuse to live behind one, so the run would
+            // stop halfway.
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                let what = (info.st_mode & S_IFMT) == S_IFLNK ? "a symbolic link" : "not a directory"
+                throw CLIFailure.Thrown(code: "not_a_directory", message: "\(directory.path) is \(what); --keep needs a new or empty directory")
+            }
         }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let lockPath = directory.appendingPathComponent(Self.lockName).path
         var opened: Int32
-        repeat { opened = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) } while opened < 0 && errno == EINTR
+        var created = true
+        repeat { opened = open(lockPath, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) } while opened < 0 && errno == EINTR
+        if opened < 0, errno == EEXIST {
+            created = false
+            repeat { opened = open(lockPath, O_RDWR | O_NOFOLLOW | O_CLOEXEC) } while opened < 0 && errno == EINTR
+        }
         guard opened >= 0 else {
             throw CLIFailure.Thrown(code: "file_system_error", message: "cannot write \(lockPath): \(String(cString: strerror(errno)))")
         }
         descriptor = opened
         // Until the claim is complete, every refusal unlocks and closes the lock file (unlocking a
-        // descriptor that holds no lock does nothing).
+        // descriptor that holds no lock does nothing), and removes it when this claim made it: a refused
+        // directory is left as it was.
         var claimed = false
+        var madeHere = false
         defer {
             if !claimed {
+                if created, madeHere { _ = unlink(lockPath) }
                 _ = flock(opened, LOCK_UN)
                 _ = close(opened)
             }
@@ -44,6 +57,8 @@ final class DemoDirectoryClaim {
         guard locked == 0 else {
             throw CLIFailure.Thrown(code: "directory_in_use", message: "another demo is using \(directory.path); wait for it to end or choose another directory")
         }
+        // Holding the lock: a file this claim created is its own to remove on refusal.
+        madeHere = created
         let contents = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         guard contents.allSatisfy({ $0 == Self.lockName }) else {
             throw CLIFailure.Thrown(code: "directory_not_empty", message: "\(directory.path) is not empty; --keep needs a new or empty directory")

@@ -57,11 +57,14 @@ import Testing
         return thread
     }
 
-    @Test func aForeignDatabaseIsRefusedForWritingAndReadingAndLeftByteIdentical() throws {
+    @Test func aForeignDatabaseIsRefusedForWritingAndReadingAndLeftByteIdenticalWithItsMode() throws {
         for journal in ["WAL", "DELETE"] {
             let scratch = try Scratch()
             let path = scratch.path("other-app.sqlite")
             try Self.foreignDatabase(at: path, journal: journal)
+            // Readable by others, as another application may keep it: a refused open must not make it
+            // private (the snapshot compares modes too).
+            #expect(chmod(path, 0o644) == 0)
             let before = DirectorySnapshot(scratch.directory)
 
             let writing = #expect(throws: SQLiteStoreError.self) { try SQLiteRuntimeStateStore(path: path) }

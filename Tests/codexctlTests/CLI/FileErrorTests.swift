@@ -1,3 +1,4 @@
+import CodexSchema
 import CodexTestSupport
 import Foundation
 import Testing
@@ -116,5 +117,57 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: workingDirectory.path).isEmpty)
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("home/.local/state/codexkit/state.sqlite").path))
+    }
+
+    /// Paths Foundation's `NSString` path methods trap on (one character), a symbolic link loop, a
+    /// forgotten `--db` value: typed errors, never a crash, and nothing made where it should not be.
+    @Test func shortPathsLoopsAndForgottenValuesAreTypedErrors() async throws {
+        let directory = try temporaryDirectory("file-short")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let environment = SendCommandTests.environment(directory)
+        for name in ["a", "é"] {
+            let listed = try await CommandRunner.codexctl(["threads", "list", "--db", name], in: directory, environment: environment)
+            #expect(listed.status == 1, "\(listed.stderr)")
+            #expect(listed.stderr == "Error: sqlite_not_found: cannot open \(name): no such file\n")
+            let checked = try await CommandRunner.codexctl(["db", "check", "--db", name], in: directory, environment: environment)
+            #expect(checked.status == 1, "\(checked.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        let made = try await CommandRunner.codexctl(["db", "migrate", "--db", "q"], in: directory, environment: environment)
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("q").path))
+
+        let loop = directory.appendingPathComponent("loop").path
+        #expect(symlink(loop, loop) == 0)
+        let looped = try await CommandRunner.codexctl(["threads", "list", "--db", loop], environment: environment)
+        #expect(looped.status == 1)
+        #expect(looped.stderr == "Error: sqlite_io_failure: cannot inspect \(loop): too many levels of symbolic links (errno 40)\n", "\(looped.stderr)")
+
+        let forgotten = try await CommandRunner.codexctl(["db", "migrate", "--db", "--json"], in: directory, environment: environment)
+        #expect(forgotten.status == 64)
+        // `--json` on the line asks for the JSON form of the error, on standard output.
+        let error = try JSONValue(parsing: Array(forgotten.stdout.utf8))["error"]
+        #expect(error?["code"]?.stringValue == "usage")
+        #expect(error?["message"]?.stringValue == "Missing value for '--db' ('--json' is an option; a value that is an option's name is written '--db=--json')")
+        // An alias counts as the option it stands for.
+        let plain = try await CommandRunner.codexctl(["send", "Hi", "--db", "-m", "gpt-5.6-sol"], in: directory, environment: environment)
+        #expect(plain.status == 64)
+        #expect(plain.stderr.hasPrefix("Error: Missing value for '--db' ('-m' is an option; a value that is an option's name is written '--db=-m')\n"), "\(plain.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["loop", "q"])
+    }
+
+    /// `db migrate` on a machine where no command has run yet makes the default store, directory and all.
+    @Test func migrateMakesTheDefaultStoreOnANewMachine() async throws {
+        let directory = try temporaryDirectory("file-fresh")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var environment = SendCommandTests.environment(directory)
+        environment["XDG_STATE_HOME"] = directory.appendingPathComponent("new/state").path
+        let migrated = try await CommandRunner.codexctl(["db", "migrate"], environment: environment)
+        #expect(migrated.status == 0, "\(migrated.stderr)")
+        let folder = directory.appendingPathComponent("new/state/codexkit").path
+        #expect(FileManager.default.fileExists(atPath: folder + "/state.sqlite"))
+        var info = stat()
+        #expect(stat(folder, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o700)
     }
 }

@@ -85,16 +85,32 @@ import Testing
     @Test func aURLOfAnotherKindIsRefusedWithoutEchoingItAndNothingIsCreated() async throws {
         let directory = try temporaryDirectory("habits")
         defer { try? FileManager.default.removeItem(at: directory) }
-        for arguments in [
+        var cases = [
             ["send", "Hi", "--db", "mysql://user:hunter2secret@h/db"], ["threads", "list", "--db", "file:///tmp/x.sqlite?password=hunter2secret"],
             ["db", "check", "--db", "sqlite:state.db"], ["chat", "--db", "mysql://user:hunter2secret@/db"],
+        ]
+        // Addresses without `//`, a PostgreSQL scheme without it, a URL after spaces, credentials without
+        // a scheme: each would have become a file named after it, or been echoed in an error.
+        for value in [
+            "postgres:hunter2secret@host", "postgresql:hunter2secret", "postgresql:", "postgres:/u:hunter2secret@127.0.0.1:1/x",
+            "redis:hunter2secret", "Http:hunter2secret", "mailto:a@b", "user:hunter2secret@db.example.com",
+            "u:hunter2secret@host:5432/db", "jdbc:postgresql://u:hunter2secret@h/x", " postgres://u:hunter2secret@127.0.0.1:1/x",
         ] {
+            cases.append(["db", "migrate", "--db", value])
+            cases.append(["threads", "list", "--db", value])
+        }
+        for arguments in cases {
             let result = try await CommandRunner.codexctl(arguments, in: directory, environment: SendCommandTests.environment(directory))
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
-            #expect(result.stderr.hasPrefix("Error: --db takes a SQLite file path or a PostgreSQL connection URL; a "), "\(result.stderr)")
+            #expect(result.stderr.hasPrefix("Error: --db takes a SQLite file path or a PostgreSQL connection URL (postgres://… or postgresql://…); "), "\(result.stderr)")
             #expect(!result.stderr.contains("hunter2"))
+            #expect(!result.stdout.contains("hunter2"))
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        // A file whose name starts with a word and a colon is reached as `./name`.
+        let local = try await CommandRunner.codexctl(["db", "migrate", "--db", "./backup:1.sqlite"], in: directory, environment: SendCommandTests.environment(directory))
+        #expect(local.status == 0, "\(local.stderr)")
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("backup:1.sqlite").path))
     }
 
     @Test func loginLogoutAndLoginStatusAreTheAuthCommands() async throws {

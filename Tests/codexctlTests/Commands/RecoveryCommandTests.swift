@@ -1,6 +1,7 @@
 import CodexCore
 import CodexRecovery
 import CodexSchema
+import CodexTestSupport
 import CodexTransport
 import Foundation
 import Testing
@@ -79,6 +80,27 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: untouched.path))
         let help = try await CommandRunner.codexctl(["help", "recovery"])
         #expect(help.stdout.contains("purge"))
+        let empty = try await CommandRunner.codexctl(["recovery", "list", "--store", "", "--binding", "x"])
+        #expect(empty.status == 64)
+        #expect(empty.stderr.hasPrefix("Error: --store needs a directory path"), "\(empty.stderr)")
+    }
+
+    /// A command that changes a store never makes one of a directory that is not one: the directory
+    /// keeps its mode and contents.
+    @Test func aDirectoryThatIsNotAStoreIsRefusedAndLeftAsItWas() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-notastore-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data("hi".utf8).write(to: directory.appendingPathComponent("notes.txt"))
+        #expect(chmod(directory.path, 0o755) == 0)
+        let before = DirectorySnapshot(directory.path)
+        let id = UUID().uuidString
+        for command in [["ack", id], ["abandon", id], ["cancel", id], ["suspend", id], ["purge"], ["cleanup", "--before", "2026-01-01T00:00:00Z"]] {
+            let run = try await CommandRunner.codexctl(["recovery"] + command + ["--store", directory.path, "--binding", "x"])
+            #expect(run.status == 1, "\(command): \(run.stderr)")
+            #expect(run.stderr == "Error: store_not_found: no recovery store at \(directory.path)\n", "\(command): \(run.stderr)")
+        }
+        #expect(DirectorySnapshot(directory.path).differences(from: before) == [])
     }
 }
 

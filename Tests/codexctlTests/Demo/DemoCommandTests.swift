@@ -219,5 +219,58 @@ import Testing
             #expect(run.stdout.isEmpty)
             #expect(run.stderr.hasPrefix("Error: --otlp needs an http or https URL, e.g. http://localhost:4318"), "\(run.stderr)")
         }
+        // The URL is printed when the demo ends: no credentials, and no query or fragment for the signal
+        // paths to land after.
+        for bad in ["http://user:S3CRETPW@127.0.0.1:1/", "http://127.0.0.1:1/path?token=S3CRETQ", "http://127.0.0.1:1/#S3CRETF"] {
+            let run = try await CommandRunner.codexctl(["demo", "--otlp", bad])
+            #expect(run.status == 64, "\(bad)")
+            #expect(run.stdout.isEmpty)
+            #expect(run.stderr.hasPrefix("Error: --otlp takes a collector's base URL without user information, a query or a fragment"), "\(run.stderr)")
+            #expect(!run.stderr.contains("S3CRET"))
+        }
+    }
+
+    /// A refused `--keep` directory is left as it was (no lock file added), an empty `--keep` is not the
+    /// current directory, and a symbolic link is refused before anything is written through it.
+    @Test func aRefusedKeepDirectoryIsLeftAsItWas() async throws {
+        let directory = try temporaryDirectory("demo-refused")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let full = directory.appendingPathComponent("full")
+        try FileManager.default.createDirectory(at: full, withIntermediateDirectories: false)
+        try Data("mine".utf8).write(to: full.appendingPathComponent("notes.txt"))
+        let refused = try await CommandRunner.codexctl(["demo", "--keep", full.path])
+        #expect(refused.status == 1)
+        #expect(refused.stderr == "Error: directory_not_empty: \(full.path) is not empty; --keep needs a new or empty directory\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: full.path) == ["notes.txt"])
+
+        let empty = try await CommandRunner.codexctl(["demo", "--keep", ""], in: full)
+        #expect(empty.status == 64)
+        #expect(empty.stderr.hasPrefix("Error: --keep needs a directory path"), "\(empty.stderr)")
+
+        let target = directory.appendingPathComponent("target")
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: false)
+        let link = directory.appendingPathComponent("link")
+        #expect(symlink(target.path, link.path) == 0)
+        let linked = try await CommandRunner.codexctl(["demo", "--keep", link.path])
+        #expect(linked.status == 1)
+        #expect(linked.stderr == "Error: not_a_directory: \(link.path) is a symbolic link; --keep needs a new or empty directory\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.path).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: full.path) == ["notes.txt"])
+    }
+
+    /// An output that fails partway (a full disk, a reader that goes away) stops the demo the way Ctrl-C
+    /// does, and its temporary directory is still removed.
+    @Test func aDemoStoppedByItsOutputLeavesNothingBehind() async throws {
+        for redirection in ["> /dev/full", "| head -c1 > /dev/null"] {
+            let temporary = try temporaryDirectory("demo-stopped")
+            defer { try? FileManager.default.removeItem(at: temporary) }
+            let run = try await CommandRunner.codexctl(["demo"], redirecting: redirection, environment: ["TMPDIR": temporary.path])
+            if redirection.hasPrefix(">") {
+                #expect(run.status == 1)
+                #expect(run.stderr == "Error: cannot write output: No space left on device\n", "\(run.stderr)")
+            }
+            let left = try FileManager.default.contentsOfDirectory(atPath: temporary.path)
+            #expect(left.isEmpty, "\(redirection): \(left)")
+        }
     }
 }
