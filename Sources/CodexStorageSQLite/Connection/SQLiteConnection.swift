@@ -159,6 +159,10 @@ final class SQLiteConnection: @unchecked Sendable {
     /// open) also names the file and the system's cause.
     private func failure(_ result: Int32, _ message: String) -> SQLiteStoreError {
         let code = Self.code(for: result, opening: false)
+        if code == .corrupt {
+            // Which file is damaged is what the reader needs to restore it.
+            return SQLiteStoreError(code: code, resultCode: result, message: "\(message) on \(path): the file is damaged")
+        }
         guard [.diskFull, .ioFailure, .readOnly, .openFailed].contains(code) else {
             return SQLiteStoreError(code: code, resultCode: result, message: message)
         }

@@ -41,11 +41,21 @@ enum SQLiteMigrator {
     }
 
     /// Checks that every recorded migration is one this build knows, under its name.
-    /// - Throws: `sqlite_schema_too_new` for a migration beyond this build's list,
-    ///   `sqlite_foreign_database` for a known position recorded under another name.
+    /// - Throws: `sqlite_schema_too_new` for a migration beyond this build's list, `sqlite_corrupt` for
+    ///   a row no version writes, `sqlite_foreign_database` for a known position recorded under another
+    ///   name.
     static func checkKnown(_ applied: [Int: String], _ schema: SQLiteSchema, path: String) throws(SQLiteStoreError) {
+        let newest = schema.migrations.map(\.position).max() ?? 0
         for (position, name) in applied.sorted(by: { $0.key < $1.key }) {
             guard let known = schema.migrations.first(where: { $0.position == position }) else {
+                // A newer version records later positions under real names; anything else in the table
+                // (position 0 or a gap, an empty or garbled name) is damage, which an upgrade would not fix.
+                guard position > newest, Self.isMigrationName(name) else {
+                    throw SQLiteStoreError(
+                        code: .corrupt,
+                        message: "\(path) records a \(schema.migrationNoun) no version writes (position \(position)): the file is damaged"
+                    )
+                }
                 throw SQLiteStoreError(
                     code: .schemaTooNew,
                     message: "\(path) records \(schema.migrationNoun) \(position) (\(name)), which this build does not know; it was written by a newer version"
@@ -58,6 +68,11 @@ enum SQLiteMigrator {
                 )
             }
         }
+    }
+
+    /// Whether `name` could be a migration's name: 1 to 100 lowercase ASCII letters, digits and `_`.
+    static func isMigrationName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 100 && name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }
     }
 
     /// Checks that the tables the schema requires are all there.

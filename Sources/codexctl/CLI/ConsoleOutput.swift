@@ -14,7 +14,7 @@ import Darwin
 /// A failed write to standard output ends the command:
 /// - `EPIPE` (the reader went away; `SIGPIPE` is ignored so that it arrives as an error) quietly, with
 ///   exit status 141, as a shell reports a process that `SIGPIPE` ended;
-/// - any other error (`ENOSPC`, `EIO`, `EBADF`) with `Error: cannot write output: <strerror>` on
+/// - any other error (`ENOSPC`, `EIO`, `EBADF`) with `Error: output_failed: cannot write output: <strerror>` on
 ///   standard error and exit status 1.
 ///
 /// By default the command ends at once. A command with work that must be closed properly first (a turn
@@ -42,7 +42,7 @@ enum ConsoleOutput {
         var message: String? {
             switch self {
             case .brokenPipe: return nil
-            case .failed(let code): return "Error: cannot write output: \(String(cString: strerror(code)))\n"
+            case .failed(let code): return "Error: output_failed: cannot write output: \(String(cString: strerror(code)))\n"
             }
         }
     }

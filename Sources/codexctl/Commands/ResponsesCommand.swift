@@ -44,7 +44,7 @@ enum ResponsesDecodeCommand: CLICommand {
         do {
             input = try BoundedInputFile(parsed.positionals[0])
         } catch {
-            Console.error("Error: Cannot read '\(parsed.positionals[0])'\n")
+            Console.error("Error: unreadable_input: Cannot read '\(parsed.positionals[0])': \(BoundedInputFile.Failure.reason(error.systemError))\n")
             return Console.Status.unreadableInput
         }
         defer { input.close() }
@@ -61,7 +61,7 @@ enum ResponsesDecodeCommand: CLICommand {
             do {
                 chunk = try input.read(maximum: 64 * 1024)
             } catch {
-                Console.error("Error: Cannot read '\(parsed.positionals[0])' (at byte \(totalBytes))\n")
+                Console.error("Error: unreadable_input: Cannot read '\(parsed.positionals[0])' at byte \(totalBytes): \(BoundedInputFile.Failure.reason(error.systemError))\n")
                 return Console.Status.unreadableInput
             }
             if chunk.isEmpty { break }

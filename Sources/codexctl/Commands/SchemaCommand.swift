@@ -52,12 +52,13 @@ enum SchemaCommand: CLICommand {
         let code: String
         let message: String
 
-        /// Prints it (`{"error": …}` on stdout with `json`, else `Error: …` on stderr); the exit status.
+        /// Prints it (`{"error": …}` on stdout with `json`, else `Error: <code>: …` on stderr); the exit status.
         func report(json: Bool) -> Int32 {
             if json {
                 CLIFailure(code: code, message: message).report(json: true)
             } else {
-                Console.error("Error: \(message)\n")
+                // The code once: a parse error's message already names its own.
+                Console.error(message.contains(code + ":") ? "Error: \(message)\n" : "Error: \(code): \(message)\n")
             }
             return Console.Status.unreadableInput
         }

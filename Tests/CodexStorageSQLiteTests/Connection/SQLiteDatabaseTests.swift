@@ -63,6 +63,25 @@ import Testing
         }
     }
 
+    /// A migration row no version writes (position 0, a gap, an empty or garbled name: what a damaged
+    /// page reads as) is damage, not a newer version: upgrading would not help, restoring would.
+    @Test(arguments: [(0, "create_everything"), (99, ""), (99, "From The Future"), (99, "x\u{1}y"), (-3, "from_the_future")])
+    func aMigrationRowNoVersionWritesIsDamage(_ position: Int, _ name: String) throws {
+        let scratch = try SQLiteOpenModeTests.Scratch()
+        let path = scratch.path("store.sqlite")
+        do {
+            let database = try SQLiteDatabase(path: path, schema: SQLiteStateSchema.schema)
+            try database.withConnection { connection throws(SQLiteStoreError) in
+                try connection.run("INSERT INTO codex_migrations(position, name, applied_at) VALUES (?, ?, 0)", [.integer(Int64(position)), .text(name)])
+            }
+        }
+        for open in [{ try SQLiteDatabase(path: path, schema: SQLiteStateSchema.schema) }, { try SQLiteDatabase(readingAt: path, schema: SQLiteStateSchema.schema) }] as [() throws -> SQLiteDatabase] {
+            let error = #expect(throws: SQLiteStoreError.self) { _ = try open() }
+            #expect(error?.code == .corrupt)
+            #expect(error?.message == "\(path) records a migration no version writes (position \(position)): the file is damaged")
+        }
+    }
+
     @Test func aFailedMigrationStepRollsBackItsSQLAndEveryEarlierMigrationOfTheOpen() throws {
         let scratch = try SQLiteOpenModeTests.Scratch()
         let path = scratch.path("custom.sqlite")

@@ -11,7 +11,7 @@ import Testing
 /// signals: every command ends with a documented status and one line at most, never a trap, and a
 /// turn that was streaming is recorded interrupted.
 @Suite(.timeLimit(.minutes(3 * Sanitizer.slowdown))) struct OutputFailureTests {
-    static let fullDisk = "Error: cannot write output: No space left on device\n"
+    static let fullDisk = "Error: output_failed: cannot write output: No space left on device\n"
 
     @Test func everyHelpPageIntoAFullDiskOrAClosedOutputExitsOneWithOneLine() async throws {
         let pages = [["--version"], ["help"], ["help", "--markdown"]] + (try await CommandMatrixTests.leafCommands()).map { ["help"] + $0 }
@@ -27,7 +27,7 @@ import Testing
         for arguments in [["help"], ["demo"]] {
             let closed = try await CommandRunner.codexctl(arguments, redirecting: ">&-")
             #expect(closed.status == 1, "\(arguments): \(closed.status) \(closed.stderr.prefix(300))")
-            #expect(closed.stderr == "Error: cannot write output: Bad file descriptor\n", "\(arguments)")
+            #expect(closed.stderr == "Error: output_failed: cannot write output: Bad file descriptor\n", "\(arguments)")
         }
         let demo = try await CommandRunner.codexctl(["demo"], redirecting: "> /dev/full")
         #expect(demo.status == 1 && demo.stderr == Self.fullDisk, "\(demo.status) \(demo.stderr.prefix(300))")

@@ -160,7 +160,7 @@ import Testing
             ],
             "schema conformance": [
                 Case(arguments: ["schema", "conformance", "Tests/CodexSchemaTests/Fixtures/jsonschema"], status: 0, stdout: "passed", stderr: ""),
-                Case(arguments: ["schema", "conformance", path("no-such-suite")], status: 2, stdout: "", stderr: "Error: Cannot read directory"),
+                Case(arguments: ["schema", "conformance", path("no-such-suite")], status: 2, stdout: "", stderr: "Error: unreadable_input: Cannot read directory"),
                 Case(arguments: ["schema", "conformance", "Tests/CodexSchemaTests/Fixtures/jsonschema", "--json"], status: 0, stdout: #""failed":0,"files":["#, stderr: ""),
             ],
             "responses decode": [
@@ -339,7 +339,7 @@ import Testing
                         run.arguments, redirecting: "> /dev/full", stdin: run.stdin, environment: environment.merging(run.environment) { $1 }
                     )
                     #expect(full.status == 1, "\(run.arguments) > /dev/full: \(full.status) \(full.stderr)")
-                    #expect(full.stderr == "Error: cannot write output: No space left on device\n", "\(run.arguments) > /dev/full")
+                    #expect(full.stderr == "Error: output_failed: cannot write output: No space left on device\n", "\(run.arguments) > /dev/full")
                 }
                 let result = try await CommandRunner.codexctl(
                     run.arguments, stdin: run.stdin, in: CommandRunner.repositoryRoot, environment: environment.merging(run.environment) { $1 }

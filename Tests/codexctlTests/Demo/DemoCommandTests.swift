@@ -267,7 +267,7 @@ import Testing
             let run = try await CommandRunner.codexctl(["demo"], redirecting: redirection, environment: ["TMPDIR": temporary.path])
             if redirection.hasPrefix(">") {
                 #expect(run.status == 1)
-                #expect(run.stderr == "Error: cannot write output: No space left on device\n", "\(run.stderr)")
+                #expect(run.stderr == "Error: output_failed: cannot write output: No space left on device\n", "\(run.stderr)")
             }
             let left = try FileManager.default.contentsOfDirectory(atPath: temporary.path)
             #expect(left.isEmpty, "\(redirection): \(left)")
