@@ -34,10 +34,13 @@ enum MemoryCommand: CLICommand {
         try CLIStorePaths.database(parsed.options["--db"], fallback: CLIStorePaths.memoryDatabase())
     }
 
-    /// A positive integer option, or `fallback`.
-    static func count(_ parsed: ParsedArguments, _ name: String, _ fallback: Int) throws -> Int {
+    /// A positive integer option, or `fallback`; a usage error, before any store is opened, when it is
+    /// not a positive integer of at most `maximum`.
+    static func count(_ parsed: ParsedArguments, _ name: String, _ fallback: Int, maximum: Int = .max) throws(UsageError) -> Int {
         guard let text = parsed.options[name] else { return fallback }
-        guard let value = Int(text), value > 0 else { throw UsageError("\(name) must be a positive integer") }
+        guard let value = Int(text), value > 0, value <= maximum else {
+            throw UsageError(maximum == .max ? "\(name) must be a positive integer" : "\(name) must be a whole number from 1 to \(maximum)")
+        }
         return value
     }
 
@@ -73,7 +76,7 @@ enum MemoryCommand: CLICommand {
                 let query = MemoryListQuery(
                     namespace: MemoryCommand.namespace(parsed), scopes: (parsed.lists["--scope"] ?? []).map(MemoryScope.init(rawValue:)),
                     tags: parsed.lists["--tag"] ?? [], includeArchived: parsed.has("--include-archived"),
-                    includeExpired: parsed.has("--include-expired"), limit: try MemoryCommand.count(parsed, "--limit", 100)
+                    includeExpired: parsed.has("--include-expired"), limit: try MemoryCommand.count(parsed, "--limit", 100, maximum: MemoryLimits.listCount)
                 )
                 let records = try await MemoryCommand.readOnlyStore(parsed).list(query)
                 if parsed.has("--json") {
@@ -135,7 +138,7 @@ enum MemoryCommand: CLICommand {
                     budget: MemoryReadBudget(
                         records: try MemoryCommand.count(parsed, "--records", 8), characters: try MemoryCommand.count(parsed, "--characters", 1_600)
                     ),
-                    limit: try MemoryCommand.count(parsed, "--limit", MemoryQuery.defaultLimit)
+                    limit: try MemoryCommand.count(parsed, "--limit", MemoryQuery.defaultLimit, maximum: MemoryLimits.resultCount)
                 )
                 let result = try await MemoryCommand.readOnlyStore(parsed).search(query)
                 if parsed.has("--json") {

@@ -43,6 +43,7 @@ enum RecoveryCommand: CLICommand {
     static func context(_ parsed: ParsedArguments, readOnly: Bool) async throws -> Context {
         guard let path = parsed.options["--store"] else { throw UsageError("--store <dir> is required") }
         guard !path.isEmpty else { throw UsageError("--store needs a directory path (an empty one would mean the current directory)") }
+        if parsed.options["--binding"]?.isEmpty == true { throw UsageError("--binding needs an account binding (it is empty)") }
         let url = URL(fileURLWithPath: path)
         // A command that changes a store never creates one, nor makes a store of a directory that is not
         // one (opening for writing would make it private and add the store's files): a mistyped path is

@@ -22,14 +22,17 @@ enum RootCommand: CLICommand {
     static func run(_ arguments: [String]) async -> Int32 {
         switch arguments.first {
         case "--version":
+            guard arguments.count == 1 else { return Console.usageFailure("Unexpected argument '\(arguments[1])' after --version", help: help) }
             Console.line("codexctl \(CodexKitVersion.current)")
             return Console.Status.success
         case "help" where arguments.dropFirst().first == "errors":
             // Every error code with its meaning and what to do: the reference of Docs/Errors.md.
+            guard arguments.count == 2 else { return Console.usageFailure("Unexpected argument '\(arguments[2])' after 'help errors'", help: help) }
             Console.out(ErrorReference.markdown())
             return Console.Status.success
         case "help" where arguments.dropFirst().first == "--markdown":
             // The command reference of Docs/CLI.md, generated from the same tables as the help pages.
+            guard arguments.count == 2 else { return Console.usageFailure("Unexpected argument '\(arguments[2])' after 'help --markdown'", help: help) }
             Console.out(reference())
             return Console.Status.success
         case "help":

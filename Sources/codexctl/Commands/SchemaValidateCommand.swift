@@ -23,6 +23,9 @@ enum SchemaValidateCommand: CLICommand {
             guard parsed.positionals.count == 1 else {
                 throw UsageError(parsed.positionals.isEmpty ? "Missing expected argument '<instance>'" : "Too many arguments")
             }
+            if parsed.positionals.first == "-", parsed.options["--schema"] == "-" {
+                throw UsageError("the schema and the instance cannot both be read from standard input ('-')")
+            }
             if let text = parsed.options["--max-bytes"], (Int(text) ?? 0) <= 0 { throw UsageError("--max-bytes needs a positive number of bytes") }
             if let text = parsed.options["--max-work"], (Int(text) ?? 0) <= 0 { throw UsageError("--max-work needs a positive number") }
         }), let schemaPath = parsed.options["--schema"] else { return Console.Status.usage }

@@ -50,6 +50,26 @@ import Testing
         let badHelp = try await CommandRunner.codexctl(["help", "nope"])
         #expect(badHelp.status == 64)
     }
+
+    /// Extra words after a complete command, an empty account binding, standard input named twice and a
+    /// count over its limit are usage errors, found before any store is opened.
+    @Test func leftoverAndImpossibleArgumentsAreUsageErrors() async throws {
+        let cases: [([String], String)] = [
+            (["--version", "--bogus"], "Error: Unexpected argument '--bogus' after --version\n"),
+            (["help", "errors", "extra"], "Error: Unexpected argument 'extra' after 'help errors'\n"),
+            (["help", "--markdown", "--markdown"], "Error: Unexpected argument '--markdown' after 'help --markdown'\n"),
+            (["recovery", "list", "--store", "/nonexistent/store", "--binding", ""], "Error: --binding needs an account binding (it is empty)\n"),
+            (["schema", "validate", "-", "--schema", "-"], "Error: the schema and the instance cannot both be read from standard input ('-')\n"),
+            (["memory", "list", "--db", "/nonexistent/memory.sqlite", "--limit", "100000"], "Error: --limit must be a whole number from 1 to 10000\n"),
+            (["memory", "search", "x", "--db", "/nonexistent/memory.sqlite", "--limit", "257"], "Error: --limit must be a whole number from 1 to 256\n"),
+        ]
+        for (arguments, first) in cases {
+            let run = try await CommandRunner.codexctl(arguments)
+            #expect(run.status == 64, "\(arguments): \(run.stderr)")
+            #expect(run.stdout.isEmpty)
+            #expect(run.stderr.hasPrefix(first), "\(arguments): \(run.stderr)")
+        }
+    }
 }
 
 @Suite struct SchemaCommandTests {
