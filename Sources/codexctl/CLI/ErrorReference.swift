@@ -199,6 +199,7 @@ enum ErrorReference {
         Entry(type: "codexctl", code: "memory_record_not_found", meaning: "`codexctl memory delete` was given a record ID that is not in the store.", action: "Check the ID with `codexctl memory list` (with the same `--db`)."),
         Entry(type: "codexctl", code: "not_a_directory", meaning: "`codexctl demo --keep <path>` was given a path that exists and is not a directory.", action: "Give `--keep` a new or empty directory."),
         Entry(type: "codexctl", code: "unreadable_input", meaning: "A `codexctl schema` command could not read its schema or instance file, `schema conformance` its directory, or `responses decode` its recorded stream (missing, not permitted, or not a directory); the command exits with status 2.", action: "Check the path and its permissions, then run the command again."),
+        Entry(type: "codexctl", code: "json_invalid", meaning: "A `codexctl schema` command's schema or instance could not be read as JSON for a reason the parser does not name (every reason it names has a `json_*` code of its own); the command exits with status 2.", action: "Check that the file is one JSON value in UTF-8."),
         Entry(type: "codexctl", code: "output_failed", meaning: "Standard output could not be written (a full disk, an I/O error, a closed descriptor); printed on standard error, exit status 1. A reader that closed the pipe ends the command quietly with status 141 instead.", action: "Free space or fix where the output goes, then run the command again."),
     ]
 }

@@ -29,7 +29,7 @@ enum SchemaCommand: CLICommand {
             if case .tooLarge(limit: let limit) = error.kind {
                 return .failure(LoadFailure(
                     code: "json_size_limit_exceeded",
-                    message: "\(what.capitalized) '\(path)' is not valid JSON: json_size_limit_exceeded: input is larger than the limit of \(limit) bytes"
+                    message: "\(what.capitalized) '\(path)' is not valid JSON: input is larger than the limit of \(limit) bytes"
                 ))
             }
             return .failure(LoadFailure(code: "unreadable_input", message: "Cannot read \(what) '\(path)': \(BoundedInputFile.Failure.reason(error.systemError))"))
@@ -41,8 +41,10 @@ enum SchemaCommand: CLICommand {
         loadBytes(path, what: what).flatMap { bytes in
             do {
                 return .success(try JSONValue(parsing: bytes, options: .init(maximumDepth: maximumDepth, maximumBytes: maximumInputBytes)))
+            } catch let error as CodexSchemaError {
+                return .failure(LoadFailure.notJSON(what: what, path: path, error))
             } catch {
-                return .failure(LoadFailure(code: (error as? CodexSchemaError)?.code.rawValue ?? "json_invalid", message: "\(what.capitalized) '\(path)' is not valid JSON: \(error)"))
+                return .failure(LoadFailure(code: "json_invalid", message: "\(what.capitalized) '\(path)' is not valid JSON"))
             }
         }
     }
@@ -52,13 +54,20 @@ enum SchemaCommand: CLICommand {
         let code: String
         let message: String
 
+        /// A file that is not valid JSON: the parser's code, and its reason and offset in the message.
+        static func notJSON(what: String, path: String, _ error: CodexSchemaError) -> LoadFailure {
+            LoadFailure(
+                code: error.code.rawValue,
+                message: "\(what.capitalized) '\(path)' is not valid JSON: \(error.message)" + (error.byteOffset.map { " (at byte \($0))" } ?? "")
+            )
+        }
+
         /// Prints it (`{"error": …}` on stdout with `json`, else `Error: <code>: …` on stderr); the exit status.
         func report(json: Bool) -> Int32 {
             if json {
                 CLIFailure(code: code, message: message).report(json: true)
             } else {
-                // The code once: a parse error's message already names its own.
-                Console.error(message.contains(code + ":") ? "Error: \(message)\n" : "Error: \(code): \(message)\n")
+                Console.error("Error: \(code): \(message)\n")
             }
             return Console.Status.unreadableInput
         }

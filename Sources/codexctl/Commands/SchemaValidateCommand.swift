@@ -61,7 +61,7 @@ enum SchemaValidateCommand: CLICommand {
                 mode: parsed.has("--partial") ? .partial : .full
             )
         } catch where error.code.rawValue.hasPrefix("json_") {
-            return SchemaCommand.LoadFailure(code: error.code.rawValue, message: "Instance '\(parsed.positionals[0])' is not valid JSON: \(error)").report(json: json)
+            return SchemaCommand.LoadFailure.notJSON(what: "instance", path: parsed.positionals[0], error).report(json: json)
         } catch where error.code == .schemaWorkLimitExceeded {
             // Neither valid nor invalid: the validator stopped at its work bound.
             CLIFailure(code: error.code.rawValue, message: "\(error.message); the instance was neither accepted nor refused").report(json: json)

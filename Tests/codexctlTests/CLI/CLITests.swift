@@ -108,7 +108,7 @@ import Testing
         #expect(missing.stderr == "Error: unreadable_input: Cannot read instance '/nonexistent/instance.json': No such file or directory\n")
         let malformed = try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "-"], stdin: "[1,]")
         #expect(malformed.status == 2)
-        #expect(malformed.stderr == "Error: Instance '-' is not valid JSON: json_trailing_comma: trailing comma (at byte 2)\n")
+        #expect(malformed.stderr == "Error: json_trailing_comma: Instance '-' is not valid JSON: trailing comma (at byte 2)\n")
         let badSchema = try await CommandRunner.codexctl(["schema", "validate", "--schema", try CommandRunner.temporaryFile(#"{"pattern":"x"}"#), "-"], stdin: "1")
         #expect(badSchema.status == 2)
         #expect(badSchema.stderr.contains("does not compile: unsupported_schema_keyword"))
@@ -117,7 +117,7 @@ import Testing
     @Test func anInstanceOverTheLimitIsRefusedAtTheLimitFromAFileOrAPipe() async throws {
         let schemaPath = try CommandRunner.temporaryFile("true")
         let big = "[" + String(repeating: "1,", count: 2_000) + "1]"
-        let expected = "Error: Instance '-' is not valid JSON: json_size_limit_exceeded: input is larger than the limit of 1024 bytes\n"
+        let expected = "Error: json_size_limit_exceeded: Instance '-' is not valid JSON: input is larger than the limit of 1024 bytes\n"
         let piped = try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "--max-bytes", "1024", "-"], stdin: big)
         #expect(piped.status == 2)
         #expect(piped.stderr == expected)
