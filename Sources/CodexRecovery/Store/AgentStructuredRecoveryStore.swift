@@ -177,6 +177,19 @@ public final class AgentStructuredRecoveryStore: Sendable {
 
     // MARK: - Partitions
 
+    /// Whether the directory at `path` is a store: it has the quota file (every store has it from its
+    /// first open for writing), or an account's partition (a store restored without its lock files).
+    /// Reads the directory only.
+    package static func looksLikeStore(at path: String) -> Bool {
+        var info = stat()
+        if lstat(path + "/" + quotaFileName, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { return true }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return false }
+        return names.contains { name in
+            name.utf8.count == 33 && name.hasPrefix("a") && name.utf8.dropFirst().allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+                && lstat(path + "/" + name, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        }
+    }
+
     /// The directory name for an account binding.
     static func bindingKey(_ binding: String) -> String {
         "a" + SHA256.hexDigest(of: Array("binding:\(binding)".utf8)).prefix(32)

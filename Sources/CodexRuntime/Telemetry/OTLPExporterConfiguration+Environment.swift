@@ -10,7 +10,8 @@ extension OTLPExporterConfiguration {
     /// `OTEL_EXPORTER_OTLP_HEADERS` and the per-signal `…_TRACES_HEADERS` / `…_METRICS_HEADERS`
     /// (`key=value` pairs, comma-separated, values percent-decoded), `OTEL_EXPORTER_OTLP_TIMEOUT`
     /// (milliseconds), `OTEL_EXPORTER_OTLP_PROTOCOL` and the per-signal `…_TRACES_PROTOCOL` /
-    /// `…_METRICS_PROTOCOL` (`http/protobuf`, the default, or `http/json`; `grpc` is refused),
+    /// `…_METRICS_PROTOCOL` (`http/protobuf`, the default, or `http/json`; a signal's own variable wins,
+    /// and the shared one is read only for a signal that is on and has none; `grpc` is refused),
     /// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER`
     /// (`none` turns a signal off), `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_BSP_MAX_QUEUE_SIZE`,
     /// `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` and `OTEL_METRIC_EXPORT_INTERVAL` (milliseconds).
@@ -39,9 +40,15 @@ extension OTLPExporterConfiguration {
                 throw OTLPExporterError(code: .unsupportedProtocol, setting: name, message: "only OTLP over HTTP is supported (http/protobuf or http/json)")
             }
         }
-        let bothEncodings = try encoding("OTEL_EXPORTER_OTLP_PROTOCOL")
-        let tracesEncoding = try encoding("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") ?? bothEncodings
-        let metricsEncoding = try encoding("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL") ?? bothEncodings
+        // A signal's own variable wins over the shared one, which is read only for a signal that is on
+        // and has none: a shared `grpc` meant for other services does not stop two signals set to HTTP.
+        func signalEncoding(_ name: String, off: Bool) throws(OTLPExporterError) -> OTLPEncoding? {
+            guard !off else { return nil }
+            if let own = try encoding(name) { return own }
+            return try encoding("OTEL_EXPORTER_OTLP_PROTOCOL")
+        }
+        let tracesEncoding = try signalEncoding("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", off: tracesOff)
+        let metricsEncoding = try signalEncoding("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", off: metricsOff)
         var configuration = OTLPExporterConfiguration(endpoint: anchor)
         configuration.tracesURL = tracesOff ? nil : traces
         configuration.metricsURL = metricsOff ? nil : metrics

@@ -1,8 +1,8 @@
 public import CodexCore
 public import Foundation
 
-/// Where and how an ``OTLPHTTPExporter`` sends: the OTLP/HTTP endpoints (JSON encoding), headers, the
-/// resource that names this service, and the batching, queue and retry limits.
+/// Where and how an ``OTLPHTTPExporter`` sends: the OTLP/HTTP endpoints and each signal's encoding,
+/// headers, the resource that names this service, and the batching, queue and retry limits.
 public struct OTLPExporterConfiguration: Sendable {
     /// Where traces go (`…/v1/traces`), or `nil` to send none.
     public var tracesURL: URL?

@@ -3,8 +3,9 @@ public import CodexTransport
 import Foundation
 import Synchronization
 
-/// Sends spans and metrics to an OpenTelemetry collector over OTLP/HTTP with JSON bodies, through the
-/// SDK's HTTP client.
+/// Sends spans and metrics to an OpenTelemetry collector over OTLP/HTTP, in binary protobuf (or JSON:
+/// ``OTLPExporterConfiguration/tracesEncoding``, ``OTLPExporterConfiguration/metricsEncoding``),
+/// through the SDK's HTTP client.
 ///
 /// Ending a span only appends it to a bounded queue (``OTLPExporterConfiguration/maximumQueueSize``);
 /// when the queue is full the oldest span is dropped and counted (``Statistics/droppedSpans`` and the

@@ -22,11 +22,13 @@ struct ProtobufWriter {
         bytes.reserveCapacity(capacity)
     }
 
+    /// A field's key: its number and wire type, as a varint.
     @inline(__always)
     mutating func tag(_ field: UInt64, _ wireType: WireType) {
         varint(field << 3 | wireType.rawValue)
     }
 
+    /// `value` seven bits a byte, lowest first, the high bit set on every byte but the last.
     @inline(__always)
     mutating func varint(_ value: UInt64) {
         var rest = value

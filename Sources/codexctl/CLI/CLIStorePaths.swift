@@ -25,9 +25,9 @@ enum CLIStorePaths {
 
     /// The `--db` value (a SQLite path, or a PostgreSQL connection URL or string), or `fallback` without
     /// one. Anything else that reads as a URL or a `scheme:` address (`file:…`, `mysql://…`,
-    /// `postgres:host`, `user:password@host`, a URL with spaces before it) is refused without being
-    /// echoed, since it may hold a password: taken as a path, it would become a file named after it. A
-    /// SQLite file whose name starts with `word:` is given as `./word:…`.
+    /// `postgres:host`, `user:password@host`, a URL with spaces before it; see ``looksLikeURL(_:)``) is
+    /// refused without being echoed, since it may hold a password: taken as a path, it would become a
+    /// file named after it. Such a name that really is a SQLite file is given as `./name`.
     static func database(_ option: String?, fallback: String) throws(UsageError) -> String {
         guard let option else { return fallback }
         if PostgresRuntimeStateStore.isConnectionURL(option) { return option }
@@ -51,12 +51,22 @@ enum CLIStorePaths {
     }
 
     /// Whether `value` reads as a URL or a `scheme:` address rather than a file path: after any spaces
-    /// or tabs, an ASCII letter, then letters, digits, `+`, `-` or `.`, then a colon.
+    /// or tabs, an ASCII letter, then letters, digits, `+`, `-` or `.`, then a colon, and then `//`, an
+    /// `@` (credentials: `user:secret@host`), or a scheme of a database or a network service
+    /// (`postgres:host`). A file name such as `backup-2026-12-06T10:00.sqlite` is none of these.
     static func looksLikeURL(_ value: String) -> Bool {
         let trimmed = value.drop { $0 == " " || $0 == "\t" }
         guard let colon = trimmed.firstIndex(of: ":") else { return false }
         let scheme = trimmed[..<colon]
-        guard let first = scheme.first, first.isASCII, first.isLetter else { return false }
-        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0)) }
+        guard let first = scheme.first, first.isASCII, first.isLetter,
+              scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0)) }) else { return false }
+        let rest = trimmed[trimmed.index(after: colon)...]
+        return rest.hasPrefix("//") || rest.contains("@") || knownSchemes.contains(scheme.lowercased())
     }
+
+    /// Schemes that name a database or a network service rather than a file.
+    private static let knownSchemes: Set<String> = [
+        "postgres", "postgresql", "file", "sqlite", "sqlite3", "mysql", "mariadb", "redis", "rediss", "mongodb", "mongodb+srv",
+        "http", "https", "ftp", "sftp", "ssh", "jdbc", "mailto", "s3", "gs", "tcp", "unix",
+    ]
 }

@@ -178,7 +178,7 @@ enum ErrorReference {
         Entry(type: "MCPError", code: "mcp_unsupported_protocol_version", meaning: "The MCP server and the client share no protocol revision: the client speaks 2026-07-28 (stateless) and the 2025-11-25, 2025-06-18 and 2025-03-26 handshakes.", action: "Update the server or use one that speaks one of those revisions; the message names what the server offered."),
         Entry(type: "MCPError", code: "mcp_closed", meaning: "The MCP client was shut down; requests in flight and every later one fail with this code.", action: "Create a new `MCPClient` to use the server again."),
         Entry(type: "OTLPExporterError", code: "otlp_invalid_endpoint", meaning: "An OTLP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT` or a per-signal one) is not an absolute http or https URL with a host.", action: "Set it to the collector's OTLP/HTTP address, e.g. `http://localhost:4318`."),
-        Entry(type: "OTLPExporterError", code: "otlp_unsupported_protocol", meaning: "`OTEL_EXPORTER_OTLP_PROTOCOL` asks for gRPC; the exporter speaks OTLP over HTTP with JSON bodies.", action: "Use `http/json` (or leave it unset) and the collector's HTTP port (4318)."),
+        Entry(type: "OTLPExporterError", code: "otlp_unsupported_protocol", meaning: "`OTEL_EXPORTER_OTLP_PROTOCOL` (or a signal's `…_TRACES_PROTOCOL` / `…_METRICS_PROTOCOL`) names a protocol other than `http/protobuf` or `http/json`, such as `grpc`; the exporter speaks OTLP over HTTP.", action: "Use `http/protobuf` (the default: leave it unset) or `http/json`, and the collector's HTTP port (4318)."),
         Entry(type: "OTLPExporterError", code: "otlp_invalid_list", meaning: "A `key=value` list (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_RESOURCE_ATTRIBUTES`) has an entry without `=`, an empty key, bad percent-encoding or a control character; the message gives the entry's position, never its value.", action: "Write the list as `key=value` pairs separated by commas, percent-encoding commas and spaces in values."),
         Entry(type: "OTLPExporterError", code: "otlp_invalid_number", meaning: "A number setting (`OTEL_EXPORTER_OTLP_TIMEOUT`, `OTEL_BSP_*`, `OTEL_METRIC_EXPORT_INTERVAL`) is not a positive whole number.", action: "Give milliseconds or a count as digits only, e.g. `OTEL_EXPORTER_OTLP_TIMEOUT=10000`."),
         Entry(type: "MCPError", code: "mcp_transport_failed", meaning: "Reading from or writing to the MCP server failed: a write error, a server that stopped reading its input for 30 s, an HTTP status that is not an MCP reply, a broken stream, or a session that ended while the request was in flight.", action: "Check the server and the network; the request's outcome is unknown, so check before running a tool with side effects again."),
@@ -215,6 +215,7 @@ extension ErrorReference {
         ("AgentPriceTableError", "CodexCore's price-file error, thrown when a usage price table is read"),
         ("CodexSchemaError", "CodexSchema: JSON parsing, schemas and validation"),
         ("MCPError", "CodexRuntime's MCP client: servers over stdio and Streamable HTTP"),
+        ("OTLPExporterError", "CodexRuntime's OTLP exporter: a standard OpenTelemetry variable it cannot use"),
         ("codexctl", "the command-line tool's own failures"),
     ]
 

@@ -47,7 +47,7 @@ struct ParsedArguments {
                     value = arguments[index]
                     // `--db --json` is a forgotten value, not a database named `--json`; a value that
                     // really is an option's name is given inline (`--db=--json`).
-                    let next = value.split(separator: "=", maxSplits: 1).first.map(String.init) ?? value
+                    let next = value.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? value
                     let nextName = aliases[next] ?? next
                     if next.hasPrefix("-"), knownFlags.contains(nextName) || valueOptions.contains(nextName) || repeatable.contains(nextName) {
                         throw UsageError("Missing value for '\(name)' ('\(next)' is an option; a value that is an option's name is written '\(name)=\(next)')")

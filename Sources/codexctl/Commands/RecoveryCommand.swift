@@ -47,9 +47,8 @@ enum RecoveryCommand: CLICommand {
         let url = URL(fileURLWithPath: path)
         // A command that changes a store never creates one, nor makes a store of a directory that is not
         // one (opening for writing would make it private and add the store's files): a mistyped path is
-        // an error. Every store has its quota file from the moment it is first opened.
-        var info = stat()
-        guard readOnly || (lstat(url.appendingPathComponent(AgentStructuredRecoveryStore.quotaFileName).path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG) else {
+        // an error.
+        guard readOnly || AgentStructuredRecoveryStore.looksLikeStore(at: url.path) else {
             throw AgentRecoveryError(code: .storeNotFound, message: "no recovery store at \(url.path)")
         }
         let store = try readOnly ? AgentStructuredRecoveryStore(readingAt: url) : AgentStructuredRecoveryStore(directory: url)

@@ -56,11 +56,12 @@ enum DemoCommand: CLICommand {
             telemetry = AgentTelemetry(exporter: OTLPHTTPExporter(configuration: OTLPExporterConfiguration(endpoint: url, serviceName: "codexctl-demo")))
         }
         let directory = kept ?? FileManager.default.temporaryDirectory.appendingPathComponent("codexkit-demo-\(UUID().uuidString.lowercased())")
-        defer { if kept == nil { removeTree(directory) } }
         // Ctrl-C, SIGTERM or an output that fails (a closed pipe, a full disk) stops the run instead of
-        // ending the process where it stands, so the temporary directory is still removed.
+        // ending the process where it stands, so the temporary directory is still removed (before the
+        // default signal actions come back: a second Ctrl-C still ends the process at once).
         let interrupts = InterruptWatcher()
         defer { interrupts.stop() }
+        defer { if kept == nil { removeTree(directory) } }
         let run = Task {
             let claim = try kept.map(DemoDirectoryClaim.init)
             defer { claim?.release() }
@@ -70,7 +71,8 @@ enum DemoCommand: CLICommand {
         interrupts.onInterrupt { run.cancel() }
         do {
             try await run.value
-            return Console.Status.success
+            // A stop that came after the run's last step still ends the command as stopped.
+            return run.isCancelled ? interrupts.interruptedStatus : Console.Status.success
         } catch {
             if run.isCancelled { return interrupts.interruptedStatus }
             CLIFailure(error).report(json: json)

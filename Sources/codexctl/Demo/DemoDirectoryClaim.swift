@@ -29,12 +29,19 @@ final class DemoDirectoryClaim {
         }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let lockPath = directory.appendingPathComponent(Self.lockName).path
-        var opened: Int32
-        var created = true
-        repeat { opened = open(lockPath, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) } while opened < 0 && errno == EINTR
-        if opened < 0, errno == EEXIST {
-            created = false
+        var opened: Int32 = -1
+        var created = false
+        // Made here, or opened as another demo left it; a refused demo that made it removes it, so an
+        // open can find it gone just after it existed: then try again.
+        for _ in 0..<8 {
+            repeat { opened = open(lockPath, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) } while opened < 0 && errno == EINTR
+            if opened >= 0 {
+                created = true
+                break
+            }
+            guard errno == EEXIST else { break }
             repeat { opened = open(lockPath, O_RDWR | O_NOFOLLOW | O_CLOEXEC) } while opened < 0 && errno == EINTR
+            guard opened < 0, errno == ENOENT else { break }
         }
         guard opened >= 0 else {
             throw CLIFailure.Thrown(code: "file_system_error", message: "cannot write \(lockPath): \(String(cString: strerror(errno)))")

@@ -52,6 +52,20 @@ import Testing
         ]))
         #expect(traces.tracesEncoding == .json)
         #expect(traces.metricsEncoding == .protobuf)
+        // A signal's own variable wins: a shared `grpc` (set for other services) is not read for a
+        // signal that has its own, nor for a signal that is off.
+        let own = try #require(try OTLPExporterConfiguration.fromEnvironment([
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/protobuf",
+        ]))
+        #expect(own.tracesEncoding == .json)
+        #expect(own.metricsEncoding == .protobuf)
+        let oneOff = try #require(try OTLPExporterConfiguration.fromEnvironment([
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_METRICS_EXPORTER": "none",
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf",
+        ]))
+        #expect(oneOff.tracesEncoding == .protobuf)
+        #expect(oneOff.metricsURL == nil)
     }
 
     @Test func perSignalEndpointsAreUsedAsTheyAreAndNoneTurnsASignalOff() throws {

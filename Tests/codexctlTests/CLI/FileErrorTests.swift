@@ -153,6 +153,10 @@ import Testing
         let plain = try await CommandRunner.codexctl(["send", "Hi", "--db", "-m", "gpt-5.6-sol"], in: directory, environment: environment)
         #expect(plain.status == 64)
         #expect(plain.stderr.hasPrefix("Error: Missing value for '--db' ('-m' is an option; a value that is an option's name is written '--db=-m')\n"), "\(plain.stderr)")
+        // Only an option's name is refused: a value that merely contains one is a value.
+        let equals = try await CommandRunner.codexctl(["threads", "list", "--db", "=--json"], in: directory, environment: environment)
+        #expect(equals.status == 1, "\(equals.stderr)")
+        #expect(equals.stderr == "Error: sqlite_not_found: cannot open =--json: no such file\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["loop", "q"])
     }
 

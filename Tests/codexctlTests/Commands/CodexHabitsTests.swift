@@ -111,6 +111,12 @@ import Testing
         let local = try await CommandRunner.codexctl(["db", "migrate", "--db", "./backup:1.sqlite"], in: directory, environment: SendCommandTests.environment(directory))
         #expect(local.status == 0, "\(local.stderr)")
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("backup:1.sqlite").path))
+        // A name with a colon that is no scheme, credentials or `//` is a path as it stands.
+        let stamped = try await CommandRunner.codexctl(
+            ["db", "migrate", "--db", "backup-2026-12-06T10:00.sqlite"], in: directory, environment: SendCommandTests.environment(directory)
+        )
+        #expect(stamped.status == 0, "\(stamped.stderr)")
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("backup-2026-12-06T10:00.sqlite").path))
     }
 
     @Test func loginLogoutAndLoginStatusAreTheAuthCommands() async throws {

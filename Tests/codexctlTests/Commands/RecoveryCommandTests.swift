@@ -101,6 +101,11 @@ import Testing
             #expect(run.stderr == "Error: store_not_found: no recovery store at \(directory.path)\n", "\(command): \(run.stderr)")
         }
         #expect(DirectorySnapshot(directory.path).differences(from: before) == [])
+        // A store restored without its lock files still has its accounts' partitions: it is a store.
+        let restored = directory.appendingPathComponent("restored")
+        try FileManager.default.createDirectory(at: restored.appendingPathComponent("a" + String(repeating: "0f", count: 16)), withIntermediateDirectories: true)
+        let purged = try await CommandRunner.codexctl(["recovery", "purge", "--store", restored.path, "--binding", "x"])
+        #expect(purged.status == 0, "\(purged.stderr)")
     }
 }
 
