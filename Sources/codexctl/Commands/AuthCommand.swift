@@ -147,15 +147,27 @@ enum AuthLoginCommand: CLICommand {
 }
 
 extension AuthLoginCommand {
-    /// Reads one key from standard input (at most 4 KiB, surrounding whitespace dropped) and saves it.
+    /// Reads one key from standard input (at most 4 KiB, surrounding whitespace dropped; printable ASCII
+    /// only) and saves it.
     static func saveAPIKey(store: URL) -> Int32 {
         guard let bytes = try? Console.readInput("-", limit: 4096) else {
             CLIFailure(code: "api_key_unreadable", message: "the API key on standard input is unreadable or longer than 4 KiB").report(json: false)
             return Console.Status.failure
         }
-        let key = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        // A key is printable ASCII: anything else (bytes that are not UTF-8, a NUL, an escape sequence, a
+        // byte-order mark) would be saved changed or sent as a header that cannot work.
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            CLIFailure(code: "api_key_unreadable", message: "the API key on standard input is not text (it is not UTF-8)").report(json: false)
+            return Console.Status.failure
+        }
+        let key = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !key.isEmpty, !key.contains(where: \.isWhitespace) else {
             CLIFailure(code: "api_key_missing", message: "standard input holds no API key (one line, no spaces)").report(json: false)
+            return Console.Status.failure
+        }
+        guard key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            CLIFailure(code: "api_key_unreadable", message: "the API key on standard input has a character an API key never has (a control character or a non-ASCII one)")
+                .report(json: false)
             return Console.Status.failure
         }
         do {

@@ -55,7 +55,11 @@ enum ChatCommand: CLICommand {
             live: live, threadID: parsed.options["--thread"].map(AgentThreadID.init(rawValue:)),
             model: parsed.options["--model"].map(CodexModel.init(rawValue:))
         ).run()
+        // A Ctrl-C while MCP servers end does not kill the process and leave them running (a second one
+        // still ends it at once).
+        let interrupts = InterruptWatcher()
         await live.shutdown()
+        interrupts.stop()
         return status
     }
 }

@@ -20,18 +20,19 @@ struct SendSession {
             auth: options.auth, codexHome: options.codexHome, store: options.store, endpoint: options.endpoint, model: options.model,
             reasoningSummaries: options.reasoningSummaries, database: options.ephemeral ? nil : options.database, mcp: options.mcp
         )
-        let status = await run(live)
+        // Watching from the start: a Ctrl-C, a SIGTERM or a failed write that comes before the turn exists
+        // stops it as soon as it does. And to the end: one that comes while MCP servers end does not kill
+        // the process and leave them running (a second one still ends it at once).
+        let interrupts = InterruptWatcher()
+        defer { interrupts.stop() }
+        let status = await run(live, interrupts)
         // MCP servers end before the process does (closing their input, then signals), not at exit.
         await live.shutdown()
         return status
     }
 
-    private func run(_ live: LiveRuntime) async -> Int32 {
+    private func run(_ live: LiveRuntime, _ interrupts: InterruptWatcher) async -> Int32 {
         let output = SendOutput(json: options.json, showsProgress: options.verbose || isatty(STDERR_FILENO) == 1, structured: options.format != nil)
-        // Watching from the start: a Ctrl-C, a SIGTERM or a failed write that comes before the turn exists
-        // stops it as soon as it does.
-        let interrupts = InterruptWatcher()
-        defer { interrupts.stop() }
         do {
             if options.threadID != nil, !CLIStateStores.isPostgres(options.database), !FileManager.default.fileExists(atPath: options.database) {
                 throw AgentRuntimeError(code: .threadNotFound, message: "no database at \(options.database)")

@@ -43,53 +43,66 @@ enum MCPCommand: CLICommand {
         )
 
         static func run(_ arguments: [String]) async -> Int32 {
-            await runParsed(arguments, validate: { try $0.expectNoPositionals() }) { parsed in
+            // Ctrl-C or SIGTERM stops the listing and ends the servers before the process exits.
+            let interrupts = InterruptWatcher()
+            defer { interrupts.stop() }
+            var stopped = false
+            let status = await runParsed(arguments, validate: { try $0.expectNoPositionals() }) { parsed in
                 let configured = try servers(parsed)
                 let wanted = Set(parsed.lists["--server"] ?? [])
                 let unknown = wanted.subtracting(configured.servers.map(\.configuration.name))
                 guard unknown.isEmpty else { throw UsageError("no MCP server named \(unknown.sorted().joined(separator: ", "))") }
                 let clients = configured.clients(logSink: NoOpAgentLogSink()).filter { wanted.isEmpty || wanted.contains($0.0.configuration.name) }
-                var report: [JSONValue] = []
-                do {
-                    for (server, client) in clients {
-                        let description = try await client.connect()
-                        let listed = try await client.listTools()
-                        let agentTools = try await CLIMCPServers.agentTools([(server, client)], trusted: configured.trusted)
-                        let names = MCPToolNaming.agentToolNames(server: client.name, tools: listed.map(\.name))
-                        var tools: [JSONValue] = []
-                        for tool in listed {
-                            let agentName = names[tool.name] ?? tool.name
-                            let definition = agentTools.first { $0.definition.name == agentName }?.definition
-                            let unenforced = tool.unenforcedSchemaKeywords
-                            let check = definition?.fitsStrictMode == true ? "strict" : (unenforced.isEmpty ? "checked" : "partly_checked")
-                            tools.append([
-                                "name": .string(tool.name), "agent_name": .string(agentName), "enabled": .bool(definition != nil),
-                                "description": .string(tool.description ?? ""),
-                                "approval": .string(definition?.approvalPolicy.rawValue ?? "-"), "parallel": .bool(definition?.supportsParallelExecution ?? false),
-                                "replay_safety": .string(definition?.replaySafety.rawValue ?? "-"), "arguments": .string(check),
-                                "unenforced_keywords": .array(unenforced.map(JSONValue.string)),
-                                "annotations": [
-                                    "read_only": .bool(tool.annotations.readOnlyHint), "destructive": .bool(tool.annotations.destructiveHint),
-                                    "idempotent": .bool(tool.annotations.idempotentHint), "open_world": .bool(tool.annotations.openWorldHint),
-                                ],
-                            ])
-                        }
-                        report.append([
-                            "server": .string(client.name), "protocol_version": .string(description.era.version),
-                            "server_name": description.name.map(JSONValue.string) ?? .null, "tools": .array(tools),
-                        ])
-                    }
-                } catch {
-                    for (_, client) in clients { await client.shutdown() }
-                    throw error
-                }
+                let listing = Task { try await listAll(clients, trusted: configured.trusted) }
+                interrupts.onInterrupt { listing.cancel() }
+                let outcome = await listing.result
                 for (_, client) in clients { await client.shutdown() }
+                if listing.isCancelled {
+                    stopped = true
+                    return
+                }
+                let report = try outcome.get()
                 if parsed.has("--json") {
                     Console.exactLine(JSONValue.array(report).compactString())
                     return
                 }
                 for server in report { print(server) }
             }
+            return stopped ? interrupts.interruptedStatus : status
+        }
+
+        /// Each server's description and tools, as `mcp tools --json` prints them.
+        private static func listAll(_ clients: [(CLIMCPServers.Server, MCPClient)], trusted: Bool) async throws -> [JSONValue] {
+            var report: [JSONValue] = []
+            for (server, client) in clients {
+                let description = try await client.connect()
+                let listed = try await client.listTools()
+                let agentTools = try await CLIMCPServers.agentTools([(server, client)], trusted: trusted)
+                let names = MCPToolNaming.agentToolNames(server: client.name, tools: listed.map(\.name))
+                var tools: [JSONValue] = []
+                for tool in listed {
+                    let agentName = names[tool.name] ?? tool.name
+                    let definition = agentTools.first { $0.definition.name == agentName }?.definition
+                    let unenforced = tool.unenforcedSchemaKeywords
+                    let check = definition?.fitsStrictMode == true ? "strict" : (unenforced.isEmpty ? "checked" : "partly_checked")
+                    tools.append([
+                        "name": .string(tool.name), "agent_name": .string(agentName), "enabled": .bool(definition != nil),
+                        "description": .string(tool.description ?? ""),
+                        "approval": .string(definition?.approvalPolicy.rawValue ?? "-"), "parallel": .bool(definition?.supportsParallelExecution ?? false),
+                        "replay_safety": .string(definition?.replaySafety.rawValue ?? "-"), "arguments": .string(check),
+                        "unenforced_keywords": .array(unenforced.map(JSONValue.string)),
+                        "annotations": [
+                            "read_only": .bool(tool.annotations.readOnlyHint), "destructive": .bool(tool.annotations.destructiveHint),
+                            "idempotent": .bool(tool.annotations.idempotentHint), "open_world": .bool(tool.annotations.openWorldHint),
+                        ],
+                    ])
+                }
+                report.append([
+                    "server": .string(client.name), "protocol_version": .string(description.era.version),
+                    "server_name": description.name.map(JSONValue.string) ?? .null, "tools": .array(tools),
+                ])
+            }
+            return report
         }
 
         private static func print(_ server: JSONValue) {
@@ -136,6 +149,11 @@ enum MCPCommand: CLICommand {
         )
 
         static func run(_ arguments: [String]) async -> Int32 {
+            // Ctrl-C or SIGTERM cancels the call (the server is told) and ends the server before the
+            // process exits: a tool never keeps running for a command that is gone.
+            let interrupts = InterruptWatcher()
+            defer { interrupts.stop() }
+            var stopped = false
             var failed = false
             let status = await runParsed(arguments, validate: { parsed in
                 guard (1...2).contains(parsed.positionals.count) else { throw UsageError("give a tool and, optionally, its arguments") }
@@ -152,14 +170,17 @@ enum MCPCommand: CLICommand {
                     argumentsObject = object
                 }
                 let client = try MCPClient(server.configuration)
-                let result: MCPToolResult
-                do {
-                    result = try await client.callTool(parsed.positionals[0], arguments: argumentsObject)
-                } catch {
-                    await client.shutdown()
-                    throw error
-                }
+                let tool = parsed.positionals[0]
+                let callArguments = argumentsObject
+                let call = Task { try await client.callTool(tool, arguments: callArguments) }
+                interrupts.onInterrupt { call.cancel() }
+                let outcome = await call.result
                 await client.shutdown()
+                if call.isCancelled {
+                    stopped = true
+                    return
+                }
+                let result = try outcome.get()
                 failed = result.isError
                 if parsed.has("--json") {
                     Console.exactLine(json(result).compactString())
@@ -170,6 +191,7 @@ enum MCPCommand: CLICommand {
                     Console.line(structured.compactString())
                 }
             }
+            if stopped { return interrupts.interruptedStatus }
             return status == Console.Status.success && failed ? Console.Status.failure : status
         }
 

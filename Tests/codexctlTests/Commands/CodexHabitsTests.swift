@@ -136,6 +136,19 @@ import Testing
         let logout = try await CommandRunner.codexctl(["logout"], environment: environment)
         #expect(logout.stdout == "signed out: the saved session and API key are removed\n")
         #expect(try await CommandRunner.codexctl(["login", "status"], environment: environment).status == 1)
+
+        // A key that is not printable ASCII is refused, never saved changed or saved to fail later.
+        for (name, bytes) in [
+            ("not-utf8", [0xFF, 0xFE, 0x0A]), ("nul", Array("sk-a".utf8) + [0x00] + Array("b\n".utf8)),
+            ("escape", Array("sk-".utf8) + [0x1B] + Array("[31mX\n".utf8)), ("bom", [0xEF, 0xBB, 0xBF] + Array("sk-key\n".utf8)),
+        ] as [(String, [UInt8])] {
+            let input = directory.appendingPathComponent(name)
+            try Data(bytes).write(to: input)
+            let refused = try await CommandRunner.codexctl(["login", "--with-api-key"], redirecting: "< '\(input.path)'", environment: environment)
+            #expect(refused.status == 1, "\(name)")
+            #expect(refused.stderr.hasPrefix("Error: api_key_unreadable: the API key on standard input "), "\(name): \(refused.stderr)")
+            #expect(try await CommandRunner.codexctl(["login", "status"], environment: environment).status == 1, "\(name)")
+        }
     }
 
     @Test func completionScriptsForBashZshAndFishCompleteCommandsOptionsAndFiles() async throws {

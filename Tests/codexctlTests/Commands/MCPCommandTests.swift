@@ -1,4 +1,5 @@
 import CodexCore
+import CodexLoopback
 import CodexTestSupport
 import Foundation
 import Testing
@@ -53,6 +54,35 @@ import Testing
         #expect((Self.json(failing.stdout) as? [String: Any])?["is_error"] as? Bool == true)
         let missing = try await CommandRunner.codexctl(["mcp", "tools", "--mcp", "gone=/nonexistent/mcp-server"])
         #expect(missing.status == 1 && missing.stderr == "Error: mcp_spawn_failed: starting mcp-server failed: No such file or directory (2) (MCP server gone)\n")
+    }
+
+    /// The processes whose environment holds `CODEXKIT_TEST_MARK=<mark>` (read from `/proc`).
+    private static func processes(marked mark: String) -> [Int32] {
+        let needle = Array("CODEXKIT_TEST_MARK=\(mark)".utf8)
+        return ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { name -> Int32? in
+            guard let pid = Int32(name), let environ = FileManager.default.contents(atPath: "/proc/\(name)/environ") else { return nil }
+            return environ.split(separator: 0).contains { Array($0) == needle } ? pid : nil
+        }
+    }
+
+    /// Ctrl-C during `mcp call` and `mcp tools` cancels the work and ends the server before the command
+    /// exits with 130: a tool never keeps running for a command that is gone.
+    @Test(arguments: [["call", "--server", "ref", "slow", #"{"steps": 0}"#], ["tools"]])
+    func aStoppedCommandEndsItsServer(_ command: [String]) async throws {
+        let directory = try temporaryDirectory("mcp-stop")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let mark = UUID().uuidString
+        let server = "ref=/usr/bin/env CODEXKIT_TEST_MARK=\(mark) \(try await MCPTestPython.interpreter()) \(MCPTestPython.script("reference_server.py"))"
+        let process = try SpawnedProcess(
+            CommandRunner.productsDirectory.appendingPathComponent("codexctl").path, ["mcp"] + command.prefix(1) + ["--mcp", server] + command.dropFirst(),
+            stdout: .file(directory.appendingPathComponent("out").path), stderr: .file(directory.appendingPathComponent("err").path)
+        )
+        // The event itself: the server is running (a hang guard, not a deadline: the suite's limit bounds it).
+        while Self.processes(marked: mark).isEmpty, process.reapedTermination == nil { try await Task.sleep(for: .milliseconds(20)) }
+        process.send(signal: SIGINT)
+        let ended = await process.exit()
+        #expect(ended.status == 130 && !ended.killed, "\(ended): \((try? String(contentsOf: directory.appendingPathComponent("err"), encoding: .utf8)) ?? "")")
+        #expect(Self.processes(marked: mark).isEmpty, "the server was left running")
     }
 
     @Test func theConfigurationFileListsServersTheCodexCLIsWay() async throws {

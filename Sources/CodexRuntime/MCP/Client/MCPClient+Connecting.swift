@@ -29,7 +29,10 @@ extension MCPClient {
         var replaced: MCPConnection?
         defer { if let replaced { Task { await replaced.close(MCPError(code: .closed, message: "a newer connection replaced it", server: name)) } } }
         return try state.withLock { state throws -> (MCPConnection, MCPServerDescription) in
-            if state.connecting == task { state.connecting = nil }
+            // A caller that stopped waiting (its task was cancelled) leaves the start where ``shutdown()``
+            // and the next caller find it: cleared here, a start still running would go on unseen and
+            // leave its server running after the client was shut down.
+            if state.connecting == task, !Task.isCancelled { state.connecting = nil }
             let (connection, description) = try result.get()
             if state.closed {
                 replaced = connection
