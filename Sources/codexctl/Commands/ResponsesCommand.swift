@@ -94,7 +94,11 @@ enum ResponsesDecodeCommand: CLICommand {
         ]
         Console.exactLine(JSONValue.object(summary).compactString())
         if terminal == "response.completed" { return Console.Status.success }
-        Console.error("Error: the stream ended without response.completed\n")
+        if let terminal {
+            Console.error("Error: response_not_completed: the stream ended with \(terminal), not response.completed\n")
+        } else {
+            Console.error("Error: turn_summary_missing: the stream ended without response.completed\n")
+        }
         return Console.Status.unreadableInput
     }
 }

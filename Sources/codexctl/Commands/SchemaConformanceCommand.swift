@@ -1,3 +1,4 @@
+import CodexCore
 import CodexSchema
 import Foundation
 
@@ -46,9 +47,18 @@ enum SchemaConformanceCommand: CLICommand {
         var outcomes: [FileOutcome] = []
         for file in files {
             var outcome = FileOutcome(file: file)
+            let bytes: [UInt8]
             do {
-                let data = try Data(contentsOf: directory.appendingPathComponent(file))
-                for result in try JSONSchemaTestSuite.run(fileContents: [UInt8](data)) {
+                bytes = try Console.readInput(directory.appendingPathComponent(file).path, limit: SchemaCommand.maximumInputBytes)
+            } catch {
+                // A file that cannot be read (a dangling link, no permission) fails with the system's reason.
+                outcome.failed += 1
+                outcome.error = "unreadable_input: Cannot read '\(file)': \(BoundedInputFile.Failure.reason(error.systemError))"
+                outcomes.append(outcome)
+                continue
+            }
+            do {
+                for result in try JSONSchemaTestSuite.run(fileContents: bytes) {
                     if result.passed {
                         outcome.passed += 1
                     } else {

@@ -1,3 +1,4 @@
+import CodexTestSupport
 import Foundation
 import Testing
 
@@ -163,6 +164,16 @@ import Testing
         let result = try await CommandRunner.codexctl(["schema", "conformance", URL(fileURLWithPath: path).deletingLastPathComponent().path])
         #expect(result.status == 1)
         #expect(result.stdout == "suite.json: 1 passed, 1 failed\n  FAIL g / wrong: expected invalid, got valid\n1 passed, 1 failed\n")
+    }
+
+    @Test func aSuiteFileThatCannotBeReadFailsWithTheSystemsReason() async throws {
+        let directory = try temporaryDirectory("conformance-dangling")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(symlink(directory.appendingPathComponent("gone").path, directory.appendingPathComponent("dangling.json").path) == 0)
+        let result = try await CommandRunner.codexctl(["schema", "conformance", directory.path])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("unreadable_input: Cannot read 'dangling.json': No such file or directory"), "\(result.stdout)")
+        #expect(!result.stdout.contains("NSCocoaErrorDomain"))
     }
 }
 

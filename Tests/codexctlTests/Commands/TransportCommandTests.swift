@@ -28,7 +28,12 @@ import Testing
         let result = try await CommandRunner.codexctl(["responses", "decode", "-"], stdin: "data: {\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}\n\n")
         #expect(result.status == 2)
         #expect(result.stdout.hasSuffix(#""terminal":null,"response_id":"r","output_text_characters":0,"bytes":57}"# + "\n"))
-        #expect(result.stderr == "Error: the stream ended without response.completed\n")
+        #expect(result.stderr == "Error: turn_summary_missing: the stream ended without response.completed\n")
+        let failed = try await CommandRunner.codexctl(
+            ["responses", "decode", "-"], stdin: "data: {\"type\":\"response.failed\",\"response\":{\"id\":\"r\",\"error\":{\"code\":\"server_error\",\"message\":\"x\"}}}\n\n"
+        )
+        #expect(failed.status == 2)
+        #expect(failed.stderr == "Error: response_not_completed: the stream ended with response.failed, not response.completed\n", "\(failed.stderr)")
     }
 
     @Test func framingAndJSONErrorsExitOneWithTheByteOffset() async throws {
