@@ -82,7 +82,12 @@ struct CLIFailure {
         if asJSON {
             Console.exactLine(json.compactString())
         } else {
-            Console.error("Error: \(code): \(Console.display(message))" + (requestID.map { " (request \(Console.display($0)))" } ?? "") + "\n")
+            Console.error(textLine + "\n")
         }
+    }
+
+    /// The text form: `Error: <code>: <message>`, with the service's request ID when there is one.
+    var textLine: String {
+        "Error: \(code): \(Console.display(message))" + (requestID.map { " (request \(Console.display($0)))" } ?? "")
     }
 }

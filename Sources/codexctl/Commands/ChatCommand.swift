@@ -112,6 +112,10 @@ struct ChatSession {
             Console.error("thread \(thread.id.rawValue)" + (interactive ? " — /help for commands" : "") + "\n")
             var running: AgentTurnExecution?
             var inputEnded = false
+            // Piped input: a turn that failed makes the session's status 1 (a script cannot see the
+            // error lines); at a terminal the person saw them.
+            var turnFailed = false
+            var finished: Int32 { turnFailed && !interactive ? Console.Status.failure : Console.Status.success }
             // Commands typed during a reply, run in order once it ends.
             var queued: [String] = []
             // Set once the session must end: the status it ends with, after the running turn is recorded.
@@ -143,7 +147,7 @@ struct ChatSession {
                         continue
                     }
                     if interactive { Console.line() }
-                    return Console.Status.success
+                    return finished
                 case .interrupt:
                     guard let execution = running else {
                         if interactive { Console.line() }
@@ -160,10 +164,13 @@ struct ChatSession {
                     execution.cancel()
                 case .turnEnded(let failure):
                     running = nil
-                    if let failure { Console.error("\(failure)\n") }
+                    if let failure {
+                        Console.error("\(failure)\n")
+                        if failure != "interrupted" { turnFailed = true }
+                    }
                     if let stopping { return stopping }
                     try await ready()
-                    if running == nil, inputEnded { return Console.Status.success }
+                    if running == nil, inputEnded { return finished }
                 case .lineTooLong:
                     Console.error("not sent: the line is longer than 1 MiB\n")
                     if running == nil { try await ready() }
@@ -195,7 +202,7 @@ struct ChatSession {
                     }
                 }
             }
-            return Console.Status.success
+            return finished
         } catch {
             CLIFailure(error).report(json: false)
             if let hint = (error as? AgentRuntimeError).flatMap(SendOutput.hint) { Console.error("hint: \(hint)\n") }
@@ -231,8 +238,9 @@ struct ChatSession {
             return "interrupted"
         } catch {
             if !endsWithNewline { Console.out("\n") }
-            let failure = CLIFailure(error)
-            return "Error: \(failure.code): \(Console.display(failure.message))"
+            // As `send` shows it: the request ID, and the hint when there is one.
+            let hint = (error as? AgentRuntimeError).flatMap(SendOutput.hint).map { "\nhint: \($0)" } ?? ""
+            return CLIFailure(error).textLine + hint
         }
     }
 
@@ -279,8 +287,9 @@ struct ChatSession {
 
 /// Reads standard input line by line on a thread of its own (a blocking read never holds Swift's pool),
 /// in chunks with `read(2)`: a line is held only up to ``ChatSession/maximumLineBytes``; the rest of a
-/// longer one is skipped as it arrives, so memory follows the limit, not the input. With a gate, each
-/// line (and the end of input) waits until the session opens it.
+/// longer one is skipped as it arrives, so memory follows the limit, not the input. With a gate (piped
+/// input), each line (and the end of input) waits until the session opens it, and a last line without
+/// its newline is a line; without one (a terminal), text left with Ctrl-D instead of Enter is dropped.
 enum LineReader {
     static func start(_ feed: AsyncStream<ChatSession.Input>.Continuation, gate: LineGate?) {
         let thread = Thread {
@@ -292,7 +301,9 @@ enum LineReader {
                     feed.yield(line)
                 }
             }
-            if let last = splitter.finish() {
+            // The last line of a file may lack its newline; at a terminal, text typed and left with Ctrl-D
+            // instead of Enter was never submitted, and is dropped.
+            if let last = splitter.finish(), gate != nil {
                 gate?.pass()
                 feed.yield(last)
             }

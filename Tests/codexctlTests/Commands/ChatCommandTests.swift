@@ -112,6 +112,27 @@ import Testing
         let ended = await terminal.exit()
         #expect(ended.status == 0 && !ended.killed, "\(terminal.screen)")
     }
+
+    /// Text typed and left with Ctrl-D instead of Enter was never submitted: the session ends without
+    /// sending it.
+    @Test func textLeftWithCtrlDIsNotSent() async throws {
+        let directory = try temporaryDirectory("chat-eof")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [.sse(SendCommandTests.reply(["Never."]))])
+        defer { server.shutdown() }
+        let terminal = try PseudoTerminal(
+            [CommandRunner.productsDirectory.appendingPathComponent("codexctl").path, "chat", "--db", directory.appendingPathComponent("state.sqlite").path,
+             "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString],
+            environment: SendCommandTests.environment(directory), directory: directory
+        )
+        #expect(await terminal.waitFor("> "))
+        // The first Ctrl-D hands the typed text over without a newline, the second ends the input.
+        terminal.type("partial\u{04}")
+        terminal.type("\u{04}")
+        let ended = await terminal.exit()
+        #expect(ended.status == 0 && !ended.killed, "\(terminal.screen)")
+        #expect(server.requests.isEmpty, "\(terminal.screen)")
+    }
 }
 
 /// `chat` with piped input, and `--thread` against a database that does not exist.
@@ -131,6 +152,26 @@ import Testing
         let store = try SQLiteRuntimeStateStore(readingAt: database)
         let thread = try #require(try await store.threads().first)
         #expect(try await store.latestTurn(of: thread.id)?.status == .completed, "the turn finished before the session ended")
+    }
+
+    /// A script cannot see error lines: a piped session whose turns failed ends with status 1, and each
+    /// failure is shown as `send` shows it (the service's request ID, the hint).
+    @Test func aPipedSessionWhoseTurnsFailedEndsWithOne() async throws {
+        let directory = try temporaryDirectory("chat-fail")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let refusal = #"{"error":{"message":"bad key","type":"invalid_request_error","code":"invalid_api_key"}}"#
+        let server = try LoopbackHTTPServer(replies: [
+            .json(refusal, status: 401, headers: [.init(name: "x-request-id", value: "req_chat_1")]),
+            .json(refusal, status: 401, headers: [.init(name: "x-request-id", value: "req_chat_2")]),
+        ])
+        defer { server.shutdown() }
+        let result = try await CommandRunner.codexctl(
+            ["chat", "--db", directory.appendingPathComponent("state.sqlite").path, "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString],
+            stdin: "a\nb\n", environment: SendCommandTests.environment(directory)
+        )
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("(request req_chat_1)\nhint: sign in"), "\(result.stderr)")
+        #expect(result.stderr.contains("(request req_chat_2)\nhint: sign in"), "\(result.stderr)")
     }
 
     @Test func aThreadOfAMissingDatabaseCreatesNothing() async throws {
