@@ -27,7 +27,10 @@ struct CLIFailure {
             self.init(code: error.code.rawValue, message: error.message, requestID: error.http?.requestID.flatMap { $0.isEmpty ? nil : $0 })
         case let error as AgentRecoveryError:
             self.init(code: error.code.rawValue, message: error.message + (error.systemErrorNumber.map { " (errno \($0))" } ?? ""))
-        case let error as SQLiteStoreError: self.init(code: error.code.rawValue, message: error.message)
+        case let error as SQLiteStoreError:
+            // A damaged row is named (its table and key), so `db check` and a restore can find it.
+            let row = error.table.map { " (table \($0)" + (error.rowKey.map { ", row \($0)" } ?? "") + ")" } ?? ""
+            self.init(code: error.code.rawValue, message: error.message + row)
         case let error as PostgresStoreError: self.init(code: error.code.rawValue, message: error.message)
         case let error as MemoryStoreError: self.init(code: error.code.rawValue, message: error.message)
         case let error as AgentPriceTableError: self.init(code: error.code.rawValue, message: error.message)

@@ -166,7 +166,15 @@ import Testing
         let (path, thread) = try await populatedStore(scratch)
         do {
             let connection = try SQLiteConnection(path: path, mode: .readWrite)
-            try connection.execute("UPDATE history_items SET body = x'7b6e6f' WHERE position = 3; DROP TABLE turns")
+            try connection.execute("UPDATE history_items SET body = x'7b6e6f' WHERE position = 3")
+        }
+        // A command that reads the damaged row names it.
+        let shown = try await CommandRunner.codexctl(["threads", "show", thread.id.rawValue, "--db", path])
+        #expect(shown.status == 1)
+        #expect(shown.stderr == "Error: sqlite_row_undecodable: a stored history item could not be decoded (table history_items, row \(thread.id.rawValue)/3)\n", "\(shown.stderr)")
+        do {
+            let connection = try SQLiteConnection(path: path, mode: .readWrite)
+            try connection.execute("DROP TABLE turns")
         }
         let quick = try await CommandRunner.codexctl(["db", "check", "--db", path, "--quick"])
         #expect(quick.status == 0, "SQLite's own check sees nothing wrong: \(quick.stderr)")
