@@ -83,6 +83,9 @@ struct ChatSession {
 
     /// The longest line sent, as for a prompt `send` reads from standard input.
     static let maximumLineBytes = SendOptions.maximumPromptBytes
+    /// The most bytes of one line a terminal in canonical mode passes on (Linux's `N_TTY_BUF_SIZE` less
+    /// the newline).
+    static let terminalLineLimit = 4_095
 
     /// The most slash commands typed during a reply that wait for it to end.
     static let maximumQueuedCommands = 64
@@ -176,6 +179,13 @@ struct ChatSession {
                     if running == nil { try await ready() }
                 case .line(let line):
                     guard stopping == nil else { continue }
+                    // A terminal's line discipline keeps at most 4,095 bytes of a line and drops the rest
+                    // without a word: such a line is cut, and sending it would pass off part as the whole.
+                    if interactive, line.utf8.count >= Self.terminalLineLimit {
+                        Console.error("not sent: the terminal keeps at most \(Self.terminalLineLimit) bytes of a line, so this one was cut; pipe longer text in (codexctl send, or chat < file)\n")
+                        if running == nil { try await ready() }
+                        continue
+                    }
                     let text = line.trimmingCharacters(in: .whitespaces)
                     guard let execution = running else {
                         try await idle(text)

@@ -113,6 +113,28 @@ import Testing
         #expect(ended.status == 0 && !ended.killed, "\(terminal.screen)")
     }
 
+    /// A line the terminal cut at its limit is not sent as if it were whole.
+    @Test func aLineTheTerminalCutIsNotSent() async throws {
+        let directory = try temporaryDirectory("chat-long")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [.sse(SendCommandTests.reply(["Short one."]))])
+        defer { server.shutdown() }
+        let terminal = try PseudoTerminal(
+            [CommandRunner.productsDirectory.appendingPathComponent("codexctl").path, "chat", "--db", directory.appendingPathComponent("state.sqlite").path,
+             "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString],
+            environment: SendCommandTests.environment(directory), directory: directory
+        )
+        #expect(await terminal.waitFor("> "))
+        terminal.type(String(repeating: "x", count: 5_000) + "\n")
+        #expect(await terminal.waitFor("not sent: the terminal keeps at most 4095 bytes of a line"), "\(terminal.screen.suffix(300))")
+        terminal.type("short\n")
+        #expect(await terminal.waitFor("Short one."))
+        terminal.type("\u{04}")
+        let ended = await terminal.exit()
+        #expect(ended.status == 0 && !ended.killed)
+        #expect(server.requests.count == 1)
+    }
+
     /// Text typed and left with Ctrl-D instead of Enter was never submitted: the session ends without
     /// sending it.
     @Test func textLeftWithCtrlDIsNotSent() async throws {
