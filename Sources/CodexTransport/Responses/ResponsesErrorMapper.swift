@@ -115,14 +115,21 @@ public enum ResponsesErrorMapper {
     /// The wait a response asks for: `retry-after-ms`, else `Retry-After` as seconds or an HTTP date;
     /// capped at one day; `nil` when absent or unparsable.
     public static func retryAfter(headers: HTTPHeaders, now: Date) -> TimeInterval? {
-        if let milliseconds = headers["retry-after-ms"].flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }),
-           milliseconds.isFinite, milliseconds >= 0 {
+        if let milliseconds = headers["retry-after-ms"].flatMap({ decimal($0.trimmingCharacters(in: .whitespaces)) }) {
             return min(milliseconds / 1000, maximumRetryAfter)
         }
         guard let value = headers["retry-after"]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-        if let seconds = Double(value), seconds.isFinite, seconds >= 0 { return min(seconds, maximumRetryAfter) }
+        if let seconds = decimal(value) { return min(seconds, maximumRetryAfter) }
         if let date = httpDate(value) { return min(max(0, date.timeIntervalSince(now)), maximumRetryAfter) }
         return nil
+    }
+
+    /// Digits with an optional fraction (`120`, `1.5`): what the headers carry. `Double`'s parser would
+    /// also take `1e3`, `0x10` or `inf`, which no server means.
+    static func decimal(_ text: String) -> Double? {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = parts.first, !whole.isEmpty, parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }) else { return nil }
+        return Double(text)
     }
 
     /// Parses an IMF-fixdate such as `Wed, 21 Oct 2015 07:28:00 GMT`.

@@ -46,7 +46,10 @@ import Testing
     static let retryAfterCases: [(HTTPHeaders, Double?)] = [
         (["retry-after": "120"], 120), (["retry-after-ms": "250"], 0.25), (["Retry-After": "Wed, 21 Oct 2015 07:29:00 GMT"], 60),
         (["retry-after": "999999999"], 86_400), (["retry-after": "soon"], nil), ([:], nil), (["retry-after": "-5"], nil),
-        (["retry-after-ms": "1500", "retry-after": "9"], 1.5),
+        (["retry-after-ms": "1500", "retry-after": "9"], 1.5), (["retry-after": "1.5"], 1.5),
+        // Forms `Double` would read but no server means: not a delay.
+        (["retry-after": "1e3"], nil), (["retry-after": "0x10"], nil), (["retry-after": "inf"], nil), (["retry-after": "+5"], nil),
+        (["retry-after": "5."], nil), (["retry-after-ms": "1e6"], nil),
     ]
 
     @Test(arguments: retryAfterCases)
