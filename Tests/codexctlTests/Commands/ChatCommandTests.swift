@@ -113,18 +113,24 @@ import Testing
         #expect(ended.status == 0 && !ended.killed, "\(terminal.screen)")
     }
 
-    /// A line the terminal cut at its limit is not sent as if it were whole.
-    @Test func aLineTheTerminalCutIsNotSent() async throws {
-        let directory = try temporaryDirectory("chat-long")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try LoopbackHTTPServer(replies: [.sse(SendCommandTests.reply(["Short one."]))])
-        defer { server.shutdown() }
+    /// `chat` at a terminal in `directory` (a new store there), against `server`; waits for the prompt.
+    private func chatAtATerminal(in directory: URL, server: LoopbackHTTPServer) async throws -> PseudoTerminal {
         let terminal = try PseudoTerminal(
             [CommandRunner.productsDirectory.appendingPathComponent("codexctl").path, "chat", "--db", directory.appendingPathComponent("state.sqlite").path,
              "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString],
             environment: SendCommandTests.environment(directory), directory: directory
         )
         #expect(await terminal.waitFor("> "))
+        return terminal
+    }
+
+    /// A line the terminal cut at its limit is not sent as if it were whole.
+    @Test func aLineTheTerminalCutIsNotSent() async throws {
+        let directory = try temporaryDirectory("chat-long")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [.sse(SendCommandTests.reply(["Short one."]))])
+        defer { server.shutdown() }
+        let terminal = try await chatAtATerminal(in: directory, server: server)
         terminal.type(String(repeating: "x", count: 5_000) + "\n")
         #expect(await terminal.waitFor("not sent: the terminal keeps at most 4095 bytes of a line"), "\(terminal.screen.suffix(300))")
         terminal.type("short\n")
@@ -142,12 +148,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try LoopbackHTTPServer(replies: [.sse(SendCommandTests.reply(["Never."]))])
         defer { server.shutdown() }
-        let terminal = try PseudoTerminal(
-            [CommandRunner.productsDirectory.appendingPathComponent("codexctl").path, "chat", "--db", directory.appendingPathComponent("state.sqlite").path,
-             "--endpoint", server.baseURL.appendingPathComponent("v1").absoluteString],
-            environment: SendCommandTests.environment(directory), directory: directory
-        )
-        #expect(await terminal.waitFor("> "))
+        let terminal = try await chatAtATerminal(in: directory, server: server)
         // The first Ctrl-D hands the typed text over without a newline, the second ends the input.
         terminal.type("partial\u{04}")
         terminal.type("\u{04}")
