@@ -126,11 +126,17 @@ final class SendOutput: @unchecked Sendable {
 
     func fail(_ error: any Error) {
         let failure = CLIFailure(error)
-        if json { return emit(["type": "error", "error": failure.json["error"] ?? .null]) }
+        let hint = (error as? AgentRuntimeError).flatMap(Self.hint)
+        if json {
+            // The hint the text form prints, as a field: a program reads what a person would.
+            var event: JSONObject = ["type": "error", "error": failure.json["error"] ?? .null]
+            if let hint { event["hint"] = .string(hint) }
+            return emit(.object(event))
+        }
         closeSummary()
         if !endsWithNewline { Console.out("\n") }
         failure.report(json: false)
-        if let hint = (error as? AgentRuntimeError).flatMap(Self.hint) { Console.error("hint: \(hint)\n") }
+        if let hint { Console.error("hint: \(hint)\n") }
     }
 
     /// One line telling the user what to do next, for the failures that have an answer.

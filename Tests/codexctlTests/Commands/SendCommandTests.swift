@@ -1,4 +1,5 @@
 import CodexCore
+import CodexSchema
 import CodexStorageSQLite
 import CodexTransport
 import CodexTestSupport
@@ -103,6 +104,18 @@ import Testing
         #expect(rejected.stderr.hasPrefix("Error: unauthorized: "))
         #expect(rejected.stderr.contains("\nhint: sign in: set OPENAI_API_KEY"))
         #expect(!rejected.stderr.contains("sk-canary-9f3") && !rejected.stdout.contains("sk-canary-9f3"), "the key is never printed")
+        // With --json, the last event carries the same hint as a field.
+        let jsonServer = try LoopbackHTTPServer(replies: [.json(#"{"error":{"message":"bad key","type":"invalid_request_error","code":"invalid_api_key"}}"#, status: 401)])
+        defer { jsonServer.shutdown() }
+        let asJSON = try await CommandRunner.codexctl(
+            ["send", "Hi", "--json", "--endpoint", jsonServer.baseURL.appendingPathComponent("v1").absoluteString, "--ephemeral"],
+            environment: Self.environment(directory, apiKey: "sk-canary-9f3")
+        )
+        #expect(asJSON.status == 1)
+        let last = try JSONValue(parsing: Array((asJSON.stdout.split(separator: "\n").last ?? "").utf8))
+        #expect(last["type"] == "error")
+        #expect(last["error"]?["code"] == "unauthorized")
+        #expect(last["hint"]?.stringValue?.hasPrefix("sign in: set OPENAI_API_KEY") == true, "\(asJSON.stdout)")
 
         let nobody = try await CommandRunner.codexctl(["send", "Hi", "--ephemeral"], environment: Self.environment(directory, apiKey: nil))
         #expect(nobody.status == 1)
