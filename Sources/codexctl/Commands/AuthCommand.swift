@@ -128,8 +128,14 @@ enum AuthLoginCommand: CLICommand {
         }
         guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
         if parsed.has("--with-api-key") { return saveAPIKey(store: CLIAuth.storeDirectory(parsed.options["--secrets"])) }
+        // A bad issuer is a usage error found before anything is sent, as a bad --endpoint is.
+        let issuer: AuthIssuer
         do {
-            let issuer = try parsed.options["--issuer"].map { try AuthIssuer(baseURL: URL(string: $0) ?? URL(fileURLWithPath: $0)) } ?? .openAI
+            issuer = try parsed.options["--issuer"].map { try AuthIssuer(baseURL: URL(string: $0) ?? URL(fileURLWithPath: $0)) } ?? .openAI
+        } catch {
+            return Console.usageFailure("--issuer: \((error as? AgentRuntimeError)?.message ?? "not a usable issuer URL")", help: help)
+        }
+        do {
             let store = ChatGPTSessionStore(store: try FileSecureStore(directory: CLIAuth.storeDirectory(parsed.options["--secrets"])))
             let signIn = DeviceCodeSignIn(issuer: issuer, httpClient: DefaultHTTPClient())
             let code = try await signIn.requestCode()

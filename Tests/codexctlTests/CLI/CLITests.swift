@@ -52,8 +52,9 @@ import Testing
         #expect(badHelp.status == 64)
     }
 
-    /// Extra words after a complete command, an empty account binding, standard input named twice and a
-    /// count over its limit are usage errors, found before any store is opened.
+    /// Extra words after a complete command, an empty account binding, standard input named twice, a
+    /// count over its limit and an issuer that is not https are usage errors, found before any store is
+    /// opened or anything is sent.
     @Test func leftoverAndImpossibleArgumentsAreUsageErrors() async throws {
         let cases: [([String], String)] = [
             (["--version", "--bogus"], "Error: Unexpected argument '--bogus' after --version\n"),
@@ -63,6 +64,7 @@ import Testing
             (["schema", "validate", "-", "--schema", "-"], "Error: the schema and the instance cannot both be read from standard input ('-')\n"),
             (["memory", "list", "--db", "/nonexistent/memory.sqlite", "--limit", "100000"], "Error: --limit must be a whole number from 1 to 10000\n"),
             (["memory", "search", "x", "--db", "/nonexistent/memory.sqlite", "--limit", "257"], "Error: --limit must be a whole number from 1 to 256\n"),
+            (["auth", "login", "--device-code", "--issuer", "http://example.com", "--secrets", "/nonexistent/secrets"], "Error: --issuer: the endpoint must use https"),
         ]
         for (arguments, first) in cases {
             let run = try await CommandRunner.codexctl(arguments)
