@@ -15,7 +15,7 @@ enum SchemaConformanceCommand: CLICommand {
         """,
         arguments: [("<directory>", "A directory of suite files (searched recursively).")],
         options: [
-            .flag("--verbose", "List every failing test, not only the counts."),
+            .flag("--verbose", "List every failing test (without it, a file's failures are listed only when there are 20 or fewer)."),
             .flag("--json", "Print one JSON object: passed, failed, and per file its counts and failures."),
         ]
     )
