@@ -30,14 +30,15 @@ private let interruptSignals = Atomic<Int>(0)
 private let terminateSignals = Atomic<Int>(0)
 
 /// `SIGINT` and `SIGTERM` as events: installs the handlers now and calls `handler` with each signal and
-/// the number of stop signals so far (1, 2, …), from a task polling every 10 ms.
+/// the number of stop signals since this counter was made (1, 2, …), from a task polling every 10 ms.
 final class SignalCounter: Sendable {
     private let poller: Task<Void, Never>
 
     init(_ handler: @escaping @Sendable (StopSignal, Int) -> Void) {
-        // Initialized before a handler can run.
-        _ = interruptSignals.load(ordering: .relaxed)
-        _ = terminateSignals.load(ordering: .relaxed)
+        // Initialized before a handler can run. The counters are the process's: a counter counts from
+        // their values now, so the signals an earlier one saw (a chat's Ctrl-Cs, before its MCP servers
+        // end) are not seen again.
+        let base = (interrupts: interruptSignals.load(ordering: .relaxed), terminations: terminateSignals.load(ordering: .relaxed))
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { signal in
             if signal == SIGTERM {
@@ -53,17 +54,18 @@ final class SignalCounter: Sendable {
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
         poller = Task.detached {
-            var seen = (interrupts: 0, terminations: 0)
+            var seen = base
+            func count() -> Int { (seen.interrupts - base.interrupts) + (seen.terminations - base.terminations) }
             while !Task.isCancelled {
                 let interrupts = interruptSignals.load(ordering: .relaxed)
                 let terminations = terminateSignals.load(ordering: .relaxed)
                 while seen.terminations < terminations {
                     seen.terminations += 1
-                    handler(.terminate, seen.interrupts + seen.terminations)
+                    handler(.terminate, count())
                 }
                 while seen.interrupts < interrupts {
                     seen.interrupts += 1
-                    handler(.interrupt, seen.interrupts + seen.terminations)
+                    handler(.interrupt, count())
                 }
                 try? await Task.sleep(for: .milliseconds(10))
             }

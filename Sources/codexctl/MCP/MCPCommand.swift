@@ -57,7 +57,8 @@ enum MCPCommand: CLICommand {
                 interrupts.onInterrupt { listing.cancel() }
                 let outcome = await listing.result
                 for (_, client) in clients { await client.shutdown() }
-                if listing.isCancelled {
+                // A listing that finished before the stop is printed.
+                if case .failure = outcome, listing.isCancelled {
                     stopped = true
                     return
                 }
@@ -150,9 +151,10 @@ enum MCPCommand: CLICommand {
 
         static func run(_ arguments: [String]) async -> Int32 {
             // Ctrl-C or SIGTERM cancels the call (the server is told) and ends the server before the
-            // process exits: a tool never keeps running for a command that is gone.
-            let interrupts = InterruptWatcher()
-            defer { interrupts.stop() }
+            // process exits: a tool never keeps running for a command that is gone. Watched from the
+            // start of the call: arguments read from standard input are read with the default actions.
+            var interrupts: InterruptWatcher?
+            defer { interrupts?.stop() }
             var stopped = false
             var failed = false
             let status = await runParsed(arguments, validate: { parsed in
@@ -172,11 +174,14 @@ enum MCPCommand: CLICommand {
                 let client = try MCPClient(server.configuration)
                 let tool = parsed.positionals[0]
                 let callArguments = argumentsObject
+                let watcher = InterruptWatcher()
+                interrupts = watcher
                 let call = Task { try await client.callTool(tool, arguments: callArguments) }
-                interrupts.onInterrupt { call.cancel() }
+                watcher.onInterrupt { call.cancel() }
                 let outcome = await call.result
                 await client.shutdown()
-                if call.isCancelled {
+                // A call that finished before the stop keeps its result.
+                if case .failure = outcome, call.isCancelled {
                     stopped = true
                     return
                 }
@@ -191,7 +196,7 @@ enum MCPCommand: CLICommand {
                     Console.line(structured.compactString())
                 }
             }
-            if stopped { return interrupts.interruptedStatus }
+            if stopped, let interrupts { return interrupts.interruptedStatus }
             return status == Console.Status.success && failed ? Console.Status.failure : status
         }
 

@@ -50,6 +50,20 @@ import Testing
         }
     }
 
+    /// A caller cancelled while the server starts leaves the start to the client: the next caller uses
+    /// the server it started (one process), and shutdown ends it before returning.
+    @Test func aStartACancelledCallerLeftIsTheNextCallersAndShutdownEndsIt() async throws {
+        let client = try MCPClient(try await MCPServers.stdio("reference", script: "reference_server.py"))
+        let first = Task { try await client.connect() }
+        first.cancel()
+        _ = await first.result
+        #expect(try await client.callTool("echo", arguments: ["text": "after"]) == MCPToolResult(content: [.text("after")]))
+        #expect(client.processStarts == 1)
+        let pid = try #require(client.processIdentifier)
+        await client.shutdown()
+        #expect(!MCPServers.exists(pid), "the server ended before shutdown returned")
+    }
+
     @Test func reportsProgressAndCancelsACallTheServerStops() async throws {
         let log = WaitingLogSink()
         let client = try MCPClient(try await MCPServers.stdio("reference", script: "reference_server.py"), logSink: log)

@@ -124,6 +124,25 @@ import Testing
         return terminal
     }
 
+    /// Ctrl-C on a reply, then Ctrl-C at the prompt: the session ends with 0, as a Ctrl-C at the prompt
+    /// does (the signals the session saw are not seen again while its servers end).
+    @Test func ctrlCOnAReplyThenAtThePromptEndsWithZero() async throws {
+        let directory = try temporaryDirectory("chat-ctrlc")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [held("Endless")])
+        defer { server.shutdown() }
+        let terminal = try await chatAtATerminal(in: directory, server: server)
+        terminal.type("Go on forever\n")
+        #expect(await terminal.waitFor("Endless"))
+        terminal.type("\u{03}")
+        #expect(await terminal.waitFor("interrupted"), "\(terminal.screen)")
+        #expect(await terminal.waitFor("> ", count: 2))
+        terminal.type("\u{03}")
+        let ended = await terminal.exit()
+        #expect(ended.status == 0 && !ended.killed, "status \(ended.status) killed \(ended.killed): \(terminal.screen)")
+        server.releaseHeld()
+    }
+
     /// A line the terminal cut at its limit is not sent as if it were whole.
     @Test func aLineTheTerminalCutIsNotSent() async throws {
         let directory = try temporaryDirectory("chat-long")

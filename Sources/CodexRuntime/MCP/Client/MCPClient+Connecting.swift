@@ -5,7 +5,7 @@ import Synchronization
 extension MCPClient {
     /// The live connection, started (or restarted after it ended) when needed; concurrent callers share
     /// one start, and a caller whose task is cancelled stops waiting for it (the start goes on for the
-    /// others).
+    /// others, and installs its connection itself: see ``establishAndInstall()``).
     func live() async throws -> (MCPConnection, MCPServerDescription) {
         enum Next {
             case ready(MCPConnection, MCPServerDescription)
@@ -17,36 +17,51 @@ extension MCPClient {
                 return .ready(connection, description)
             }
             if let connecting = state.connecting { return .wait(connecting) }
-            let connecting = Task { try await self.establish() }
+            let connecting = Task { try await self.establishAndInstall() }
             state.connecting = connecting
             return .wait(connecting)
         }
-        guard case .wait(let task) = next else {
-            if case .ready(let connection, let description) = next { return (connection, description) }
-            throw closedError
+        switch next {
+        case .ready(let connection, let description): return (connection, description)
+        case .wait(let task): return try await MCPTaskWait.result(of: task).get()
         }
-        let result = await MCPTaskWait.result(of: task)
-        var replaced: MCPConnection?
-        defer { if let replaced { Task { await replaced.close(MCPError(code: .closed, message: "a newer connection replaced it", server: name)) } } }
-        return try state.withLock { state throws -> (MCPConnection, MCPServerDescription) in
-            // A caller that stopped waiting (its task was cancelled) leaves the start where ``shutdown()``
-            // and the next caller find it: cleared here, a start still running would go on unseen and
-            // leave its server running after the client was shut down.
-            if state.connecting == task, !Task.isCancelled { state.connecting = nil }
-            let (connection, description) = try result.get()
+    }
+
+    /// Starts the server (``establish()``) and, whoever still waits for it, ends the start in the
+    /// client's state: the start is cleared (a later caller starts afresh after a failure), a live
+    /// connection newer than the current one becomes the client's (so ``shutdown()`` and `deinit` end
+    /// it), and one that arrives after ``shutdown()`` is closed at once.
+    func establishAndInstall() async throws -> (MCPConnection, MCPServerDescription) {
+        let outcome: Result<(MCPConnection, MCPServerDescription), any Error>
+        do {
+            outcome = .success(try await establish())
+        } catch {
+            outcome = .failure(error)
+        }
+        // A connection another one replaced is closed in the background (the client lives on); one that
+        // arrived after shutdown is closed before this returns, so shutdown (which waits for this start)
+        // returns only once its server has ended.
+        var superseded: MCPConnection?
+        var refused: MCPConnection?
+        let installed = state.withLock { state -> Result<(MCPConnection, MCPServerDescription), any Error> in
+            // One start at a time: a new one is made only once this one is cleared, or never after shutdown.
+            state.connecting = nil
+            guard case .success(let (connection, description)) = outcome else { return outcome }
             if state.closed {
-                replaced = connection
-                throw closedError
+                refused = connection
+                return .failure(closedError)
             }
-            // Only a newer connection that is still live replaces the current one: a caller resuming late
-            // from an older start must not put a dead connection back.
+            // Only a newer connection that is still live replaces the current one.
             if connection.endedError == nil, state.connection.map({ $0.generation < connection.generation }) ?? true {
-                if let current = state.connection, current !== connection { replaced = current }
+                if let current = state.connection, current !== connection { superseded = current }
                 state.connection = connection
                 state.description = description
             }
-            return (connection, description)
+            return .success((connection, description))
         }
+        if let refused { await refused.close(closedError) }
+        if let superseded { Task { await superseded.close(MCPError(code: .closed, message: "a newer connection replaced it", server: name)) } }
+        return try installed.get()
     }
 
     /// Starts a connection (a process for stdio).
