@@ -44,11 +44,7 @@ actor OTLPSender {
             let batch = take()
             if batch.isEmpty { return }
             let encoding = configuration.tracesEncoding
-            let body = switch encoding {
-            case .protobuf: OTLPProtobufEncoder.traces(batch, resource: resource)
-            case .json: OTLPJSONEncoder.traces(batch, resource: resource)
-            }
-            let accepted = await post(body, encoding, to: url, headers: configuration.tracesHeaders, signal: "traces")
+            let accepted = await post(encoding.traces(batch, resource: resource), encoding, to: url, headers: configuration.tracesHeaders, signal: "traces")
             counts.withLock { counts in
                 if accepted { counts.exportedSpans += batch.count } else { counts.failedSpans += batch.count }
             }
@@ -61,11 +57,7 @@ actor OTLPSender {
         await acquire()
         defer { release() }
         let encoding = configuration.metricsEncoding
-        let body = switch encoding {
-        case .protobuf: OTLPProtobufEncoder.metrics(snapshot, resource: resource)
-        case .json: OTLPJSONEncoder.metrics(snapshot, resource: resource)
-        }
-        let accepted = await post(body, encoding, to: url, headers: configuration.metricsHeaders, signal: "metrics")
+        let accepted = await post(encoding.metrics(snapshot, resource: resource), encoding, to: url, headers: configuration.metricsHeaders, signal: "metrics")
         counts.withLock { counts in
             if accepted { counts.metricExports += 1 } else { counts.failedMetricExports += 1 }
         }

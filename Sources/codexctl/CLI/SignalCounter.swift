@@ -117,6 +117,16 @@ final class InterruptWatcher: Sendable {
         if shared.stopped.withLock({ $0 != nil }) { action() }
     }
 
+    /// Runs `work` in a task a stop cancels (through ``onInterrupt(_:)``); returns its outcome and
+    /// whether a stop cancelled it. A stop that comes after the work finished leaves its outcome as it
+    /// was: the caller decides what such a late stop means.
+    func run<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async -> (outcome: Result<T, any Error>, cancelled: Bool) {
+        let task = Task { try await work() }
+        onInterrupt { task.cancel() }
+        let outcome = await task.result
+        return (outcome, task.isCancelled)
+    }
+
     /// The exit status of a stopped turn: 143 after `SIGTERM`, else 130 (Ctrl-C; a failed output's own
     /// status replaces it in `main`).
     var interruptedStatus: Int32 {

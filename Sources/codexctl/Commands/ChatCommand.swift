@@ -78,7 +78,14 @@ struct ChatSession {
         case endOfInput
         case interrupt
         case stop(status: Int32)
-        case turnEnded(String?)
+        case turnEnded(TurnEnd)
+    }
+
+    /// How a turn's reply ended: completed, interrupted, or failed with the lines to show.
+    enum TurnEnd: Sendable {
+        case completed
+        case interrupted
+        case failed(String)
     }
 
     /// The longest line sent, as for a prompt `send` reads from standard input.
@@ -165,11 +172,14 @@ struct ChatSession {
                     guard let execution = running else { return status }
                     stopping = stopping ?? status
                     execution.cancel()
-                case .turnEnded(let failure):
+                case .turnEnded(let end):
                     running = nil
-                    if let failure {
-                        Console.error("\(failure)\n")
-                        if failure != "interrupted" { turnFailed = true }
+                    switch end {
+                    case .completed: break
+                    case .interrupted: Console.error("interrupted\n")
+                    case .failed(let lines):
+                        Console.error("\(lines)\n")
+                        turnFailed = true
                     }
                     if let stopping { return stopping }
                     try await ready()
@@ -224,9 +234,9 @@ struct ChatSession {
         Console.out("> ")
     }
 
-    /// Streams a turn's reply; returns the line to show when it did not complete. Every reply ends with
-    /// a newline, and each message of a turn (a commentary, then the answer) starts on a line of its own.
-    private static func show(_ execution: AgentTurnExecution) async -> String? {
+    /// Streams a turn's reply; returns how it ended. Every reply ends with a newline, and each message of
+    /// a turn (a commentary, then the answer) starts on a line of its own.
+    private static func show(_ execution: AgentTurnExecution) async -> TurnEnd {
         var endsWithNewline = true
         do {
             for try await event in execution.events {
@@ -242,15 +252,15 @@ struct ChatSession {
                 }
             }
             if !endsWithNewline { Console.out("\n") }
-            return nil
+            return .completed
         } catch is CancellationError {
             if !endsWithNewline { Console.out("\n") }
-            return "interrupted"
+            return .interrupted
         } catch {
             if !endsWithNewline { Console.out("\n") }
             // As `send` shows it: the request ID, and the hint when there is one.
             let hint = (error as? AgentRuntimeError).flatMap(SendOutput.hint).map { "\nhint: \($0)" } ?? ""
-            return CLIFailure(error).textLine + hint
+            return .failed(CLIFailure(error).textLine + hint)
         }
     }
 

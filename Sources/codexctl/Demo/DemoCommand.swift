@@ -62,22 +62,19 @@ enum DemoCommand: CLICommand {
         let interrupts = InterruptWatcher()
         defer { interrupts.stop() }
         defer { if kept == nil { removeTree(directory) } }
-        let run = Task {
+        let (outcome, cancelled) = await interrupts.run { [telemetry] in
             let claim = try kept.map(DemoDirectoryClaim.init)
             defer { claim?.release() }
             if kept == nil { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) }
             try await DemoRun(directory: directory, narrator: DemoNarrator(json: json), kept: kept != nil, telemetry: telemetry).run()
         }
-        interrupts.onInterrupt { run.cancel() }
-        do {
-            try await run.value
-            // A stop that came after the run's last step still ends the command as stopped.
-            return run.isCancelled ? interrupts.interruptedStatus : Console.Status.success
-        } catch {
-            if run.isCancelled { return interrupts.interruptedStatus }
+        // A stop, even one that came after the run's last step, ends the command as stopped.
+        if cancelled { return interrupts.interruptedStatus }
+        if case .failure(let error) = outcome {
             CLIFailure(error).report(json: json)
             return Console.Status.failure
         }
+        return Console.Status.success
     }
 
     /// Removes the demo's temporary directory. SQLite deletes its `-wal` and `-shm` files when the last

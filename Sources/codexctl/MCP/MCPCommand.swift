@@ -53,12 +53,10 @@ enum MCPCommand: CLICommand {
                 let unknown = wanted.subtracting(configured.servers.map(\.configuration.name))
                 guard unknown.isEmpty else { throw UsageError("no MCP server named \(unknown.sorted().joined(separator: ", "))") }
                 let clients = configured.clients(logSink: NoOpAgentLogSink()).filter { wanted.isEmpty || wanted.contains($0.0.configuration.name) }
-                let listing = Task { try await listAll(clients, trusted: configured.trusted) }
-                interrupts.onInterrupt { listing.cancel() }
-                let outcome = await listing.result
+                let (outcome, cancelled) = await interrupts.run { try await listAll(clients, trusted: configured.trusted) }
                 for (_, client) in clients { await client.shutdown() }
                 // A listing that finished before the stop is printed.
-                if case .failure = outcome, listing.isCancelled {
+                if case .failure = outcome, cancelled {
                     stopped = true
                     return
                 }
@@ -176,12 +174,10 @@ enum MCPCommand: CLICommand {
                 let callArguments = argumentsObject
                 let watcher = InterruptWatcher()
                 interrupts = watcher
-                let call = Task { try await client.callTool(tool, arguments: callArguments) }
-                watcher.onInterrupt { call.cancel() }
-                let outcome = await call.result
+                let (outcome, cancelled) = await watcher.run { try await client.callTool(tool, arguments: callArguments) }
                 await client.shutdown()
                 // A call that finished before the stop keeps its result.
-                if case .failure = outcome, call.isCancelled {
+                if case .failure = outcome, cancelled {
                     stopped = true
                     return
                 }
