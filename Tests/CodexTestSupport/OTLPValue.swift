@@ -29,7 +29,19 @@ public enum OTLPValue: Sendable, Equatable, Decodable {
         case .string: self = .string(try container.decode(String.self, forKey: key))
         case .bool: self = .bool(try container.decode(Bool.self, forKey: key))
         case .int: self = .int(try container.decode(Int64.self, forKey: key))
-        case .double: self = .double(try container.decode(Double.self, forKey: key))
+        case .double:
+            if let number = try? container.decode(Double.self, forKey: key) {
+                self = .double(number)
+            } else {
+                // NaN and the infinities come as the names protobuf's JSON mapping gives them.
+                switch try container.decode(String.self, forKey: key) {
+                case "NaN": self = .double(.nan)
+                case "Infinity": self = .double(.infinity)
+                case "-Infinity": self = .double(-.infinity)
+                case let other:
+                    throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [key as any CodingKey], debugDescription: "not a double: \(other)"))
+                }
+            }
         case .array: self = .array(try container.decode([OTLPValue].self, forKey: key))
         case .kvlist, .bytes, .empty:
             throw DecodingError.dataCorrupted(

@@ -21,6 +21,7 @@ Endpoints:
 import base64
 import gzip
 import json
+import math
 import os
 import re
 import signal
@@ -202,7 +203,11 @@ def any_value(value):
     if kind == "int_value":
         return {"int": value.int_value}
     if kind == "double_value":
-        return {"double": value.double_value}
+        number = value.double_value
+        if math.isfinite(number):
+            return {"double": number}
+        # JSON has no number for these: the name protobuf's JSON mapping gives them.
+        return {"double": "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")}
     if kind == "array_value":
         return {"array": [any_value(inner) for inner in value.array_value.values]}
     if kind == "kvlist_value":

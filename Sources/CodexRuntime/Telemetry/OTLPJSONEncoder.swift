@@ -208,7 +208,14 @@ enum OTLPJSONEncoder {
         sink.byte(UInt8(ascii: "\""))
     }
 
+    /// A double as a JSON number; NaN and the infinities, which JSON has no number for, as the strings
+    /// protobuf's JSON mapping gives them (`"NaN"`, `"Infinity"`, `"-Infinity"`), so a JSON export
+    /// carries the same value a protobuf one does.
     private static func double(_ value: Double, _ sink: inout CanonicalJSONSink) {
-        sink.number(JSONNumber(value) ?? 0)
+        if let number = JSONNumber(value) {
+            sink.number(number)
+        } else {
+            string(value.isNaN ? "NaN" : value > 0 ? "Infinity" : "-Infinity", &sink)
+        }
     }
 }

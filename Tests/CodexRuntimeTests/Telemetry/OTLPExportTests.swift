@@ -208,4 +208,26 @@ import Testing
         #expect(duration.unit == "s")
         #expect(duration.points.map(\.count) == [2])
     }
+
+    /// JSON has no number for NaN or the infinities: a JSON export writes protobuf's names for them, so the
+    /// receiver reads the same values in both encodings (a JSON export once wrote 0).
+    @Test(arguments: OTLPEncoding.allCases) func nonFiniteDoublesArriveAsTheyWereInEachEncoding(_ encoding: OTLPEncoding) async throws {
+        let harness = try await OTLPTestHarness.start(encoding: encoding, replies: [])
+        defer { harness.stop() }
+        harness.exporter.export(AgentSpanData(
+            name: "numbers", kind: .internal, context: .newTrace(), parentSpanID: nil, startTimeUnixNano: 1, endTimeUnixNano: 2,
+            attributes: ["nan": .double(.nan), "up": .double(.infinity), "down": .double(-.infinity), "half": .double(0.5)]
+        ))
+        let received = try await harness.exported()
+        #expect(received.errors == [])
+        let span = try #require(received.spans.named("numbers"))
+        #expect(span.attributes["up"] == .double(.infinity))
+        #expect(span.attributes["down"] == .double(-.infinity))
+        #expect(span.attributes["half"] == 0.5)
+        guard case .double(let nan) = span.attributes["nan"] else {
+            Issue.record("nan arrived as \(String(describing: span.attributes["nan"]))")
+            return
+        }
+        #expect(nan.isNaN)
+    }
 }
