@@ -27,7 +27,8 @@ enum ResponsesDecodeCommand: CLICommand {
         Decode a captured SSE stream with CodexKit's framer and event decoder. Prints one JSON line per typed event \
         ({"type": …, "sequence_number": …, …}; unknown events as {"type": "unknown", "raw_type": …}) and a final summary \
         line. Exit status: 0 when the stream ends with response.completed, 1 on a framing or JSON error (with the byte \
-        offset), 2 when the stream ends without response.completed, 64 usage error.
+        offset; one event may hold up to 70 MiB, the live client's limit), 2 when the stream ends without \
+        response.completed, 64 usage error.
         """,
         arguments: [("<file>", "The captured stream, or - for standard input.")]
     )
@@ -48,7 +49,9 @@ enum ResponsesDecodeCommand: CLICommand {
             return Console.Status.unreadableInput
         }
         defer { input.close() }
-        var framer = SSEFramer()
+        // The live client's limit on one event (an image arrives as one base64 event), so a stream the
+        // client accepted decodes here too.
+        var framer = SSEFramer(maximumEventBytes: CodexLimits.maximumEventBytes)
         var decoder = ResponsesEventDecoder()
         var sseEvents: [SSEEvent] = []
         var count = 0

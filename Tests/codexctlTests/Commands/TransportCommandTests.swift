@@ -37,10 +37,16 @@ import Testing
     }
 
     @Test func framingAndJSONErrorsExitOneWithTheByteOffset() async throws {
-        let huge = "data: " + String(repeating: "x", count: 17 * 1024 * 1024) + "\n\n"
+        // The live client's limit: 70 MiB (an image arrives as one base64 event). An event of 17 MiB
+        // decodes; one past the limit fails while it is read.
+        let large = #"data: {"type":"response.image.large","data":""# + String(repeating: "x", count: 17 * 1024 * 1024) + "\"}\n\n"
+        let accepted = try await CommandRunner.codexctl(["responses", "decode", try CommandRunner.temporaryFile(large, name: "large.sse")])
+        #expect(accepted.status == 2, "\(accepted.stderr)")
+        #expect(accepted.stdout.hasPrefix(#"{"type":"unknown","raw_type":"response.image.large","sequence_number":null}"# + "\n"), "\(accepted.stdout.prefix(200))")
+        let huge = "data: " + String(repeating: "x", count: 70 * 1024 * 1024 + 1) + "\n\n"
         let framing = try await CommandRunner.codexctl(["responses", "decode", try CommandRunner.temporaryFile(huge, name: "huge.sse")])
         #expect(framing.status == 1)
-        #expect(framing.stderr.hasPrefix("Error: sse_event_too_large: a server-sent event exceeds the limit of 16777216 bytes (at byte "))
+        #expect(framing.stderr.hasPrefix("Error: sse_event_too_large: a server-sent event exceeds the limit of 73400320 bytes (at byte "), "\(framing.stderr)")
         let malformed = try await CommandRunner.codexctl(["responses", "decode", "-"], stdin: "data: {oops\n\n")
         #expect(malformed.status == 1)
         #expect(malformed.stderr.hasPrefix("Error: responses_event_malformed"))
