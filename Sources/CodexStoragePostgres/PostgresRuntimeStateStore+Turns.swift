@@ -178,6 +178,10 @@ extension PostgresRuntimeStateStore {
         var size: Int64 = -1
         try connection.run("SELECT size FROM blobs WHERE key = $1", [.text(key)]) { row throws(PostgresStoreError) in size = row.integer(0) }
         guard size >= 0 else { throw PostgresStoreError(code: .rowUndecodable, message: "an image's blob is missing", table: "blobs", rowKey: key) }
+        // No image the store wrote is larger: a bigger recorded size is damage, not a reason to allocate it.
+        guard size <= AgentImageAttachment.maximumByteCount else {
+            throw PostgresStoreError(code: .rowUndecodable, message: "an image's blob records \(size) bytes, more than any image", table: "blobs", rowKey: key)
+        }
         data.reserveCapacity(Int(size))
         try connection.run("SELECT data FROM blob_chunks WHERE key = $1 ORDER BY ordinal", [.text(key)]) { row throws(PostgresStoreError) in
             row.withBytes(0) { data.append(contentsOf: $0) }

@@ -59,6 +59,22 @@ import Testing
         #expect(try await cluster.psql("SELECT count(*) FROM \(store.schema).blobs").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 
+    /// A damaged blob row that records an impossible size is a typed error naming the blob, never an
+    /// allocation of that size (which would end the process).
+    @Test func aBlobRecordingAnImpossibleSizeIsUndecodableNotAnAllocation() async throws {
+        let store = try await Self.store()
+        let thread = AgentThread(title: "pictures")
+        try await store.upsertThread(thread)
+        let image = AgentImageAttachment(id: AgentAttachmentID(rawValue: "img-1"), data: Data([1, 2, 3]), mimeType: "image/png")
+        try await store.appendHistory([.message(AgentMessage(threadID: thread.id, role: .user, text: "look", images: [image]))], to: thread.id)
+        let cluster = try await PostgresTestCluster.shared()
+        _ = try await cluster.psql("UPDATE \(store.schema).blobs SET size = 9223372036854775807")
+        let refused = await #expect(throws: PostgresStoreError.self) { _ = try await store.history(of: thread.id, query: AgentHistoryQuery()) }
+        #expect(refused?.code == .rowUndecodable)
+        #expect(refused?.table == "blobs")
+        #expect(refused?.message.contains("records 9223372036854775807 bytes") == true, "\(String(describing: refused?.message))")
+    }
+
     @Test func aSchemaWithAnotherApplicationsTablesIsRefusedAndLeftAsItWas() async throws {
         let cluster = try await PostgresTestCluster.shared()
         let schema = PostgresTestCluster.uniqueSchema("foreign")

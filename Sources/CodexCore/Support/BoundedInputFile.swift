@@ -105,11 +105,15 @@ package final class BoundedInputFile {
         let file = try BoundedInputFile(path)
         defer { file.close() }
         if let size = file.regularFileSize, size > limit { throw Failure(path: path, kind: .tooLarge(limit: limit), systemError: nil) }
+        // One byte past the limit is read to tell "at the limit" from "past it" (any limit, `Int.max` too).
+        let ceiling = limit < Int.max ? max(0, limit) + 1 : Int.max
         var bytes: [UInt8] = []
-        // Reserved, not touched: only the bytes read take memory, and growth never copies.
-        bytes.reserveCapacity(min(file.regularFileSize ?? (limit + 1), limit + 1))
+        // A regular file's size is known: one allocation, no copies. A pipe's is not: the array grows
+        // with what was read (reserving the limit up front would ask for all of it at once, which a
+        // capped address space refuses and a large limit cannot have).
+        bytes.reserveCapacity(min(file.regularFileSize.map { $0 < Int.max ? $0 + 1 : $0 } ?? (1 << 16), ceiling))
         while true {
-            let chunk = try file.read(maximum: min(1 << 20, limit + 1 - bytes.count))
+            let chunk = try file.read(maximum: min(1 << 20, ceiling - bytes.count))
             if chunk.isEmpty { return bytes }
             bytes += chunk
             if bytes.count > limit { throw Failure(path: path, kind: .tooLarge(limit: limit), systemError: nil) }

@@ -77,14 +77,16 @@ public struct ResponsesEventDecoder: Sendable {
             throw AgentRuntimeError(.malformed("a stream event's data is not valid JSON", byteOffset: byteOffset, underlying: error as? CodexSchemaError))
         }
         guard let decoded = result.take() else { return nil }
-        if let ending = ending.take() { ended = ending }
+        let terminal = ending.take()
         if let sequence = decoded.sequenceNumber {
             if sequence <= highestSequenceNumber {
+                // A duplicate ends nothing, a terminal one included: it is dropped whole.
                 droppedDuplicates += 1
                 return nil
             }
             highestSequenceNumber = sequence
         }
+        if let terminal { ended = terminal }
         return decoded
     }
 

@@ -81,6 +81,37 @@ import Testing
         }
     }
 
+    /// A terminal event whose sequence number is not above the highest seen is a duplicate like any
+    /// other: dropped whole, so it ends nothing (it once ended the response while being dropped, so the
+    /// stream was both "without response.completed" and "after response.completed").
+    @Test func aDuplicateTerminalEventIsDroppedAndEndsNothing() throws {
+        let stream = """
+            data: {"type":"response.created","sequence_number":0,"response":{"id":"r"}}
+
+            data: {"type":"response.output_text.delta","sequence_number":7,"item_id":"m","delta":"a"}
+
+            data: {"type":"response.completed","sequence_number":3,"response":{"id":"r"}}
+
+            data: {"type":"response.output_text.delta","sequence_number":8,"item_id":"m","delta":"b"}
+
+            data: {"type":"response.completed","sequence_number":9,"response":{"id":"r"}}
+
+
+            """
+        var framer = SSEFramer()
+        var events: [SSEEvent] = []
+        try framer.feed(Array(stream.utf8), into: &events)
+        var decoder = ResponsesEventDecoder()
+        var decoded: [String] = []
+        for event in events {
+            if let typed = try decoder.decode(event) { decoded.append("\(typed.typeName)#\(typed.sequenceNumber ?? -1)") }
+            if decoded.count == 2 { #expect(!decoder.hasEnded) }
+        }
+        #expect(decoded == ["response.created#0", "response.output_text.delta#7", "response.output_text.delta#8", "response.completed#9"])
+        #expect(decoder.droppedDuplicates == 1)
+        #expect(decoder.hasEnded)
+    }
+
     @Test func aStreamDeliversTheEventsBeforeABadOneThenFailsWithoutARetry() async throws {
         let bytes = try Self.bytes("numeric-item-id")
         let http = ScriptedHTTPClient(replies: [.init(chunks: [bytes]), .init(chunks: [bytes])])

@@ -133,6 +133,19 @@ import Testing
         #expect(try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "--max-bytes", "0", file]).status == 64)
     }
 
+    /// Any limit reads what is there: one past the limit is never computed by overflowing (`Int.max`
+    /// crashed), and a pipe's limit is never reserved up front (100 TB aborted the process).
+    @Test(arguments: ["\(Int.max)", "100000000000000"]) func aHugeLimitReadsWhatIsThereFromAFileOrAPipe(_ limit: String) async throws {
+        let schemaPath = try CommandRunner.temporaryFile("true")
+        let file = try CommandRunner.temporaryFile("[1,2]")
+        let fromFile = try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "--max-bytes", limit, file])
+        #expect(fromFile.status == 0, "\(fromFile.stderr)")
+        #expect(fromFile.stdout == "valid\n")
+        let piped = try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "--max-bytes", limit, "-"], stdin: "[1,2]")
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(piped.stdout == "valid\n")
+    }
+
     @Test func checkListsEveryUnsupportedKeyword() async throws {
         let ok = try await CommandRunner.codexctl(["schema", "check", try CommandRunner.temporaryFile(Self.schema)])
         #expect(ok.status == 0)
