@@ -31,7 +31,8 @@ enum RuntimeBenchCommand: CLICommand {
             .value("--deltas", "n", "Text deltas per turn (default 100000)."),
             .value("--payload-mib", "n", "Structured payload size in MiB (default 4)."),
             .value("--runs", "n", "Runs per figure; the median is reported (default 5)."),
-            .value("--only", "part", "Run one part only (for profiling): stream, one-shot, events, tools, journal, turns, concurrent or telemetry. The one parse baseline runs with stream and one-shot."),
+            .value("--only", "part", "Run one part only (for profiling): stream, one-shot, events, tools, journal, turns, concurrent or telemetry. The one parse baseline runs with stream and one-shot.")
+                .suggesting(["stream", "one-shot", "events", "tools", "journal", "turns", "concurrent", "telemetry"]),
             .value("--concurrent", "n,…", "The rounds of the concurrency part: how many streamed turns run at once in each (default 1,10,100,1000; each 1 to 2000)."),
         ]
     )

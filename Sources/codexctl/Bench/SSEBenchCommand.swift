@@ -20,7 +20,7 @@ enum SSEBenchCommand: CLICommand {
             .value("--runs", "n", "Runs per figure; the median is reported (default 5)."),
             .value("--passes", "n", "How many times the stream is read per run (default 16)."),
             .value("--stream", "file", "The stream to read (default Benchmarks/sse/text-stream.sse of this checkout)."),
-            .value("--only", "part", "Run one part only: framing, decoding or transport (for profiling)."),
+            .value("--only", "part", "Run one part only: framing, decoding or transport (for profiling).").suggesting(["framing", "decoding", "transport"]),
         ]
     )
 

@@ -16,7 +16,8 @@ enum SchemaBenchCommand: CLICommand {
             .flag("--json", "Print one JSON object (the shared benchmark shape)."),
             .value("--workloads", "dir", "The workload directory (default: Benchmarks/schema of this checkout)."),
             .value("--only", "name", "Run only the named workload."),
-            .value("--mode", "mode", "Run only one mode: parsed, parsed-value, parse+validate or json_parse."),
+            .value("--mode", "mode", "Run only one mode: parsed, parsed-value, parse+validate or json_parse.")
+                .suggesting(["parsed", "parsed-value", "parse+validate", "json_parse"]),
             .value("--run-seconds", "s", "Minimum duration of one run (default 0.5)."),
             .value("--runs", "n", "Runs per figure; the median is reported (default 5)."),
             .value("--iterations", "n", "Run exactly n operations per run instead of calibrating (for valgrind)."),

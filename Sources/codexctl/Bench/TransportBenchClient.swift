@@ -15,7 +15,8 @@ enum TransportBenchClientCommand: CLICommand {
         named scenarios with one client and print one JSON object of figures.
         """,
         options: [
-            .value("--client", "name", "raw (a bare socket, the baseline), curl (CurlHTTPClient) or urlsession (URLSessionHTTPClient).", required: true),
+            .value("--client", "name", "raw (a bare socket, the baseline), curl (CurlHTTPClient) or urlsession (URLSessionHTTPClient).", required: true)
+                .suggesting(["raw", "curl", "urlsession"]),
             .value("--scenario", "list", "Comma-separated: stream, requests, turns, paused (turns and paused need curl or urlsession).", required: true),
             .value("--runs", "n", "Streamed runs; the median is reported (default 5)."),
             .value("--requests", "n", "Small requests per mode (default 2000)."),

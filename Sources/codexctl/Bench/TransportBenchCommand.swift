@@ -26,7 +26,7 @@ enum TransportBenchCommand: CLICommand {
             .value("--runs", "n", "Streamed runs per client; the median is reported (default 5)."),
             .value("--requests", "n", "Small requests per client (default 2000)."),
             .value("--stream-mib", "n", "The size of the streamed response in MiB (default 256)."),
-            .value("--only", "client", "Measure one client only: curl or urlsession (the bare socket always runs)."),
+            .value("--only", "client", "Measure one client only: curl or urlsession (the bare socket always runs).").suggesting(["curl", "urlsession"]),
         ]
     )
 

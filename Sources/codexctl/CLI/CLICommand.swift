@@ -8,12 +8,17 @@ protocol CLICommand {
     static var help: CommandHelp { get }
     /// Subcommands, for a group.
     static var subcommands: [any CLICommand.Type] { get }
+    /// Other commands reached under this one's name as well as their own (`login status` is `auth
+    /// status`): `help` finds them and shell completion offers them; the reference lists them once, under
+    /// their own group.
+    static var aliasedSubcommands: [any CLICommand.Type] { get }
     /// Runs it with the arguments after its name; returns the exit status.
     static func run(_ arguments: [String]) async -> Int32
 }
 
 extension CLICommand {
     static var subcommands: [any CLICommand.Type] { [] }
+    static var aliasedSubcommands: [any CLICommand.Type] { [] }
 
     /// The subcommand rows of a group's help page: each subcommand's name and summary, from the
     /// subcommand types themselves, so a group lists its children once.
@@ -59,7 +64,7 @@ extension CLICommand {
     /// Finds the command at a path such as `["schema", "validate"]`.
     static func find(_ path: ArraySlice<String>) -> (any CLICommand.Type)? {
         guard let first = path.first else { return self }
-        guard let next = subcommands.first(where: { $0.name == first }) else { return nil }
+        guard let next = (subcommands + aliasedSubcommands).first(where: { $0.name == first }) else { return nil }
         return next.find(path.dropFirst())
     }
 }

@@ -12,6 +12,9 @@ struct CLIOption {
     let isRequired: Bool
     /// Other spellings the parser takes for it (`-m` for `--model`), shown before the name in help.
     var aliases: [String] = []
+    /// The values shell completion offers for it (`--effort`: `low`, `high`, …); empty when the value is
+    /// free (a number, an ID) or a path, which the placeholder says.
+    var suggestions: [String] = []
 
     /// A flag (no value).
     static func flag(_ name: String, _ summary: String) -> CLIOption {
@@ -27,6 +30,13 @@ struct CLIOption {
     func aliased(_ aliases: String...) -> CLIOption {
         var option = self
         option.aliases = aliases
+        return option
+    }
+
+    /// The same option, with the values shell completion offers for it.
+    func suggesting(_ values: [String]) -> CLIOption {
+        var option = self
+        option.suggestions = values
         return option
     }
 

@@ -41,8 +41,12 @@ enum LoginCommand: CLICommand {
         AuthLoginCommand.help, as: "login", note: "The same as 'codexctl auth login'; 'codexctl login status' is 'codexctl auth status'."
     )
 
+    static var aliasedSubcommands: [any CLICommand.Type] { [AuthStatusCommand.self] }
+
     static func run(_ arguments: [String]) async -> Int32 {
-        if arguments.first == "status" { return await AuthStatusCommand.run(Array(arguments.dropFirst())) }
+        if let first = arguments.first, let aliased = aliasedSubcommands.first(where: { $0.name == first }) {
+            return await aliased.run(Array(arguments.dropFirst()))
+        }
         guard !printsHelp(arguments) else { return Console.Status.success }
         return await AliasCommand.forward(arguments, help: help, to: AuthLoginCommand.run)
     }

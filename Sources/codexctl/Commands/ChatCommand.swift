@@ -26,7 +26,7 @@ enum ChatCommand: CLICommand {
             .value("--db", "path|url", "The state store (default as for 'codexctl send'; a postgresql:// URL for PostgreSQL)."),
             .value("--model", "id", "The model of new threads.").aliased("-m"),
             .value("--endpoint", "url", "The Responses base URL (default: chosen by the credential)."),
-            .value("--auth", "source", "Use only this credential: apikey, codex or session."),
+            .value("--auth", "source", "Use only this credential: apikey, codex or session.").suggesting(["apikey", "codex", "session"]),
             CLIAuth.secretsOption,
             CLIAuth.codexHomeOption,
         ] + CLIMCPServers.options

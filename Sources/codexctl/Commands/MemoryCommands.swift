@@ -106,8 +106,9 @@ enum MemoryCommand: CLICommand {
             """,
             arguments: [("<text>", "The words to look for.")],
             options: [MemoryCommand.dbOption, MemoryCommand.namespaceOption] + MemoryCommand.filterOptions + [
-                .value("--match", "policy", "any (default), all, or a number N: at least N of the words."),
-                .value("--ranking", "profile", "importance (default: importance, then relevance, then recency) or recency."),
+                .value("--match", "policy", "any (default), all, or a number N: at least N of the words.").suggesting(["any", "all"]),
+                .value("--ranking", "profile", "importance (default: importance, then relevance, then recency) or recency.")
+                    .suggesting(["importance", "recency"]),
                 .value("--records", "n", "The read budget's records (default 8)."),
                 .value("--characters", "n", "The read budget's summary characters (default 1600)."),
                 .value("--limit", "n", "Ranked records considered before the budget (default 64, at most 256)."),

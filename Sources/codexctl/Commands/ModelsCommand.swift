@@ -33,7 +33,7 @@ enum ModelsListCommand: CLICommand {
             .flag("--cached-only", "No network I/O."),
             .flag("--json", "Print one JSON object."),
             .value("--endpoint", "url", "The catalog's base URL (default: OPENAI_BASE_URL or https://api.openai.com/v1 with an API key, else https://chatgpt.com/backend-api/codex).").aliased("--base-url"),
-            .value("--auth", "source", "Use only this credential: apikey, codex or session."),
+            .value("--auth", "source", "Use only this credential: apikey, codex or session.").suggesting(["apikey", "codex", "session"]),
             CLIAuth.secretsOption,
             CLIAuth.codexHomeOption,
         ]

@@ -37,6 +37,11 @@ enum RootCommand: CLICommand {
             return Console.Status.success
         case "help":
             let path = arguments.dropFirst()
+            // `help help` and `help -h` ask about help itself: its line is on the root page.
+            if path.count == 1, let word = path.first, ["help", "-h", "--help"].contains(word) {
+                Console.out(help.text)
+                return Console.Status.success
+            }
             guard let command = find(path) else {
                 return Console.usageFailure("Unknown command '\(path.joined(separator: " "))'", help: help)
             }

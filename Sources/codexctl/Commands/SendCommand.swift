@@ -12,6 +12,8 @@ import Glibc
 enum SendCommand: CLICommand {
     static let name = "send"
     static let summary = "Send one prompt to the service and stream the reply."
+    /// The reasoning efforts `--effort` takes, by wire name.
+    static let efforts = ["none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra"]
     static let help = CommandHelp(
         command: "send",
         overview: """
@@ -30,14 +32,15 @@ enum SendCommand: CLICommand {
         argumentSynopsis: "[<prompt> | -]",
         options: [
             .value("--model", "id", "The model (default: the thread's, else gpt-5.6-sol).").aliased("-m"),
-            .value("--effort", "effort", "The reasoning effort: none, minimal, low, medium, high, xhigh, max, ultra."),
+            .value("--effort", "effort", "The reasoning effort: none, minimal, low, medium, high, xhigh, max, ultra.")
+                .suggesting(efforts),
             .value("--image", "file", "An image sent with the prompt (PNG, JPEG, GIF, WebP, HEIC).", repeatable: true),
             .value("--schema", "file", "A JSON Schema the reply must match: validated locally, printed as one JSON value.").aliased("--output-schema"),
             .flag("--ephemeral", "Keep nothing: no database is opened or written."),
             .value("--thread", "id", "Continue this thread of the database."),
             .value("--db", "path|url", "The state store: a SQLite file (default $XDG_STATE_HOME/codexkit/state.sqlite, else ~/.local/state/codexkit/state.sqlite) or a postgresql:// URL."),
             .value("--endpoint", "url", "The Responses base URL (default: chosen by the credential: OPENAI_BASE_URL or the public API for a key, the ChatGPT backend for a session)."),
-            .value("--auth", "source", "Use only this credential: apikey, codex or session."),
+            .value("--auth", "source", "Use only this credential: apikey, codex or session.").suggesting(["apikey", "codex", "session"]),
             .flag("--reasoning-summaries", "Ask the model for reasoning summaries (shown on stderr)."),
             .flag("--json", "Print one JSON object per event on stdout (see Docs/CLI.md)."),
             .flag("--verbose", "Show progress on stderr even when it is not a terminal."),
@@ -120,7 +123,7 @@ struct SendOptions {
         }
         model = parsed.options["--model"].map(CodexModel.init(rawValue:))
         if let effort = parsed.options["--effort"] {
-            guard ["none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra"].contains(effort) else {
+            guard SendCommand.efforts.contains(effort) else {
                 throw UsageError("--effort takes none, minimal, low, medium, high, xhigh, max or ultra")
             }
             self.effort = ReasoningEffort(rawValue: effort)

@@ -173,7 +173,7 @@ enum ThreadsCommand: CLICommand {
             arguments: [StorageCommandSupport.threadArgument],
             options: [
                 StorageCommandSupport.dbOption,
-                .value("--format", "format", "jsonl (default) or markdown."),
+                .value("--format", "format", "jsonl (default) or markdown.").suggesting(["jsonl", "markdown"]),
                 .flag("--json", "Report errors as one JSON object on stdout."),
             ]
         )

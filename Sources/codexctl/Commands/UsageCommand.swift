@@ -24,7 +24,8 @@ enum UsageCommand: CLICommand {
             .value("--model", "model", "Only this model's records (exact name)."),
             .value("--since", "date", "Only records at or after this date: 2026-12-01 (midnight UTC) or 2026-12-01T10:00:00Z."),
             .value("--until", "date", "Only records before this date (exclusive), in the same forms."),
-            .value("--by", "grouping", "Group by thread, turn, account, model (the default) or day (UTC)."),
+            .value("--by", "grouping", "Group by thread, turn, account, model (the default) or day (UTC).")
+                .suggesting(["thread", "turn", "account", "model", "day"]),
             .value("--prices", "file", "A price file (JSON, prices per million tokens by model and date; see Docs/CLI.md) for a cost column."),
             .flag("--json", "Print one JSON object."),
         ]

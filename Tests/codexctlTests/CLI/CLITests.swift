@@ -7,7 +7,8 @@ import Testing
         let version = try await CommandRunner.codexctl(["--version"])
         #expect(version.status == 0)
         #expect(version.stdout == "codexctl 0.1.0\n")
-        for arguments in [["--help"], ["-h"], ["help"], []] {
+        // `help help` and `help -h` ask about help itself, whose line is on the root page.
+        for arguments in [["--help"], ["-h"], ["help"], [], ["help", "help"], ["help", "-h"], ["help", "--help"]] {
             let help = try await CommandRunner.codexctl(arguments)
             #expect(help.status == 0)
             #expect(help.stdout.hasPrefix("OVERVIEW: "))
@@ -24,6 +25,10 @@ import Testing
         #expect(viaHelp.stdout == viaFlag.stdout)
         #expect(viaHelp.stdout.contains("USAGE: codexctl schema validate <instance> --schema <schema> [--partial] [--max-bytes <n>] [--max-work <n>] [--json]"))
         #expect(viaHelp.stdout.contains("ARGUMENTS:\n  <instance>"))
+        // `login status` runs `auth status`, so help finds it under both names.
+        let aliased = try await CommandRunner.codexctl(["help", "login", "status"])
+        #expect(aliased.status == 0, "\(aliased.stderr)")
+        #expect(aliased.stdout == (try await CommandRunner.codexctl(["auth", "status", "--help"])).stdout)
     }
 
     @Test func usageErrorsGoToStandardErrorWithStatus64() async throws {

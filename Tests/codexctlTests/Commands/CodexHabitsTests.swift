@@ -151,19 +151,52 @@ import Testing
         }
     }
 
-    @Test func completionScriptsForBashZshAndFishCompleteCommandsOptionsAndFiles() async throws {
+    /// Each shell completes commands, options, an option's fixed values (never files after `--effort`),
+    /// paths where a path goes (directories only where a directory goes, a name with a space as one
+    /// word), nothing where a value is free, `help`'s command names, `completions`' shells and
+    /// `login status`.
+    @Test func completionScriptsForBashZshAndFishCompleteCommandsOptionsValuesAndFiles() async throws {
+        let directory = try temporaryDirectory("completion")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("adir"), withIntermediateDirectories: true)
+        for name in ["afile.json", "my file.json"] { try Data().write(to: directory.appendingPathComponent(name)) }
         let bash = try await CommandRunner.codexctl(["completions", "bash"])
         #expect(bash.status == 0)
         let script = try CommandRunner.temporaryFile(bash.stdout, name: "codexctl.bash")
         let completed = try await CommandRunner.run(URL(fileURLWithPath: "/bin/bash"), ["-c", """
             source \(script)
-            complete() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _codexctl; echo "${COMPREPLY[*]}"; }
+            cd '\(directory.path)'
+            complete() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _codexctl; printf '%s|' "${COMPREPLY[@]}"; echo; }
             complete codexctl thr
             complete codexctl threads l
             complete codexctl send -m gpt --out
             complete codexctl db ""
+            complete codexctl send --effort h
+            complete codexctl send --effort = x
+            complete codexctl usage --by ""
+            complete codexctl send -m ""
+            complete codexctl help sch
+            complete codexctl completions ""
+            complete codexctl login ""
+            complete codexctl schema check my
+            complete codexctl schema conformance ""
             """])
-        #expect(completed.stdout == "threads\nlist\n--output-schema\npath check migrate\n", "\(completed.stderr)")
+        #expect(completed.stdout == """
+            threads|
+            list|
+            --output-schema|
+            path|check|migrate|
+            high|
+            xhigh|
+            thread|turn|account|model|day|
+            |
+            schema|
+            bash|zsh|fish|
+            status|
+            my file.json|
+            adir|
+
+            """, "\(completed.stderr)")
         for shell in ["zsh", "fish"] where FileManager.default.isExecutableFile(atPath: "/usr/bin/\(shell)") {
             let generated = try await CommandRunner.codexctl(["completions", shell])
             #expect(generated.status == 0)
@@ -174,21 +207,57 @@ import Testing
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/fish") {
             let fish = try await CommandRunner.codexctl(["completions", "fish"])
             let file = try CommandRunner.temporaryFile(fish.stdout, name: "codexctl.fish")
+            let lines = [
+                "codexctl threads ", "codexctl send --out", "codexctl send --effort ", "codexctl send --effort=h", "codexctl send -m ",
+                "codexctl login ", "codexctl completions ", "codexctl schema check my", "codexctl schema conformance ", "codexctl help sch",
+            ]
+            let commands = lines.map { "echo (complete -C '\($0)' | string join ,)" }.joined(separator: "; ")
             let completed = try await CommandRunner.run(
-                URL(fileURLWithPath: "/usr/bin/fish"), ["-c", "source \(file); complete -C 'codexctl threads '; complete -C 'codexctl send --out'"]
+                URL(fileURLWithPath: "/usr/bin/fish"), ["-c", "source \(file); cd '\(directory.path)'; \(commands)"]
             )
-            #expect(completed.stdout == "delete\nexport\nlist\nshow\n--output-schema\n", "\(completed.stderr)")
+            #expect(completed.stdout == """
+                delete,export,list,show
+                --output-schema
+                high,low,max,medium,minimal,none,ultra,xhigh
+                --effort=high
+
+                status
+                bash,fish,zsh
+                my file.json
+                adir/\tDirectory
+                schema
+
+                """.replacingOccurrences(of: "\\t", with: "\t"), "\(completed.stderr)")
         }
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh") {
             let zsh = try await CommandRunner.codexctl(["completions", "zsh"])
             let file = try CommandRunner.temporaryFile(zsh.stdout, name: "_codexctl")
             let completed = try await CommandRunner.run(URL(fileURLWithPath: "/usr/bin/zsh"), ["-c", """
-                compdef() { :; }; compadd() { [[ $1 == -- ]] && shift; print -r -- "$*"; }; _files() { print -r -- FILES; }
+                compdef() { :; }; compadd() { [[ $1 == -- ]] && shift; print -r -- "$*"; }; _files() { print -r -- "FILES $*"; }
+                compset() { :; }
                 source \(file)
                 words=(codexctl threads ''); CURRENT=3; _codexctl
                 words=(codexctl send --schema ''); CURRENT=4; _codexctl
+                words=(codexctl send --effort ''); CURRENT=4; _codexctl
+                words=(codexctl send --effort=h); CURRENT=3; _codexctl
+                words=(codexctl send -m ''); CURRENT=4; _codexctl
+                words=(codexctl help ''); CURRENT=3; _codexctl
+                words=(codexctl completions ''); CURRENT=3; _codexctl
+                words=(codexctl schema conformance ''); CURRENT=4; _codexctl
+                words=(codexctl login ''); CURRENT=3; _codexctl
                 """])
-            #expect(completed.stdout == "list show export delete\nFILES\n", "\(completed.stderr)")
+            #expect(completed.stdout == """
+                list show export delete
+                FILES\u{20}
+                none minimal low medium high xhigh max ultra
+                none minimal low medium high xhigh max ultra
+
+                demo send exec chat schema responses models auth login logout recovery threads approvals mcp db memory usage bench completions errors
+                bash zsh fish
+                FILES -/
+                status
+
+                """, "\(completed.stderr)")
         }
     }
 

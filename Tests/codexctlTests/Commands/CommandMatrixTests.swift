@@ -195,7 +195,7 @@ import Testing
                 Case(arguments: ["logout", "--secrets", path("not-a-directory")], status: 1, stdout: "", stderr: "Error: "),
             ],
             "completions": [
-                Case(arguments: ["completions", "bash"], status: 0, stdout: "complete -o default -F _codexctl codexctl\n", stderr: ""),
+                Case(arguments: ["completions", "bash"], status: 0, stdout: "complete -F _codexctl codexctl\n", stderr: ""),
                 Case(arguments: ["completions", "tcsh"], status: 64, stdout: "", stderr: "Error: expected one shell: bash, zsh or fish\n"),
             ],
             "db path": [
