@@ -1,6 +1,11 @@
 import CodexCore
 import CodexSchema
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `codexctl schema conformance DIR`: runs every `*.json` suite file in a directory.
 enum SchemaConformanceCommand: CLICommand {
@@ -11,7 +16,8 @@ enum SchemaConformanceCommand: CLICommand {
         overview: """
         Run every *.json file in a directory (in JSON-Schema-Test-Suite format, or CodexKit's rejected-schema \
         format) against the validator. Prints one line per file and a last line 'N passed, M failed'; exits 1 on \
-        any failure.
+        any failure, a file or directory inside it that cannot be read included, and with no_suite_files when \
+        the directory holds no *.json file (a wrong path never passes).
         """,
         arguments: [("<directory>", "A directory of suite files (searched recursively).")],
         options: [
@@ -38,13 +44,24 @@ enum SchemaConformanceCommand: CLICommand {
         }) else { return Console.Status.usage }
         let json = parsed.has("--json")
         let directory = URL(fileURLWithPath: parsed.positionals[0])
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue,
-              let enumerator = FileManager.default.enumerator(atPath: directory.path) else {
+        var top: [String] = []
+        do {
+            top = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        } catch {
             return SchemaCommand.LoadFailure(code: "unreadable_input", message: "Cannot read directory '\(directory.path)'").report(json: json)
         }
-        let files = enumerator.compactMap { $0 as? String }.filter { $0.hasSuffix(".json") }.sorted()
         var outcomes: [FileOutcome] = []
+        // A directory inside that cannot be read fails the run by name, never skipped in silence.
+        let (files, unreadable) = suiteFiles(in: directory.path, names: top)
+        for path in unreadable {
+            var outcome = FileOutcome(file: path + "/")
+            outcome.failed = 1
+            outcome.error = "unreadable_input: Cannot read directory '\(path)'"
+            outcomes.append(outcome)
+        }
+        guard !files.isEmpty || !unreadable.isEmpty else {
+            return SchemaCommand.LoadFailure(code: "no_suite_files", message: "'\(directory.path)' holds no *.json suite file").report(json: json)
+        }
         for file in files {
             var outcome = FileOutcome(file: file)
             let bytes: [UInt8]
@@ -97,5 +114,31 @@ enum SchemaConformanceCommand: CLICommand {
             Console.line("\(passed) passed, \(failed) failed")
         }
         return failed == 0 ? Console.Status.success : Console.Status.failure
+    }
+
+    /// The `*.json` files under `root` (relative paths, sorted), given its entries `names`, and the
+    /// directories inside it that could not be read. Symbolic links to directories are not followed (a
+    /// link back up would never end); links to files are read like files.
+    private static func suiteFiles(in root: String, names: [String]) -> (files: [String], unreadable: [String]) {
+        var files: [String] = []
+        var unreadable: [String] = []
+        var pending: [(relative: String, names: [String])] = [("", names)]
+        while let (relative, names) = pending.popLast() {
+            for name in names {
+                let path = relative.isEmpty ? name : relative + "/" + name
+                var info = stat()
+                guard lstat(root + "/" + path, &info) == 0 else { continue }
+                if (info.st_mode & S_IFMT) == S_IFDIR {
+                    do {
+                        pending.append((path, try FileManager.default.contentsOfDirectory(atPath: root + "/" + path)))
+                    } catch {
+                        unreadable.append(path)
+                    }
+                } else if name.hasSuffix(".json") {
+                    files.append(path)
+                }
+            }
+        }
+        return (files.sorted(), unreadable.sorted())
     }
 }
