@@ -26,9 +26,10 @@ enum ResponsesDecodeCommand: CLICommand {
         overview: """
         Decode a captured SSE stream with CodexKit's framer and event decoder. Prints one JSON line per typed event \
         ({"type": …, "sequence_number": …, …}; unknown events as {"type": "unknown", "raw_type": …}) and a final summary \
-        line. Exit status: 0 when the stream ends with response.completed, 1 on a framing or JSON error (with the byte \
-        offset; one event may hold up to 70 MiB, the live client's limit), 2 when the stream ends without \
-        response.completed, 64 usage error.
+        line, also when an error stops the decoding (the events before it are printed first). Exit status: 0 when \
+        the stream ends with response.completed, 1 on a framing or JSON error (with the byte offset; one event may \
+        hold up to 70 MiB, the live client's limit), 2 when the stream ends without response.completed or cannot \
+        be read, 64 usage error.
         """,
         arguments: [("<file>", "The captured stream, or - for standard input.")]
     )
@@ -59,35 +60,42 @@ enum ResponsesDecodeCommand: CLICommand {
         var responseID: String?
         var textCharacters = 0
         var totalBytes = 0
-        while true {
+        // The first framing or decoding error, in stream order; the events before it are printed, then
+        // the summary, then the error.
+        var failure: AgentRuntimeError?
+        var readFailure: BoundedInputFile.Failure?
+        reading: while failure == nil {
             let chunk: [UInt8]
             do {
                 chunk = try input.read(maximum: 64 * 1024)
             } catch {
-                Console.error("Error: unreadable_input: Cannot read '\(parsed.positionals[0])' at byte \(totalBytes): \(BoundedInputFile.Failure.reason(error.systemError))\n")
-                return Console.Status.unreadableInput
+                readFailure = error
+                break
             }
             if chunk.isEmpty { break }
             totalBytes += chunk.count
-            do {
-                try framer.feed(chunk, into: &sseEvents)
-                for sseEvent in sseEvents {
-                    guard let event = try decoder.decode(sseEvent) else { continue }
-                    count += 1
-                    Console.exactLine(EventJSON.line(for: event).compactString())
-                    switch event.kind {
-                    case .outputTextDelta(_, _, _, let delta): textCharacters += delta.count
-                    case .created(let info): responseID = info.id ?? responseID
-                    case .completed(let info), .failed(let info), .incomplete(let info):
-                        responseID = info.id ?? responseID
-                        terminal = event.typeName
-                    default: break
-                    }
+            // Events framed before a framing error in this chunk are kept and decoded first.
+            do { try framer.feed(chunk, into: &sseEvents) } catch { failure = error }
+            defer { sseEvents.removeAll(keepingCapacity: true) }
+            for sseEvent in sseEvents {
+                let decoded: ResponsesStreamEvent?
+                do {
+                    decoded = try decoder.decode(sseEvent)
+                } catch {
+                    failure = error
+                    break reading
                 }
-                sseEvents.removeAll(keepingCapacity: true)
-            } catch {
-                Console.error("Error: \(error.code.rawValue): \(error.message) (at byte \(error.byteOffset ?? framer.byteCount))\n")
-                return Console.Status.failure
+                guard let event = decoded else { continue }
+                count += 1
+                Console.exactLine(EventJSON.line(for: event).compactString())
+                switch event.kind {
+                case .outputTextDelta(_, _, _, let delta): textCharacters += delta.count
+                case .created(let info): responseID = info.id ?? responseID
+                case .completed(let info), .failed(let info), .incomplete(let info):
+                    responseID = info.id ?? responseID
+                    terminal = event.typeName
+                default: break
+                }
             }
         }
         let summary: JSONObject = [
@@ -96,6 +104,14 @@ enum ResponsesDecodeCommand: CLICommand {
             "output_text_characters": .number(JSONNumber(textCharacters)), "bytes": .number(JSONNumber(totalBytes)),
         ]
         Console.exactLine(JSONValue.object(summary).compactString())
+        if let readFailure {
+            Console.error("Error: unreadable_input: Cannot read '\(parsed.positionals[0])' at byte \(totalBytes): \(BoundedInputFile.Failure.reason(readFailure.systemError))\n")
+            return Console.Status.unreadableInput
+        }
+        if let failure {
+            Console.error("Error: \(failure.code.rawValue): \(failure.message) (at byte \(failure.byteOffset ?? framer.byteCount))\n")
+            return Console.Status.failure
+        }
         if terminal == "response.completed" { return Console.Status.success }
         if let terminal {
             Console.error("Error: response_not_completed: the stream ended with \(terminal), not response.completed\n")

@@ -109,7 +109,7 @@ enum SchemaCheckCommand: CLICommand {
             if parsed.has("--json") {
                 Console.exactLine(JSONValue.object(["ok": true, "nodes": .number(JSONNumber(validator.nodeCount))]).canonicalString())
             } else {
-                Console.line("ok: schema compiles (\(validator.nodeCount) subschemas)")
+                Console.line("ok: schema compiles (\(validator.nodeCount) \(validator.nodeCount == 1 ? "subschema" : "subschemas"))")
             }
             return Console.Status.success
         } catch {

@@ -55,6 +55,11 @@ import Testing
         #expect(twice.stdout == #"{"error":{"code":"usage","message":"'--json' given twice","usage":"codexctl schema check <schema> [--json]"}}"# + "\n")
         let badHelp = try await CommandRunner.codexctl(["help", "nope"])
         #expect(badHelp.status == 64)
+        // A command without --json has no JSON to give: its --json is the mistake, said in text.
+        let noJSON = try await CommandRunner.codexctl(["responses", "decode", "--json", "x"])
+        #expect(noJSON.status == 64)
+        #expect(noJSON.stdout.isEmpty)
+        #expect(noJSON.stderr.hasPrefix("Error: Unknown option '--json'\nUsage: codexctl responses decode <file>\n"), "\(noJSON.stderr)")
     }
 
     /// Extra words after a complete command, an empty account binding, standard input named twice, a

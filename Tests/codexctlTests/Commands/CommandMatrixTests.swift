@@ -165,7 +165,7 @@ import Testing
             ],
             "responses decode": [
                 Case(arguments: ["responses", "decode", sse], status: 0, stdout: #""type":"response.created""#, stderr: ""),
-                Case(arguments: ["responses", "decode", "-"], stdin: "data: {oops\n\n", status: 1, stdout: "", stderr: "Error: responses_event_malformed: "),
+                Case(arguments: ["responses", "decode", "-"], stdin: "data: {oops\n\n", status: 1, stdout: #"{"type":"summary","events":0,"#, stderr: "Error: responses_event_malformed: "),
             ],
             "models list": [
                 Case(arguments: ["models", "list", "--cached-only", "--json"], status: 0, stdout: #"{"source":"bundled""#, stderr: ""),

@@ -52,6 +52,21 @@ import Testing
         #expect(malformed.stderr.hasPrefix("Error: responses_event_malformed"))
         // The offset of the event that failed (its first line).
         #expect(malformed.stderr.contains("(at byte 0)"))
+        // The events before a bad one, in the same read, are printed, then the summary, then the error.
+        let created = #"data: {"type":"response.created","sequence_number":0,"response":{"id":"r"}}"# + "\n\n"
+        let afterOne = try await CommandRunner.codexctl(["responses", "decode", "-"], stdin: created + "data: {oops\n\n")
+        #expect(afterOne.status == 1)
+        #expect(afterOne.stdout == """
+            {"type":"response.created","sequence_number":0,"response_id":"r"}
+            {"type":"summary","events":1,"dropped_duplicates":0,"terminal":null,"response_id":"r","output_text_characters":0,"bytes":90}
+
+            """)
+        #expect(afterOne.stderr == "Error: responses_event_malformed: a stream event's data is not valid JSON (at byte 77)\n")
+        let tooLarge = try await CommandRunner.codexctl(
+            ["responses", "decode", try CommandRunner.temporaryFile(created + huge, name: "late-huge.sse")]
+        )
+        #expect(tooLarge.status == 1)
+        #expect(tooLarge.stdout.hasPrefix(#"{"type":"response.created","sequence_number":0,"response_id":"r"}"# + "\n{\"type\":\"summary\",\"events\":1,"), "\(tooLarge.stdout)")
     }
 }
 
