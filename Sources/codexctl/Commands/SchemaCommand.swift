@@ -15,8 +15,11 @@ enum SchemaCommand: CLICommand {
 
     static func run(_ arguments: [String]) async -> Int32 { await dispatch(arguments) }
 
-    /// The largest schema or instance the schema commands read by default: 256 MiB.
+    /// The largest instance (and suite file) the schema commands read by default: 256 MiB.
     static let maximumInputBytes = 256 * 1024 * 1024
+    /// The largest schema they read: 16 MiB. A schema becomes a tree of values (several times its size
+    /// in memory), and real schemas are kilobytes.
+    static let maximumSchemaBytes = 16 * 1024 * 1024
     /// How deep a schema or instance may nest.
     static let maximumDepth = 512
 
@@ -36,11 +39,12 @@ enum SchemaCommand: CLICommand {
         }
     }
 
-    /// Reads and parses a JSON file (or `-` for standard input) for a schema command.
-    static func loadJSON(_ path: String, what: String) -> Result<JSONValue, LoadFailure> {
-        loadBytes(path, what: what).flatMap { bytes in
+    /// Reads and parses a schema file (or `-` for standard input), up to ``maximumSchemaBytes``.
+    static func loadSchema(_ path: String) -> Result<JSONValue, LoadFailure> {
+        let what = "schema"
+        return loadBytes(path, what: what, limit: maximumSchemaBytes).flatMap { bytes in
             do {
-                return .success(try JSONValue(parsing: bytes, options: .init(maximumDepth: maximumDepth, maximumBytes: maximumInputBytes)))
+                return .success(try JSONValue(parsing: bytes, options: .init(maximumDepth: maximumDepth, maximumBytes: maximumSchemaBytes)))
             } catch let error as CodexSchemaError {
                 return .failure(LoadFailure.notJSON(what: what, path: path, error))
             } catch {
@@ -89,7 +93,7 @@ enum SchemaCheckCommand: CLICommand {
     static let help = CommandHelp(
         command: "schema check",
         overview: "Compile a schema against CodexKit's supported keyword subset and report every unsupported keyword.",
-        arguments: [("<schema>", "The schema file, or - for standard input.")],
+        arguments: [("<schema>", "The schema file (up to 16 MiB), or - for standard input.")],
         options: [.flag("--json", "Print one JSON object instead of text.")]
     )
 
@@ -100,7 +104,7 @@ enum SchemaCheckCommand: CLICommand {
             return Console.usageFailure(parsed.positionals.isEmpty ? "Missing expected argument '<schema>'" : "Too many arguments", help: help)
         }
         let schema: JSONValue
-        switch SchemaCommand.loadJSON(parsed.positionals[0], what: "schema") {
+        switch SchemaCommand.loadSchema(parsed.positionals[0]) {
         case .success(let value): schema = value
         case .failure(let failure): return failure.report(json: parsed.has("--json"))
         }

@@ -9,7 +9,7 @@ enum SchemaValidateCommand: CLICommand {
         overview: "Validate a JSON instance against a schema. Exit status: 0 valid, 1 invalid, 2 unreadable input, 3 the validator gave up (its work limit), 64 usage error.",
         arguments: [("<instance>", "The instance file, or - for standard input.")],
         options: [
-            .value("--schema", "schema", "The schema file.", required: true),
+            .value("--schema", "schema", "The schema file (up to 16 MiB).", required: true),
             .flag("--partial", "Validate as a streamed snapshot: skip required and minimum-size checks."),
             .value("--max-bytes", "n", "The largest instance read (default 268435456); more is refused at the limit."),
             .value("--max-work", "n", "The most subschema evaluations before the validator gives up (default 10000000; exit 3)."),
@@ -32,7 +32,7 @@ enum SchemaValidateCommand: CLICommand {
         let limit = parsed.options["--max-bytes"].flatMap { Int($0) } ?? SchemaCommand.maximumInputBytes
         let json = parsed.has("--json")
         let schema: JSONValue
-        switch SchemaCommand.loadJSON(schemaPath, what: "schema") {
+        switch SchemaCommand.loadSchema(schemaPath) {
         case .success(let value): schema = value
         case .failure(let failure): return failure.report(json: json)
         }

@@ -143,6 +143,22 @@ import Testing
         #expect(try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "--max-bytes", "0", file]).status == 64)
     }
 
+    /// A schema is read up to 16 MiB (it becomes a tree several times its size); the instance's
+    /// `--max-bytes` does not raise it.
+    @Test func aSchemaOverSixteenMebibytesIsRefusedAtTheLimit() async throws {
+        let padding = String(repeating: " ", count: 16 * 1024 * 1024)
+        let schema = try CommandRunner.temporaryFile("{}" + padding)
+        let expected = "Error: json_size_limit_exceeded: Schema '\(schema)' is not valid JSON: input is larger than the limit of 16777216 bytes\n"
+        let check = try await CommandRunner.codexctl(["schema", "check", schema])
+        #expect(check.status == 2)
+        #expect(check.stderr == expected)
+        let validate = try await CommandRunner.codexctl(["schema", "validate", "--schema", schema, "--max-bytes", "\(1 << 30)", "-"], stdin: "1")
+        #expect(validate.status == 2)
+        #expect(validate.stderr == expected)
+        let within = try CommandRunner.temporaryFile("{}" + padding.dropLast(2))
+        #expect(try await CommandRunner.codexctl(["schema", "check", within]).stdout == "ok: schema compiles (1 subschema)\n")
+    }
+
     /// Any limit reads what is there: one past the limit is never computed by overflowing (`Int.max`
     /// crashed), and a pipe's limit is never reserved up front (100 TB aborted the process).
     @Test(arguments: ["\(Int.max)", "100000000000000"]) func aHugeLimitReadsWhatIsThereFromAFileOrAPipe(_ limit: String) async throws {
