@@ -65,8 +65,57 @@ struct SchemaCompiler {
             program.nodes[Int(pending.node)].ref = try resolve(pending.reference, from: pending.node)
             program.nodes[Int(pending.node)].flags |= SchemaProgram.NodeFlags.hasApplicators
         }
+        if !references.isEmpty { try refuseEndlessReferences() }
         program.finishLookups()
         return program
+    }
+
+    /// Refuses a `$ref` that leads back to its own schema through `$ref`, `allOf`, `anyOf`, `oneOf` and
+    /// `not` alone: each of those applies a schema to the same instance, so evaluation would go round
+    /// without end on any instance that reaches it (`{"$ref": "#"}` validates nothing). A way back
+    /// through `properties`, `items` or `additionalProperties` is recursion into the instance, which
+    /// ends with it, and stays allowed.
+    private func refuseEndlessReferences() throws(CodexSchemaError) {
+        let nodes = program.nodes
+        func inPlace(_ index: Int) -> [Int32] {
+            let node = nodes[index]
+            var next: [Int32] = []
+            if node.ref >= 0 { next.append(node.ref) }
+            if node.not >= 0 { next.append(node.not) }
+            for span in [node.allOf, node.anyOf, node.oneOf] where span.count > 0 {
+                next.append(contentsOf: program.children[Int(span.start)..<Int(span.start + span.count)])
+            }
+            return next
+        }
+        // Depth-first, without recursion (a schema may nest thousands deep): 0 unseen, 1 on the path,
+        // 2 done. An edge to a node on the path closes a loop.
+        var state = [UInt8](repeating: 0, count: nodes.count)
+        for start in nodes.indices where state[start] == 0 {
+            var stack: [(node: Int, next: [Int32], position: Int)] = [(start, inPlace(start), 0)]
+            state[start] = 1
+            while let top = stack.last {
+                guard top.position < top.next.count else {
+                    state[top.node] = 2
+                    stack.removeLast()
+                    continue
+                }
+                stack[stack.count - 1].position += 1
+                let target = Int(top.next[top.position])
+                if state[target] == 1 {
+                    // The loop is the path from `target` on: name the first schema on it with a `$ref`.
+                    let loop = stack.map(\.node).drop { $0 != target }
+                    let owner = loop.first { nodes[$0].ref >= 0 } ?? target
+                    throw invalidSchema(
+                        "$ref leads back to the same schema without reaching into the instance, so evaluation would never end",
+                        at: program.pointers[owner] + "/$ref"
+                    )
+                }
+                if state[target] == 0 {
+                    state[target] = 1
+                    stack.append((target, inPlace(target), 0))
+                }
+            }
+        }
     }
 
     // MARK: - Walk

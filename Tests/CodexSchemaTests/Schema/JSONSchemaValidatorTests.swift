@@ -143,12 +143,30 @@ import Testing
         #expect(message == "validation needed more than 10000000 subschema evaluations")
     }
 
-    @Test func refCyclesThatConsumeNothingHitTheDepthBound() throws {
-        let validator = try JSONSchemaValidator(schema: ["$ref": "#"])
-        let error = #expect(throws: CodexSchemaError.self) { try validator.validate(1) }
-        #expect(error?.code == .schemaWorkLimitExceeded)
-        let mutual = try JSONSchemaValidator(schema: ["$defs": ["a": ["$ref": "#/$defs/b"], "b": ["anyOf": [["$ref": "#/$defs/a"]]]], "$ref": "#/$defs/a"])
-        #expect(throws: CodexSchemaError.self) { try mutual.isValid("x") }
+    /// A `$ref` that comes back to its own schema through `$ref`, `allOf`, `anyOf`, `oneOf` or `not`
+    /// alone would evaluate without end on any instance: the schema is refused when it is compiled,
+    /// naming the first `$ref` on the loop. Recursion through `properties`, `items` or
+    /// `additionalProperties` reaches into the instance, ends with it, and stays allowed.
+    @Test func refLoopsThatNeverReachIntoTheInstanceAreRefusedWhenCompiled() throws {
+        let message = "$ref leads back to the same schema without reaching into the instance, so evaluation would never end"
+        let cases: [(JSONValue, String)] = [
+            (["$ref": "#"], "/$ref"),
+            (["$defs": ["a": ["$ref": "#/$defs/b"], "b": ["anyOf": [["$ref": "#/$defs/a"]]]], "$ref": "#/$defs/a"], "/$defs/a/$ref"),
+            (["not": ["$ref": "#"]], "/not/$ref"),
+            (["type": "object", "allOf": [["type": "object"], ["oneOf": [["$ref": "#"]]]]], "/allOf/1/oneOf/0/$ref"),
+        ]
+        for (schema, pointer) in cases {
+            let error = #expect(throws: CodexSchemaError.self) { try JSONSchemaValidator(schema: schema) }
+            #expect(error?.code == .invalidSchema, "\(schema)")
+            #expect(error?.schemaPointer == pointer, "\(schema)")
+            #expect(error?.message == message)
+        }
+        let throughItems = try JSONSchemaValidator(schema: ["type": "array", "items": ["$ref": "#"]])
+        #expect(try throughItems.isValid([[[], []]]))
+        #expect(try !throughItems.isValid([[1]]))
+        let throughAdditional = try JSONSchemaValidator(schema: ["type": "object", "additionalProperties": ["anyOf": [["$ref": "#"]]]])
+        #expect(try throughAdditional.isValid(["a": ["b": [:]]]))
+        #expect(try !throughAdditional.isValid(["a": ["b": 1]]))
     }
 
     @Test func unsupportedKeywordsAreAllReportedWithPointers() {
