@@ -102,9 +102,11 @@ struct SchemaCompiler {
                 stack[stack.count - 1].position += 1
                 let target = Int(top.next[top.position])
                 if state[target] == 1 {
-                    // The loop is the path from `target` on: name the first schema on it with a `$ref`.
-                    let loop = stack.map(\.node).drop { $0 != target }
-                    let owner = loop.first { nodes[$0].ref >= 0 } ?? target
+                    // The loop is the path from `target` on: name the first schema on it that goes on
+                    // through its `$ref` (the first edge each schema lists, so taken when the position
+                    // moved past it), not one whose `$ref` leads elsewhere.
+                    let loop = stack.drop { $0.node != target }
+                    let owner = loop.first { nodes[$0.node].ref >= 0 && $0.position == 1 }?.node ?? target
                     throw invalidSchema(
                         "$ref leads back to the same schema without reaching into the instance, so evaluation would never end",
                         at: program.pointers[owner] + "/$ref"

@@ -73,9 +73,10 @@ enum Console {
 
     /// Prints `Error: message` and the usage line to standard error; returns the usage status.
     static func usageFailure(_ message: String, help: CommandHelp) -> Int32 {
-        if asksForJSON, help.options.contains(where: { $0.name == "--json" }) {
-            // A script that asked for JSON gets JSON for this failure too: the shape of every other error.
-            // (A command without `--json` has no JSON to give: its `--json` is the mistake, said in text.)
+        if asksForJSON, !help.subcommands.isEmpty || help.options.contains(where: { $0.name == "--json" }) {
+            // A script that asked for JSON gets JSON for this failure too: the shape of every other error
+            // (a mistyped subcommand included). A command without `--json` has no JSON to give: its
+            // `--json` is the mistake, said in text.
             exactLine(JSONValue.object(["error": ["code": "usage", "message": .string(message), "usage": .string(help.usage)]]).compactString())
             return Status.usage
         }

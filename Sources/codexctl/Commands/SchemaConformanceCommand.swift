@@ -53,10 +53,10 @@ enum SchemaConformanceCommand: CLICommand {
         var outcomes: [FileOutcome] = []
         // A directory inside that cannot be read fails the run by name, never skipped in silence.
         let (files, unreadable) = suiteFiles(in: directory.path, names: top)
-        for path in unreadable {
-            var outcome = FileOutcome(file: path + "/")
+        for entry in unreadable {
+            var outcome = FileOutcome(file: entry.path + (entry.isDirectory ? "/" : ""))
             outcome.failed = 1
-            outcome.error = "unreadable_input: Cannot read directory '\(path)'"
+            outcome.error = "unreadable_input: Cannot read \(entry.isDirectory ? "directory " : "")'\(entry.path)'"
             outcomes.append(outcome)
         }
         guard !files.isEmpty || !unreadable.isEmpty else {
@@ -117,28 +117,35 @@ enum SchemaConformanceCommand: CLICommand {
     }
 
     /// The `*.json` files under `root` (relative paths, sorted), given its entries `names`, and the
-    /// directories inside it that could not be read. Symbolic links to directories are not followed (a
-    /// link back up would never end); links to files are read like files.
-    private static func suiteFiles(in root: String, names: [String]) -> (files: [String], unreadable: [String]) {
+    /// entries inside it that could not be read: directories that could not be listed, and names that
+    /// were listed but cannot be looked at (a directory that can be read but not entered). Symbolic links
+    /// to directories are not followed (a link back up would never end); links to files are read like
+    /// files.
+    private static func suiteFiles(in root: String, names: [String]) -> (files: [String], unreadable: [(path: String, isDirectory: Bool)]) {
         var files: [String] = []
-        var unreadable: [String] = []
+        var unreadable: [(path: String, isDirectory: Bool)] = []
         var pending: [(relative: String, names: [String])] = [("", names)]
         while let (relative, names) = pending.popLast() {
             for name in names {
                 let path = relative.isEmpty ? name : relative + "/" + name
                 var info = stat()
-                guard lstat(root + "/" + path, &info) == 0 else { continue }
+                guard lstat(root + "/" + path, &info) == 0 else {
+                    // Listed but not reachable (a directory that can be read but not entered): its
+                    // entries fail the run by name too; one removed meanwhile is simply gone.
+                    if errno != ENOENT { unreadable.append((path, false)) }
+                    continue
+                }
                 if (info.st_mode & S_IFMT) == S_IFDIR {
                     do {
                         pending.append((path, try FileManager.default.contentsOfDirectory(atPath: root + "/" + path)))
                     } catch {
-                        unreadable.append(path)
+                        unreadable.append((path, true))
                     }
                 } else if name.hasSuffix(".json") {
                     files.append(path)
                 }
             }
         }
-        return (files.sorted(), unreadable.sorted())
+        return (files.sorted(), unreadable.sorted { $0.path < $1.path })
     }
 }

@@ -144,8 +144,8 @@ import Testing
     }
 
     /// A `$ref` that comes back to its own schema through `$ref`, `allOf`, `anyOf`, `oneOf` or `not`
-    /// alone would evaluate without end on any instance: the schema is refused when it is compiled,
-    /// naming the first `$ref` on the loop. Recursion through `properties`, `items` or
+    /// alone can evaluate without end: the schema is refused when it is compiled, naming the first `$ref`
+    /// on the loop that the loop goes through. Recursion through `properties`, `items` or
     /// `additionalProperties` reaches into the instance, ends with it, and stays allowed.
     @Test func refLoopsThatNeverReachIntoTheInstanceAreRefusedWhenCompiled() throws {
         let message = "$ref leads back to the same schema without reaching into the instance, so evaluation would never end"
@@ -154,6 +154,8 @@ import Testing
             (["$defs": ["a": ["$ref": "#/$defs/b"], "b": ["anyOf": [["$ref": "#/$defs/a"]]]], "$ref": "#/$defs/a"], "/$defs/a/$ref"),
             (["not": ["$ref": "#"]], "/not/$ref"),
             (["type": "object", "allOf": [["type": "object"], ["oneOf": [["$ref": "#"]]]]], "/allOf/1/oneOf/0/$ref"),
+            // The root's own `$ref` leads elsewhere: the loop's `$ref` is the one under allOf.
+            (["$defs": ["x": [:]], "$ref": "#/$defs/x", "allOf": [["$ref": "#"]]], "/allOf/0/$ref"),
         ]
         for (schema, pointer) in cases {
             let error = #expect(throws: CodexSchemaError.self) { try JSONSchemaValidator(schema: schema) }

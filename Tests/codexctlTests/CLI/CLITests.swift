@@ -60,6 +60,10 @@ import Testing
         #expect(noJSON.status == 64)
         #expect(noJSON.stdout.isEmpty)
         #expect(noJSON.stderr.hasPrefix("Error: Unknown option '--json'\nUsage: codexctl responses decode <file>\n"), "\(noJSON.stderr)")
+        // A mistyped subcommand with --json is still JSON: the script asked for it.
+        let group = try await CommandRunner.codexctl(["threads", "lst", "--json"])
+        #expect(group.status == 64)
+        #expect(group.stdout.hasPrefix(#"{"error":{"code":"usage","message":"Unknown subcommand 'lst'""#), "\(group.stdout)")
     }
 
     /// Extra words after a complete command, an empty account binding, standard input named twice, a

@@ -159,7 +159,7 @@ import Testing
         let directory = try temporaryDirectory("completion")
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("adir"), withIntermediateDirectories: true)
-        for name in ["afile.json", "my file.json"] { try Data().write(to: directory.appendingPathComponent(name)) }
+        for name in ["afile.json", "my file.json", "a:b.json", "-dash.json"] { try Data().write(to: directory.appendingPathComponent(name)) }
         let bash = try await CommandRunner.codexctl(["completions", "bash"])
         #expect(bash.status == 0)
         let script = try CommandRunner.temporaryFile(bash.stdout, name: "codexctl.bash")
@@ -180,6 +180,12 @@ import Testing
             complete codexctl login ""
             complete codexctl schema check my
             complete codexctl schema conformance ""
+            complete codexctl schema check a : b
+            complete codexctl send --effort =
+            complete codexctl send --model threads ""
+            complete codexctl help threads ""
+            complete codexctl login --secrets x status --j
+            complete codexctl schema check ./-d
             """])
         #expect(completed.stdout == """
             threads|
@@ -195,6 +201,12 @@ import Testing
             status|
             my file.json|
             adir|
+            b.json|
+            none|minimal|low|medium|high|xhigh|max|ultra|
+            |
+            list|show|export|delete|
+            |
+            ./-dash.json|
 
             """, "\(completed.stderr)")
         for shell in ["zsh", "fish"] where FileManager.default.isExecutableFile(atPath: "/usr/bin/\(shell)") {
@@ -210,6 +222,7 @@ import Testing
             let lines = [
                 "codexctl threads ", "codexctl send --out", "codexctl send --effort ", "codexctl send --effort=h", "codexctl send -m ",
                 "codexctl login ", "codexctl completions ", "codexctl schema check my", "codexctl schema conformance ", "codexctl help sch",
+                "codexctl send --model gp", "codexctl threads show abc", "codexctl schema check ./-d", "codexctl send --image=af",
             ]
             let commands = lines.map { "echo (complete -C '\($0)' | string join ,)" }.joined(separator: "; ")
             let completed = try await CommandRunner.run(
@@ -226,6 +239,10 @@ import Testing
                 my file.json
                 adir/\tDirectory
                 schema
+
+
+                ./-dash.json
+                --image=afile.json
 
                 """.replacingOccurrences(of: "\\t", with: "\t"), "\(completed.stderr)")
         }

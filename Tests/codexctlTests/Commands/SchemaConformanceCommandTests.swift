@@ -28,6 +28,7 @@ import Testing
         try FileManager.default.createDirectory(at: closed.appendingPathComponent("sub"), withIntermediateDirectories: true)
         defer {
             try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: closed.path)
+            try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.appendingPathComponent("listed").path)
             try? FileManager.default.removeItem(at: directory)
         }
         try Data(Self.suite.utf8).write(to: directory.appendingPathComponent("a.json"))
@@ -35,6 +36,11 @@ import Testing
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: directory.appendingPathComponent("a.json").path)
         try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: closed.path)
+        // Listed but not entered: its names are there, but nothing in it can be looked at.
+        let listed = directory.appendingPathComponent("listed")
+        try FileManager.default.createDirectory(at: listed, withIntermediateDirectories: true)
+        try Data(Self.suite.utf8).write(to: listed.appendingPathComponent("c.json"))
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: listed.path)
         let codexctl = CommandRunner.productsDirectory.appendingPathComponent("codexctl").path
         let result = getuid() == 0
             ? try await CommandRunner.run(
@@ -45,8 +51,9 @@ import Testing
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stdout == """
             closed/: error: unreadable_input: Cannot read directory 'closed'
+            listed/c.json: error: unreadable_input: Cannot read 'listed/c.json'
             a.json: 1 passed, 0 failed
-            1 passed, 1 failed
+            1 passed, 2 failed
 
             """)
     }
