@@ -42,10 +42,12 @@ enum SchemaValidateCommand: CLICommand {
             if let work = parsed.options["--max-work"].flatMap({ Int($0) }) { limits.maximumValidationWork = work }
             validator = try JSONSchemaValidator(schema: schema, limits: limits)
         } catch {
+            // The instance was never judged: an error (the shape of every other one), not "valid": false.
             if json {
-                Console.exactLine(JSONValue.object(["valid": false, "schema_error": SchemaCommand.errorJSON(error)]).canonicalString())
+                Console.exactLine(JSONValue.object(["error": SchemaCommand.errorJSON(error)]).canonicalString())
+            } else {
+                Console.error("Error: Schema '\(schemaPath)' does not compile: \(error)\n")
             }
-            Console.error("Error: Schema '\(schemaPath)' does not compile: \(error)\n")
             return Console.Status.unreadableInput
         }
         // Validated straight from the parse tape: no JSONValue tree is built for the instance.

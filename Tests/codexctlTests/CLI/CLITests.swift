@@ -126,9 +126,15 @@ import Testing
         let malformed = try await CommandRunner.codexctl(["schema", "validate", "--schema", schemaPath, "-"], stdin: "[1,]")
         #expect(malformed.status == 2)
         #expect(malformed.stderr == "Error: json_trailing_comma: Instance '-' is not valid JSON: trailing comma (at byte 2)\n")
-        let badSchema = try await CommandRunner.codexctl(["schema", "validate", "--schema", try CommandRunner.temporaryFile(#"{"pattern":"x"}"#), "-"], stdin: "1")
+        let badSchemaPath = try CommandRunner.temporaryFile(#"{"pattern":"x"}"#)
+        let badSchema = try await CommandRunner.codexctl(["schema", "validate", "--schema", badSchemaPath, "-"], stdin: "1")
         #expect(badSchema.status == 2)
         #expect(badSchema.stderr.contains("does not compile: unsupported_schema_keyword"))
+        // With --json: one error object on stdout, as every other error; the instance was never judged.
+        let badSchemaJSON = try await CommandRunner.codexctl(["schema", "validate", "--schema", badSchemaPath, "-", "--json"], stdin: "1")
+        #expect(badSchemaJSON.status == 2)
+        #expect(badSchemaJSON.stderr == "")
+        #expect(badSchemaJSON.stdout == #"{"error":{"code":"unsupported_schema_keyword","locations":["/pattern"],"message":"schema keyword \"pattern\" is outside the supported subset","schema_pointer":"/pattern"}}"# + "\n")
     }
 
     @Test func anInstanceOverTheLimitIsRefusedAtTheLimitFromAFileOrAPipe() async throws {
