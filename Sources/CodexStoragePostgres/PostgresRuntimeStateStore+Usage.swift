@@ -74,6 +74,9 @@ extension PostgresRuntimeStateStore: UsageRecording {
                 code: .rowUndecodable, message: "a usage row's body names another turn, request or thread than its key", table: "usage_records", rowKey: key
             )
         }
+        guard !record.usage.hasNegativeCount else {
+            throw PostgresStoreError(code: .rowUndecodable, message: "a usage row holds a negative token count", table: "usage_records", rowKey: key)
+        }
         return record
     }
 }

@@ -248,7 +248,7 @@ public final class PostgresRuntimeStateStore: RuntimeStateStore, TurnJournaling,
 
     static func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8], table: String? = nil, key: String? = nil) throws(PostgresStoreError) -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(bytes))
+            return try StoredDate.decoder().decode(T.self, from: Data(bytes))
         } catch {
             throw PostgresStoreError(code: .rowUndecodable, message: "a stored \(T.self) could not be decoded", table: table, rowKey: key)
         }

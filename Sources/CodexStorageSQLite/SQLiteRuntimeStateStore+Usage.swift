@@ -68,6 +68,9 @@ extension SQLiteRuntimeStateStore: UsageRecording {
         guard record.turnID.rawValue == turn, Int64(record.sequence) == sequence, record.threadID.rawValue == thread else {
             throw SQLiteStoreError(code: .rowUndecodable, message: "a usage row's body names another turn, request or thread than its key", table: "usage_records", rowKey: key)
         }
+        guard !record.usage.hasNegativeCount else {
+            throw SQLiteStoreError(code: .rowUndecodable, message: "a usage row holds a negative token count", table: "usage_records", rowKey: key)
+        }
         return record
     }
 }

@@ -298,7 +298,7 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
 
     static func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8], table: String? = nil, key: String? = nil) throws(SQLiteStoreError) -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(bytes))
+            return try StoredDate.decoder().decode(T.self, from: Data(bytes))
         } catch {
             throw SQLiteStoreError(code: .rowUndecodable, message: "a stored \(T.self) could not be decoded", table: table, rowKey: key)
         }

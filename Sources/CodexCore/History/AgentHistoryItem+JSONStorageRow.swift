@@ -86,14 +86,16 @@ extension AgentHistoryItem {
 
         func date(_ key: String) throws(AgentRuntimeError) -> Date {
             // A number beyond Double's range would be an infinite date, which the binary row rejects.
-            guard case .number(let number)? = row[key], number.doubleValue.isFinite else { throw AgentHistoryItem.undecodable("lacks a date") }
-            return Date(timeIntervalSinceReferenceDate: number.doubleValue)
+            guard case .number(let number)? = row[key], let date = StoredDate.date(sinceReferenceDate: number.doubleValue) else {
+                throw AgentHistoryItem.undecodable("lacks a date")
+            }
+            return date
         }
     }
 
     static func decodeNested<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws(AgentRuntimeError) -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(value.canonicalBytes()))
+            return try StoredDate.decoder().decode(T.self, from: Data(value.canonicalBytes()))
         } catch {
             throw undecodable("has an invalid nested value")
         }

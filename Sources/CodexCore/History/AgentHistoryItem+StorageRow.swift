@@ -197,7 +197,7 @@ extension AgentHistoryItem {
 
     private static func decodeNested<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws(AgentRuntimeError) -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(bytes))
+            return try StoredDate.decoder().decode(T.self, from: Data(bytes))
         } catch {
             throw undecodable("has an invalid nested value")
         }

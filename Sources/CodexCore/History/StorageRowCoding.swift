@@ -179,10 +179,10 @@ struct StorageRowReader {
         var bits: UInt64 = 0
         for index in (0..<8).reversed() { bits = bits << 8 | UInt64(raw[index]) }
         let seconds = Double(bitPattern: bits)
-        // A `Date` never holds NaN or infinity (a NaN date is not even equal to itself), so such bits
-        // are damage, not a date.
-        guard seconds.isFinite else { throw Self.damaged() }
-        return Date(timeIntervalSinceReferenceDate: seconds)
+        // A `Date` never holds NaN or infinity (a NaN date is not even equal to itself), and a store
+        // keeps no date past year 9999: such bits are damage, not a date.
+        guard let date = StoredDate.date(sinceReferenceDate: seconds) else { throw Self.damaged() }
+        return date
     }
 
     /// Checks that the whole row was read.

@@ -120,6 +120,6 @@ public enum TurnJournalEntry: Sendable, Hashable, Codable {
 
     /// An entry as ``encoded()`` wrote it.
     public static func decode(_ bytes: [UInt8]) throws -> TurnJournalEntry {
-        try JSONDecoder().decode(TurnJournalEntry.self, from: Data(bytes))
+        try StoredDate.decoder().decode(TurnJournalEntry.self, from: Data(bytes))
     }
 }

@@ -110,6 +110,11 @@ public struct AgentUsage: Sendable, Hashable, Codable {
         self.totalTokens = totalTokens
     }
 
+    /// Whether a count is negative: no provider reports one, so a stored one is damage.
+    package var hasNegativeCount: Bool {
+        [inputTokens, cachedInputTokens, cacheWriteInputTokens, outputTokens, reasoningOutputTokens, totalTokens].contains { ($0 ?? 0) < 0 }
+    }
+
     /// The reported total, else input + output when both are known (and their sum fits), else `nil`.
     public var derivedTotalTokens: Int? {
         if let totalTokens { return totalTokens }

@@ -30,16 +30,25 @@ package enum ISO8601Instant {
         return reader.isAtEnd ? Date(timeIntervalSince1970: seconds) : nil
     }
 
+    /// Seconds since 1970 of `date`, held within the dates a store keeps (``StoredDate/range``), so the
+    /// day arithmetic below never leaves `Int` (a stored date outside it was refused when it was read).
+    private static func secondsSince1970(_ date: Date) -> Double {
+        let offset = Date(timeIntervalSinceReferenceDate: 0).timeIntervalSince1970
+        let seconds = date.timeIntervalSince1970
+        guard seconds.isFinite else { return offset }
+        return min(max(seconds, StoredDate.range.lowerBound + offset), StoredDate.range.upperBound + offset)
+    }
+
     /// `2026-12-01` for a date on that UTC day.
     package static func day(of date: Date) -> String {
-        let days = Int((date.timeIntervalSince1970 / 86_400).rounded(.down))
+        let days = Int((secondsSince1970(date) / 86_400).rounded(.down))
         let (year, month, day) = civil(fromDays: days)
         return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
     }
 
     /// `2026-12-01T10:00:00Z`, with up to six fractional digits when the date has a fraction of a second.
     package static func text(of date: Date) -> String {
-        let microseconds = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let microseconds = (secondsSince1970(date) * 1_000_000).rounded()
         let whole = Int((microseconds / 1_000_000).rounded(.down))
         let fraction = Int(microseconds - Double(whole) * 1_000_000)
         let days = Int((Double(whole) / 86_400).rounded(.down))

@@ -10,7 +10,8 @@
 public struct AgentTokenTally: Sendable, Hashable {
     /// The sum of the counts that were reported.
     public var known: Int
-    /// How many records did not report the count (or reported one that would overflow the sum).
+    /// How many records did not report the count (or reported a negative one, or one that would overflow
+    /// the sum).
     public var unknownCount: Int
 
     /// Creates a tally.
@@ -22,10 +23,11 @@ public struct AgentTokenTally: Sendable, Hashable {
     /// Whether every record reported the count, so ``known`` is the whole sum.
     public var isComplete: Bool { unknownCount == 0 }
 
-    /// Adds one record's count; `nil` (not reported) counts as unknown. A count that would overflow the
-    /// sum counts as unknown too, rather than trapping or wrapping.
+    /// Adds one record's count; `nil` (not reported) counts as unknown. A negative count (no provider
+    /// reports one) and a count that would overflow the sum count as unknown too, rather than lowering
+    /// the sum, trapping or wrapping.
     public mutating func add(_ count: Int?) {
-        guard let count else {
+        guard let count, count >= 0 else {
             unknownCount += 1
             return
         }

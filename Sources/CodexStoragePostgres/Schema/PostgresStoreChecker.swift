@@ -130,7 +130,7 @@ struct PostgresStoreChecker {
     mutating func checkTurns() async throws {
         try await scan("turns", key: "id", columns: "thread_id, body") { row in
             let key = row.text(0) ?? ""
-            guard let turn = try? JSONDecoder().decode(AgentTurn.self, from: Data(row.bytes(2))) else { return (key, "a stored AgentTurn could not be decoded") }
+            guard let turn = try? StoredDate.decoder().decode(AgentTurn.self, from: Data(row.bytes(2))) else { return (key, "a stored AgentTurn could not be decoded") }
             if turn.id.rawValue != key { return (key, "a turn row's body names another turn") }
             if turn.threadID.rawValue != row.text(1) { return (key, "a turn row's body names another thread than its thread_id") }
             return (key, nil)
@@ -145,7 +145,7 @@ struct PostgresStoreChecker {
             columns: "storage_key, metadata"
         ) { row in
             let key = row.text(0) ?? ""
-            if !row.isNull(2), (try? JSONDecoder().decode(AgentImageAttachment.GenerationMetadata.self, from: Data(row.bytes(2)))) == nil {
+            if !row.isNull(2), (try? StoredDate.decoder().decode(AgentImageAttachment.GenerationMetadata.self, from: Data(row.bytes(2)))) == nil {
                 return (key, "the image's generation metadata could not be decoded")
             }
             return (key, nil)
@@ -194,7 +194,7 @@ struct PostgresStoreChecker {
     mutating func checkApprovals() async throws {
         try await scan("approvals", key: "id", columns: "thread_id, body") { row in
             let key = row.text(0) ?? ""
-            guard let approval = try? JSONDecoder().decode(StoredApproval.self, from: Data(row.bytes(2))) else { return (key, "a stored approval could not be decoded") }
+            guard let approval = try? StoredDate.decoder().decode(StoredApproval.self, from: Data(row.bytes(2))) else { return (key, "a stored approval could not be decoded") }
             if approval.id.rawValue != key { return (key, "an approval row's body names another approval") }
             if approval.request.threadID.rawValue != row.text(1) { return (key, "an approval row's body names another thread than its thread_id") }
             return (key, nil)

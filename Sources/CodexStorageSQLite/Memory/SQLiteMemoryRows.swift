@@ -16,7 +16,7 @@ enum SQLiteMemoryRows {
 
     /// Decodes a body and checks it against its row's ID.
     static func record(_ body: [UInt8], id: String) throws -> MemoryRecord {
-        guard let record = try? JSONDecoder().decode(MemoryRecord.self, from: Data(body)), record.id.rawValue == id else {
+        guard let record = try? StoredDate.decoder().decode(MemoryRecord.self, from: Data(body)), record.id.rawValue == id else {
             throw MemoryStoreError(
                 code: .recordUndecodable, message: "the stored record \(id) cannot be decoded or names another ID",
                 underlying: SQLiteStoreError(code: .rowUndecodable, message: "undecodable memory record", table: "memory_records", rowKey: id)

@@ -91,6 +91,8 @@ struct SQLiteStoreChecker {
             if present.contains("turns") { try checkTurns() }
             if present.contains("history_images") { try checkImages() }
             if present.contains("usage_records") { try checkUsage() }
+            if present.contains("turn_journal") { try checkJournal() }
+            if present.contains("approvals") { try checkApprovals() }
             try checkForeignKeys()
         }
         return SQLiteStoreCheckReport(
@@ -162,7 +164,7 @@ struct SQLiteStoreChecker {
     private mutating func checkTurns() throws(SQLiteStoreError) {
         try checkRows("turns", "SELECT id, thread_id, body FROM turns ORDER BY id") { row in
             let key = row.text(0) ?? ""
-            guard let turn = try? JSONDecoder().decode(AgentTurn.self, from: Data(row.blob(2))) else { return (key, "a stored AgentTurn could not be decoded") }
+            guard let turn = try? StoredDate.decoder().decode(AgentTurn.self, from: Data(row.blob(2))) else { return (key, "a stored AgentTurn could not be decoded") }
             if turn.id.rawValue != key { return (key, "a turn row's body names another turn") }
             if turn.threadID.rawValue != row.text(1) { return (key, "a turn row's body names another thread than its thread_id") }
             return (key, nil)
@@ -188,13 +190,32 @@ struct SQLiteStoreChecker {
         }
     }
 
+    private mutating func checkJournal() throws(SQLiteStoreError) {
+        try checkRows("turn_journal", "SELECT turn_id, sequence, body FROM turn_journal ORDER BY turn_id, sequence") { row in
+            let key = "\(row.text(0) ?? "")/\(row.integer(1))"
+            return (key, (try? TurnJournalEntry.decode(row.blob(2))) == nil ? "a journal entry could not be decoded" : nil)
+        }
+    }
+
+    private mutating func checkApprovals() throws(SQLiteStoreError) {
+        try checkRows("approvals", "SELECT id, thread_id, body FROM approvals ORDER BY id") { row in
+            let key = row.text(0) ?? ""
+            guard let approval = try? StoredDate.decoder().decode(StoredApproval.self, from: Data(row.blob(2))) else {
+                return (key, "a stored approval could not be decoded")
+            }
+            if approval.id.rawValue != key { return (key, "an approval row's body names another approval") }
+            if approval.request.threadID.rawValue != row.text(1) { return (key, "an approval row's body names another thread than its thread_id") }
+            return (key, nil)
+        }
+    }
+
     private mutating func checkImages() throws(SQLiteStoreError) {
         let attachments = self.attachments
         try checkRows(
             "history_images", "SELECT thread_id, position, ordinal, storage_key, metadata FROM history_images ORDER BY thread_id, position, ordinal"
         ) { row in
             let key = "\(row.text(0) ?? "")/\(row.integer(1))/\(row.integer(2))"
-            if !row.isNull(4), (try? JSONDecoder().decode(AgentImageAttachment.GenerationMetadata.self, from: Data(row.blob(4)))) == nil {
+            if !row.isNull(4), (try? StoredDate.decoder().decode(AgentImageAttachment.GenerationMetadata.self, from: Data(row.blob(4)))) == nil {
                 return (key, "the image's generation metadata could not be decoded")
             }
             // In-memory stores keep images inside the rows; file stores keep content-addressed blobs.

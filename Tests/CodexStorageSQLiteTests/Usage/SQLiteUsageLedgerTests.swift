@@ -87,4 +87,45 @@ import Testing
         #expect(reading?.table == "usage_records")
         #expect(reading?.rowKey == "turn-1/1")
     }
+
+    /// A negative token count or a date past year 9999 in a stored row is damage: the reader names the
+    /// row (the day grouping once crashed on `1e300` seconds), and the deep check finds it, as it finds a
+    /// journal entry or an approval that cannot be decoded (it once read neither table).
+    @Test func impossibleCountsDatesJournalEntriesAndApprovalsAreDamageTheCheckFinds() async throws {
+        let store = try SQLiteRuntimeStateStore(path: ":memory:")
+        let thread = AgentThread(title: "ledger")
+        try await store.upsertThread(thread)
+        var negative = Self.record(thread.id)
+        negative.usage.inputTokens = -5
+        var farOff = Self.record(thread.id, sequence: 1)
+        farOff.recordedAt = Date(timeIntervalSinceReferenceDate: 1e300)
+        try await store.recordUsage([negative, farOff])
+        try store.database.withConnection { connection throws(SQLiteStoreError) in
+            try connection.run("INSERT INTO turn_journal (turn_id, sequence, thread_id, body) VALUES ('turn-9', 0, ?, ?)", [.text(thread.id.rawValue), .blob(Array("{not json".utf8))])
+            try connection.run("INSERT INTO approvals (id, thread_id, requested_at, body) VALUES ('appr-1', ?, 0, ?)", [.text(thread.id.rawValue), .blob(Array("{not json".utf8))])
+        }
+        let report = try await store.check()
+        #expect(report.problems == [
+            .init(table: "usage_records", rowKey: "turn-1/0", message: "a usage row holds a negative token count"),
+            .init(table: "usage_records", rowKey: "turn-1/1", message: "a stored AgentUsageRecord could not be decoded"),
+            .init(table: "turn_journal", rowKey: "turn-9/0", message: "a journal entry could not be decoded"),
+            .init(table: "approvals", rowKey: "appr-1", message: "a stored approval could not be decoded"),
+        ])
+        #expect(report.rowsChecked == 5)
+        let reading = await #expect(throws: SQLiteStoreError.self) { _ = try await store.usageRecords(matching: AgentUsageQuery()) }
+        #expect(reading?.code == .rowUndecodable)
+        // A thread whose date is past year 9999 is refused where it is read, not shown as a wrong date.
+        var future = AgentThread(title: "far")
+        future.updatedAt = Date(timeIntervalSinceReferenceDate: 1e300)
+        try await store.upsertThread(future)
+        let threads = await #expect(throws: SQLiteStoreError.self) { _ = try await store.thread(future.id) }
+        #expect(threads?.code == .rowUndecodable)
+        #expect(threads?.rowKey == future.id.rawValue)
+        // The edges of what a store keeps still read back.
+        var edges = AgentThread(title: "edges")
+        edges.createdAt = .distantPast
+        edges.updatedAt = Date(timeIntervalSince1970: 253_402_300_799)
+        try await store.upsertThread(edges)
+        #expect(try await store.thread(edges.id)?.createdAt == .distantPast)
+    }
 }
