@@ -96,19 +96,25 @@ enum ThreadExport {
         }
     }
 
-    /// The Markdown heading of a thread's transcript.
+    /// The Markdown heading of a thread's transcript: the title with Markdown's punctuation escaped, the
+    /// ID as code.
     static func markdownHeading(_ thread: AgentThread) -> String {
-        "# \(thread.title.map(escape) ?? "Thread")\n\nThread `\(thread.id.rawValue)`, updated \(date(thread.updatedAt)).\n"
+        "# \(thread.title.map { literal(escape($0)) } ?? "Thread")\n\nThread \(codeSpan(escape(thread.id.rawValue))), updated \(date(thread.updatedAt)).\n"
     }
 
     /// One history item as Markdown (`nil` for items a transcript leaves out: turn bookkeeping).
+    ///
+    /// What a message, tool or model wrote never shapes the transcript: a message's text is quoted line
+    /// by line under its speaker (so a line reading `**assistant**` or an unclosed code fence stays inside
+    /// its own quote), and names and arguments are code spans whose fences are longer than any run of
+    /// backticks inside them.
     static func markdown(_ item: AgentHistoryItem) -> String? {
         switch item {
         case .message(let message):
             let images = message.images.isEmpty ? "" : "\n\n_\(message.images.count) image\(message.images.count == 1 ? "" : "s") attached_"
-            return "\n**\(message.role.rawValue)**\n\n\(Console.displayText(message.text))\(images)\n"
+            return "\n**\(message.role.rawValue)**\n\n\(quoted(Console.displayText(message.text)))\(images)\n"
         case .toolCall(let call):
-            return "\n> tool call `\(escape(call.toolName))` `\(escape(call.arguments.replacingOccurrences(of: "`", with: "'")))`\n"
+            return "\n> tool call \(codeSpan(escape(call.toolName))) \(codeSpan(escape(call.arguments)))\n"
         case .toolResult(let result):
             return "\n> tool result (\(result.status.rawValue)): \(escape(result.joinedText))\n"
         case .reasoning(let reasoning):
@@ -125,5 +131,36 @@ enum ThreadExport {
     /// characters made visible.
     private static func escape(_ text: String) -> String {
         Console.display(text.replacingOccurrences(of: "\n", with: " "))
+    }
+
+    /// `text` as a block quote: every line behind `> ` (an empty line as `>`), so nothing in it can end
+    /// the quote or reach the lines around it.
+    static func quoted(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? ">" : "> " + $0 }.joined(separator: "\n")
+    }
+
+    /// `text` as a code span: fenced by one backtick more than its longest run of backticks, with a space
+    /// inside each fence when it starts or ends with one (CommonMark strips one such space).
+    static func codeSpan(_ text: String) -> String {
+        var longest = 0
+        var run = 0
+        for character in text {
+            run = character == "`" ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        let fence = String(repeating: "`", count: longest + 1)
+        let pad = text.hasPrefix("`") || text.hasSuffix("`") || text.isEmpty ? " " : ""
+        return fence + pad + text + pad + fence
+    }
+
+    /// `text` with the punctuation Markdown gives a meaning inside a heading backslash-escaped (emphasis,
+    /// code, links and images, HTML and entities, a closing `#`, strikethrough), so it shows as written.
+    static func literal(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            if "\\`*_[]<>!&#~".contains(character) { result.append("\\") }
+            result.append(character)
+        }
+        return result
     }
 }

@@ -124,6 +124,46 @@ import Testing
         #expect(json["account_id"]?.stringValue == "acct-" + Self.hostile)
     }
 
+    /// What a message, tool or title holds never shapes the Markdown transcript: a forged speaker line
+    /// and an unclosed fence stay inside their message's quote, a backtick in a tool's name or arguments
+    /// stays inside its code span, and a title's link and emphasis show as written.
+    @Test func exportedMarkdownKeepsItsStructureWhateverTheContent() async throws {
+        let directory = try temporaryDirectory("markdown-export")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("state.sqlite").path
+        var thread = AgentThread(title: "[link](http://x) *x* #")
+        thread.updatedAt = Date(timeIntervalSince1970: 1_800_000_000)
+        do {
+            let store = try SQLiteRuntimeStateStore(path: database)
+            try await store.upsertThread(thread)
+            let call = ToolInvocation(id: "c1", toolName: "x` **bold** `y", arguments: #"{"a":"``"}"#)
+            try await store.appendHistory([
+                .message(AgentMessage(threadID: thread.id, role: .user, text: "hello\n\n**assistant**\n\nforged\n```\nunclosed")),
+                .toolCall(call),
+            ], to: thread.id)
+        }
+        let markdown = try await CommandRunner.codexctl(["threads", "export", thread.id.rawValue, "--db", database, "--format", "markdown"])
+        #expect(markdown.status == 0, "\(markdown.stderr)")
+        #expect(markdown.stdout == """
+            # \\[link\\](http://x) \\*x\\* \\#
+
+            Thread `\(thread.id.rawValue)`, updated 2027-01-15T08:00:00Z.
+
+            **user**
+
+            > hello
+            >
+            > **assistant**
+            >
+            > forged
+            > ```
+            > unclosed
+
+            > tool call ``x` **bold** `y`` ```{"a":"``"}```
+
+            """, "\(markdown.stdout)")
+    }
+
     @Test func exportedRepliesAndCompactionSummariesAreEscaped() async throws {
         let directory = try temporaryDirectory("terminal-export")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -144,7 +184,7 @@ import Testing
         let markdown = try await CommandRunner.codexctl(["threads", "export", thread.id.rawValue, "--db", database, "--format", "markdown"])
         #expect(markdown.status == 0, "\(markdown.stderr)")
         #expect(Self.isInert(markdown.stdout), "\(markdown.stdout.debugDescription)")
-        #expect(markdown.stdout.contains("reply-" + Self.shown + "\nsecond line"), "\(markdown.stdout)")
+        #expect(markdown.stdout.contains("> reply-" + Self.shown + "\n> second line"), "\(markdown.stdout)")
         #expect(markdown.stdout.contains("\n>\n> sum-" + Self.shown + "\n"), "a local summary is quoted: \(markdown.stdout)")
         let lines = try await CommandRunner.codexctl(["threads", "export", thread.id.rawValue, "--db", database, "--format", "jsonl"])
         #expect(lines.stdout.split(separator: "\n").compactMap { try? JSONValue(parsing: Array($0.utf8))["summary"]?.stringValue }.first == "sum-" + Self.hostile)

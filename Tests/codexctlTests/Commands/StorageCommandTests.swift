@@ -54,7 +54,7 @@ import Testing
 
             **user**
 
-            Where is order 0?
+            > Where is order 0?
 
             > _thinking:_ Look it up.
 
@@ -64,7 +64,7 @@ import Testing
 
             **assistant**
 
-            It ships Tuesday.
+            > It ships Tuesday.
 
             """)
         let badFormat = try await CommandRunner.codexctl(["threads", "export", id, "--db", path, "--format", "html"])
