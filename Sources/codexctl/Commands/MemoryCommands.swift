@@ -104,7 +104,7 @@ enum MemoryCommand: CLICommand {
             ranking profile, and cut to the read budget; each hit says which words, scope and tags matched. The store is \
             opened read-only.
             """,
-            arguments: [("<text>", "The words to look for.")],
+            arguments: [("<text>", "The words to look for; text without words (only punctuation) matches every record, by the ranking.")],
             options: [MemoryCommand.dbOption, MemoryCommand.namespaceOption] + MemoryCommand.filterOptions + [
                 .value("--match", "policy", "any (default), all, or a number N: at least N of the words.").suggesting(["any", "all"]),
                 .value("--ranking", "profile", "importance (default: importance, then relevance, then recency) or recency.")
