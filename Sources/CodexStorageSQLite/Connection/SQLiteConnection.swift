@@ -150,7 +150,15 @@ final class SQLiteConnection: @unchecked Sendable {
         if let cached = statements[sql] { return cached }
         var statement: OpaquePointer?
         let result = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
-        guard result == SQLITE_OK, let statement else { throw failure(result, "a statement could not be prepared") }
+        guard result == SQLITE_OK, let statement else {
+            // A table or column the statement needs is gone: the store is damaged, and SQLite's reason
+            // names only our own schema, so it is said.
+            let reason = String(cString: sqlite3_errmsg(handle))
+            if result == SQLITE_ERROR, reason.hasPrefix("no such table: ") || reason.hasPrefix("no such column: ") {
+                throw SQLiteStoreError(code: .corrupt, resultCode: result, message: "a statement could not be prepared on \(path): \(reason)")
+            }
+            throw failure(result, "a statement could not be prepared")
+        }
         statements[sql] = statement
         return statement
     }
@@ -165,6 +173,16 @@ final class SQLiteConnection: @unchecked Sendable {
         }
         guard [.diskFull, .ioFailure, .readOnly, .openFailed].contains(code) else {
             return SQLiteStoreError(code: code, resultCode: result, message: message)
+        }
+        // A write-ahead log left without its shared-memory file, in a directory this process cannot write:
+        // SQLite cannot make the file it needs to read the log. The system's cause ("No such file") would
+        // send the reader looking for a file that is there.
+        if code == .openFailed, access(path + "-wal", F_OK) == 0, access(path + "-shm", F_OK) != 0 {
+            return SQLiteStoreError(
+                code: .readOnly, resultCode: result,
+                message: "\(message) on \(path): it has a write-ahead log but no shared-memory file, and none can be made beside it "
+                    + "(the directory is read-only); open it once where its directory can be written"
+            )
         }
         let cause = Self.systemCause(sqlite3_system_errno(handle))
         return SQLiteStoreError(code: code, resultCode: result, message: "\(message) on \(path)\(cause.isEmpty ? fallbackCause(code) : cause)")

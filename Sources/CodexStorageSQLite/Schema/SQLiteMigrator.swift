@@ -143,7 +143,7 @@ enum SQLiteMigrator {
                     message: "\(path) needs \(schema.migrationNoun) \(missing.position) (\(missing.name)); \(schema.migrateHint)"
                 )
             }
-            try checkTables(connection, schema, path: path)
+            if schema.checksTablesOnRead { try checkTables(connection, schema, path: path) }
         }
     }
 }

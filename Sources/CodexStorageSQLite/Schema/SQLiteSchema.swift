@@ -23,9 +23,13 @@ struct SQLiteSchema: Sendable {
     let migrationTable: String
     /// The migrations in order.
     let migrations: [Migration]
-    /// Tables a store of this kind must have once migrated (checked after migrating and before reading);
-    /// a store without one is corrupt.
+    /// Tables a store of this kind must have once migrated (checked after migrating and, with
+    /// ``checksTablesOnRead``, before reading); a store without one is corrupt.
     var requiredTables: [String] = []
+    /// Whether a read-only open refuses a store that lacks a required table. The state store's is off so
+    /// that its checker can open a damaged store and report every problem; its statements then name the
+    /// missing table (`sqlite_corrupt`).
+    var checksTablesOnRead = true
     /// Directories the store keeps beside its file (`<path><suffix>`), checked before opening for writing.
     var companionDirectorySuffixes: [String] = []
     /// What a read-only open of an outdated store tells the reader to do.

@@ -8,6 +8,10 @@ enum SQLiteStateSchema {
         migrationNoun: "migration",
         migrationTable: "codex_migrations",
         migrations: migrations,
+        // A store whose migrations are recorded but a table is gone is damaged: refused when it is opened
+        // for writing (naming the table); a reader's statement that needs it names it too.
+        requiredTables: expectedColumns.map(\.table),
+        checksTablesOnRead: false,
         companionDirectorySuffixes: [".attachments", ".owners"],
         migrateHint: "open it for writing once (codexctl db migrate) to apply it"
     )

@@ -128,4 +128,24 @@ import Testing
         try await store.upsertThread(edges)
         #expect(try await store.thread(edges.id)?.createdAt == .distantPast)
     }
+
+    /// A store whose migrations are recorded but whose ledger table is gone is damaged: a reader's query
+    /// names the missing table (it was a bare "statement could not be prepared"), and opening it for
+    /// writing (`db migrate`) refuses it instead of reporting the schema current.
+    @Test func aMissingTableIsNamedByTheReaderAndRefusedByTheWriter() async throws {
+        let scratch = try Scratch()
+        let path = scratch.path("state.sqlite")
+        _ = try await SQLiteOpenModeTests.populatedStore(at: path)
+        do {
+            let store = try SQLiteRuntimeStateStore(path: path)
+            try store.database.withConnection { connection throws(SQLiteStoreError) in try connection.execute("DROP TABLE usage_records") }
+        }
+        let reader = try SQLiteRuntimeStateStore(readingAt: path)
+        let reading = await #expect(throws: SQLiteStoreError.self) { _ = try await reader.usageRecords(matching: AgentUsageQuery()) }
+        #expect(reading?.code == .corrupt)
+        #expect(reading?.message.hasSuffix("state.sqlite: no such table: usage_records") == true, "\(String(describing: reading?.message))")
+        let writing = #expect(throws: SQLiteStoreError.self) { _ = try SQLiteRuntimeStateStore(path: path) }
+        #expect(writing?.code == .corrupt)
+        #expect(writing?.message == "\(path) is a state store without its usage_records table")
+    }
 }
