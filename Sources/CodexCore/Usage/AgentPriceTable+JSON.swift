@@ -174,7 +174,26 @@ extension AgentPriceTable: Codable {
             index = bytes.index(after: index)
         }
         guard sawDigit, !sawPoint || fractionDigits > 0 else { return nil }
-        return Decimal(sign: .plus, exponent: exponent - fractionDigits, significand: significand)
+        guard significand != 0 else { return 0 }
+        // Trailing zeros of the fraction say nothing; past them, the value must sit within 10^±60, as
+        // the exponent must: a price of 0.<200 zeros>1 would otherwise round to zero and cost nothing.
+        var scale = exponent - fractionDigits
+        var (quotient, remainder) = Self.dividedByTen(significand)
+        while scale < 0, remainder == 0 {
+            significand = quotient
+            scale += 1
+            (quotient, remainder) = Self.dividedByTen(significand)
+        }
+        guard (-60...60).contains(scale) else { return nil }
+        return Decimal(sign: .plus, exponent: scale, significand: significand)
+    }
+
+    /// `value` divided by ten, whole, and what is left.
+    private static func dividedByTen(_ value: Decimal) -> (Decimal, Decimal) {
+        var quotient = value / 10
+        var whole = Decimal()
+        NSDecimalRound(&whole, &quotient, 0, .down)
+        return (whole, value - whole * 10)
     }
 
     /// A decimal's plain text (`0.125`), in the POSIX locale.

@@ -154,12 +154,20 @@ import Testing
         #expect(table.document["version"] == 1)
     }
 
-    @Test(arguments: [("12", "12"), ("0.125", "0.125"), ("1.5e+3", "1500"), ("2E-4", "0.0002"), ("007", "7"), ("1e-7", "0.0000001"), ("0", "0")])
+    @Test(arguments: [
+        ("12", "12"), ("0.125", "0.125"), ("1.5e+3", "1500"), ("2E-4", "0.0002"), ("007", "7"), ("1e-7", "0.0000001"), ("0", "0"),
+        ("0." + String(repeating: "0", count: 200), "0"), ("1." + String(repeating: "0", count: 29), "1"), ("0.5e-59", "0.000000000000000000000000000000000000000000000000000000000005"),
+    ])
     func decimalTextIsReadDigitByDigit(text: String, value: String) {
         #expect(AgentPriceTable.decimal(text) == Self.decimal(value))
     }
 
-    @Test(arguments: ["", ".5", "1.", "-1", "+1", "1e", "1e61", "1.2.3", "1_000", " 1", "1234567890123456789012345678901"])
+    /// The last ones are values past 10^±60 once trailing zeros are set aside: a price of 0.<200 zeros>1
+    /// once rounded to zero and cost nothing.
+    @Test(arguments: [
+        "", ".5", "1.", "-1", "+1", "1e", "1e61", "1.2.3", "1_000", " 1", "1234567890123456789012345678901",
+        "0." + String(repeating: "0", count: 200) + "1", "0.5e-60", "0.1e-60",
+    ])
     func decimalTextRefusesAnythingElse(text: String) {
         #expect(AgentPriceTable.decimal(text) == nil)
     }
