@@ -1,4 +1,24 @@
 extension CompletionTable {
+    /// The walk bash and zsh share over the words before the one being completed (`words`, indexes
+    /// `from` up to `before`): it finds the command path (a subcommand counts only before its group's
+    /// options) and notes whether the last word is an option still waiting for its value (`skip`).
+    private func walk(from start: String, before end: String) -> String {
+        """
+        for ((i = \(start); i < \(end); i++)); do
+                word="${words[i]}"
+                if [[ $skip == 1 ]]; then skip=0; continue; fi
+                if [[ $word == -* ]]; then
+                    options=1
+                    [[ $word != *=* && " $(_codexctl_values "$cmdpath") " == *" $word "* ]] && skip=1
+                    continue
+                fi
+                if [[ $options == 0 && " $(_codexctl_children "$cmdpath") " == *" $word "* ]]; then
+                    cmdpath="${cmdpath:+$cmdpath }$word"
+                fi
+            done
+        """
+    }
+
     /// The bash script: `complete -F _codexctl codexctl`.
     ///
     /// Bash splits words at `=` and `:`, which `--option=value` and paths hold, so the words before the
@@ -33,18 +53,7 @@ extension CompletionTable {
                 fi
             done
             whole="${words[k]}"
-            for ((i = 1; i < k; i++)); do
-                word="${words[i]}"
-                if [[ $skip == 1 ]]; then skip=0; continue; fi
-                if [[ $word == -* ]]; then
-                    options=1
-                    [[ $word != *=* && " $(_codexctl_values "$cmdpath") " == *" $word "* ]] && skip=1
-                    continue
-                fi
-                if [[ $options == 0 && " $(_codexctl_children "$cmdpath") " == *" $word "* ]]; then
-                    cmdpath="${cmdpath:+$cmdpath }$word"
-                fi
-            done
+            \(walk(from: "1", before: "k"))
             value="$whole"
             if [[ $skip == 1 ]]; then
                 option="${words[k-1]}"
@@ -85,18 +94,7 @@ extension CompletionTable {
         }
         _codexctl() {
             local cmdpath="" word skip=0 options=0 i option=""
-            for ((i = 2; i < CURRENT; i++)); do
-                word="${words[i]}"
-                if [[ $skip == 1 ]]; then skip=0; continue; fi
-                if [[ $word == -* ]]; then
-                    options=1
-                    [[ $word != *=* && " $(_codexctl_values "$cmdpath") " == *" $word "* ]] && skip=1
-                    continue
-                fi
-                if [[ $options == 0 && " $(_codexctl_children "$cmdpath") " == *" $word "* ]]; then
-                    cmdpath="${cmdpath:+$cmdpath }$word"
-                fi
-            done
+            \(walk(from: "2", before: "CURRENT"))
             if [[ $skip == 1 ]]; then
                 option="${words[CURRENT-1]}"
             elif [[ ${words[CURRENT]} == -*=* ]]; then
