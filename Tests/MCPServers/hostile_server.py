@@ -8,6 +8,8 @@
 #   silent           never answers (and says "silent: cancelled <id>" on stderr when told to cancel)
 #   die              exits with status 3 mid-call
 #   flood            writes 20,000 progress notifications for an unknown token, then answers
+#   request-flood    writes 100,000 ping requests to the client without reading its answers, then
+#                    answers (the client answers a few at a time and drops the rest)
 #   requests         sends sampling/createMessage, elicitation/create, roots/list and ping to the client,
 #                    then answers the call with the replies it got (as JSON text)
 #   exit-on-probe    exits when it sees server/discover (a server that cannot bear an unknown method)
@@ -113,6 +115,11 @@ for line in sys.stdin:
         elif MODE == "flood":
             for n in range(20000):
                 send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "nobody", "progress": n}})
+            reply(request_id, {"content": [{"type": "text", "text": "survived"}]})
+        elif MODE == "request-flood":
+            for n in range(100000):
+                sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": f"p{n}", "method": "ping"}) + "\n")
+            sys.stdout.flush()
             reply(request_id, {"content": [{"type": "text", "text": "survived"}]})
         elif MODE == "requests":
             pending_call = request_id

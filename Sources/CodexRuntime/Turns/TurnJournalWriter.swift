@@ -48,15 +48,16 @@ struct TurnJournalFailure: Error {
 /// The package's test hook on durable turns: crash fixtures install an observer that kills the process
 /// at a chosen journal boundary. Never set in production code.
 package enum TurnJournalHooks {
-    private static let observer = Mutex<(@Sendable (TurnJournalEntry, Int) -> Void)?>(nil)
+    /// Behind a reference: read after every entry (see ``SendableReference``).
+    private static let observer = Mutex<SendableReference<@Sendable (TurnJournalEntry, Int) -> Void>?>(nil)
 
     /// Installs `observe`, called after each journal entry is durable with the entry and its sequence
     /// number (`nil` removes it).
     package static func install(_ observe: (@Sendable (TurnJournalEntry, Int) -> Void)?) {
-        observer.withLock { $0 = observe }
+        observer.withLock { $0 = observe.map(SendableReference.init) }
     }
 
     static func recorded(_ entry: TurnJournalEntry, sequence: Int) {
-        observer.withLock { $0 }?(entry, sequence)
+        observer.withLock { $0 }?.value(entry, sequence)
     }
 }

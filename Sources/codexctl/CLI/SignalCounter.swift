@@ -1,3 +1,4 @@
+import CodexCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -84,7 +85,8 @@ final class SignalCounter: Sendable {
 /// a second signal exits at once with its status.
 final class InterruptWatcher: Sendable {
     private final class Shared: Sendable {
-        let action = Mutex<(@Sendable () -> Void)?>(nil)
+        /// Behind a reference: read on each stop (see ``SendableReference``).
+        let action = Mutex<SendableReference<@Sendable () -> Void>?>(nil)
         /// What stopped the turn: `nil` before anything did; `.some(nil)` for a failed output.
         let stopped = Mutex<StopSignal??>(nil)
     }
@@ -108,12 +110,12 @@ final class InterruptWatcher: Sendable {
             stopped = .some(signal)
             return true
         }
-        if first { shared.action.withLock { $0 }?() }
+        if first { shared.action.withLock { $0 }?.value() }
     }
 
     /// What stops the turn; run at once when a stop already came.
     func onInterrupt(_ action: @escaping @Sendable () -> Void) {
-        shared.action.withLock { $0 = action }
+        shared.action.withLock { $0 = SendableReference(action) }
         if shared.stopped.withLock({ $0 != nil }) { action() }
     }
 

@@ -43,8 +43,9 @@ final class MCPConnection: Sendable {
         let replying = Mutex(0)
         /// The most replies to server requests written at once.
         static let maximumReplies = 16
-        /// Sends the client's answers to server requests, and stops the link after a protocol break.
-        let replier = Mutex<(send: @Sendable (MCPMessage) async -> Void, stop: @Sendable () async -> Void)?>(nil)
+        /// Sends the client's answers to server requests, and stops the link after a protocol break (behind a
+        /// reference: see ``SendableReference``, read on every server request).
+        let replier = Mutex<SendableReference<(send: @Sendable (MCPMessage) async -> Void, stop: @Sendable () async -> Void)>?>(nil)
 
         init(server: String, maximumMessageBytes: Int, logSink: any AgentLogSink, redactor: SecretRedactor, toolsChanged: @escaping @Sendable () -> Void) {
             self.server = server
@@ -84,7 +85,7 @@ final class MCPConnection: Sendable {
             case .reply(let reply):
                 // A stateless server sends no requests and takes no replies; a flood of requests gets at
                 // most a few replies in flight (the rest are dropped), so memory stays bounded.
-                guard !stateless.withLock({ $0 }), let replier = replier.withLock({ $0 }) else { return }
+                guard !stateless.withLock({ $0 }), let replier = replier.withLock({ $0 })?.value else { return }
                 let admitted = replying.withLock { count -> Bool in
                     guard count < Self.maximumReplies else { return false }
                     count += 1
@@ -126,7 +127,7 @@ final class MCPConnection: Sendable {
             }
             guard let drained else { return }
             for entry in drained { entry.waiter.finish(.failure(error)) }
-            guard stop, let replier = replier.withLock({ $0 }) else { return }
+            guard stop, let replier = replier.withLock({ $0 })?.value else { return }
             switch error.code {
             case .serverExited: log(.notice, "mcp.server.exited", "the server closed its output", [:])
             case .sessionExpired, .closed: break
@@ -176,7 +177,7 @@ final class MCPConnection: Sendable {
                 throw error.naming(name)
             }
             inbox.replier.withLock {
-                $0 = (send: { message in try? await process.send(message.encoded()) }, stop: { await process.terminate(grace: .milliseconds(200)) })
+                $0 = SendableReference((send: { message in try? await process.send(message.encoded()) }, stop: { await process.terminate(grace: .milliseconds(200)) }))
             }
             link = .stdio(process)
             self.inbox = inbox
@@ -200,7 +201,7 @@ final class MCPConnection: Sendable {
                 )
             )
             inbox.replier.withLock {
-                $0 = (send: { message in try? await http.post(message, era: nil) }, stop: { await http.close() })
+                $0 = SendableReference((send: { message in try? await http.post(message, era: nil) }, stop: { await http.close() }))
             }
             link = .http(http)
             self.inbox = inbox
