@@ -8,6 +8,7 @@
 #   silent           never answers (and says "silent: cancelled <id>" on stderr when told to cancel)
 #   die              exits with status 3 mid-call
 #   flood            writes 20,000 progress notifications for an unknown token, then answers
+#   bad-output       lists poke with an output schema (a number `result`) and answers with a string one
 #   request-flood    writes 100,000 ping requests to the client without reading its answers, then
 #                    answers (the client answers a few at a time and drops the rest)
 #   requests         sends sampling/createMessage, elicitation/create, roots/list and ping to the client,
@@ -88,7 +89,11 @@ for line in sys.stdin:
     if method == "ping":
         reply(request_id, {})
     elif method == "tools/list":
-        reply(request_id, {"tools": TOOLS})
+        if MODE == "bad-output":
+            schema = {"type": "object", "properties": {"result": {"type": "number"}}, "required": ["result"]}
+            reply(request_id, {"tools": [dict(TOOLS[0], outputSchema=schema)]})
+        else:
+            reply(request_id, {"tools": TOOLS})
     elif method == "tools/call":
         if MODE == "malformed":
             sys.stdout.write('{"jsonrpc": "1.0", "id": ' + json.dumps(request_id) + "}\n")
@@ -116,6 +121,8 @@ for line in sys.stdin:
             for n in range(20000):
                 send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "nobody", "progress": n}})
             reply(request_id, {"content": [{"type": "text", "text": "survived"}]})
+        elif MODE == "bad-output":
+            reply(request_id, {"content": [{"type": "text", "text": "{\"result\": \"x\"}"}], "structuredContent": {"result": "x"}})
         elif MODE == "request-flood":
             for n in range(100000):
                 sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": f"p{n}", "method": "ping"}) + "\n")

@@ -140,7 +140,11 @@ enum MCPCommand: CLICommand {
             overview: """
             Call TOOL (its name on the server) of the --server server with ARGUMENTS (a JSON object; '-' reads it from \
             standard input; default {}), and print its content blocks (text as it is, other blocks described), or the \
-            whole result as JSON with --json. A result the tool marks as an error exits 1.
+            whole result as JSON with --json. The call is held to what the runtime holds a model's call to: a tool the \
+            server does not list (mcp_tool_not_found), one the configuration disables (mcp_tool_disabled), one that \
+            needs an approval (mcp_approval_required; --mcp-trust), and arguments its input schema refuses \
+            (mcp_arguments_invalid) are refused before anything is sent. A result the tool marks as an error, or whose \
+            structured content breaks the tool's output schema (mcp_output_invalid, after the result), exits 1.
             """,
             arguments: [("<tool>", "The tool's name on the server."), ("[<arguments> | -]", "A JSON object.")],
             argumentSynopsis: "<tool> [<arguments> | -]",
@@ -174,26 +178,68 @@ enum MCPCommand: CLICommand {
                 let callArguments = argumentsObject
                 let watcher = InterruptWatcher()
                 interrupts = watcher
-                let (outcome, cancelled) = await watcher.run { try await client.callTool(tool, arguments: callArguments) }
+                let (outcome, cancelled) = await watcher.run { () async throws -> (MCPToolResult, JSONSchemaValidator?) in
+                    let outputValidator = try await admit(tool, arguments: callArguments, of: server, client, trusted: configured.trusted)
+                    return (try await client.callTool(tool, arguments: callArguments), outputValidator)
+                }
                 await client.shutdown()
                 // A call that finished before the stop keeps its result.
                 if case .failure = outcome, cancelled {
                     stopped = true
                     return
                 }
-                let result = try outcome.get()
+                let (result, outputValidator) = try outcome.get()
                 failed = result.isError
                 if parsed.has("--json") {
                     Console.exactLine(json(result).compactString())
-                    return
+                } else {
+                    for block in result.content { Console.line(describe(block)) }
+                    if let structured = result.structuredContent, !result.content.contains(where: { if case .text = $0 { return true } else { return false } }) {
+                        Console.line(structured.compactString())
+                    }
                 }
-                for block in result.content { Console.line(describe(block)) }
-                if let structured = result.structuredContent, !result.content.contains(where: { if case .text = $0 { return true } else { return false } }) {
-                    Console.line(structured.compactString())
+                // The runtime hands the model such a result as a failure: said after it, and exit 1.
+                if let outputValidator, let structured = result.structuredContent, let verdict = try? outputValidator.validate(structured), !verdict.isValid {
+                    throw CLIFailure.Thrown(
+                        code: "mcp_output_invalid",
+                        message: "the structured content breaks the tool's output schema: \(verdict.errors.prefix(3).map(\.description).joined(separator: "; "))"
+                    )
                 }
             }
             if stopped, let interrupts { return interrupts.interruptedStatus }
             return status == Console.Status.success && failed ? Console.Status.failure : status
+        }
+
+        /// Refuses a call the runtime would not make for a model: a tool the server does not list, one the
+        /// configuration disables, one that needs an approval (this command cannot give one), or arguments
+        /// its input schema refuses (the part CodexSchema enforces, as for a model's call). Returns the
+        /// tool's output-schema validator, when it has one.
+        private static func admit(
+            _ tool: String, arguments: JSONObject, of server: CLIMCPServers.Server, _ client: MCPClient, trusted: Bool
+        ) async throws -> JSONSchemaValidator? {
+            let listed = try await client.listTools()
+            guard let described = listed.first(where: { $0.name == tool }) else {
+                throw CLIFailure.Thrown(code: "mcp_tool_not_found", message: "the server \(client.name) lists no tool named \(Console.display(tool))")
+            }
+            let agentName = MCPToolNaming.agentToolNames(server: client.name, tools: listed.map(\.name))[tool] ?? tool
+            guard let agentTool = try await CLIMCPServers.agentTools([(server, client)], trusted: trusted).first(where: { $0.definition.name == agentName }) else {
+                throw CLIFailure.Thrown(code: "mcp_tool_disabled", message: "the configuration disables the tool \(Console.display(tool)) of \(client.name)")
+            }
+            guard agentTool.definition.approvalPolicy == .automatic else {
+                throw CLIFailure.Thrown(
+                    code: "mcp_approval_required",
+                    message: "the tool \(Console.display(tool)) of \(client.name) needs an approval (its server does not mark it read-only), which mcp call "
+                        + "cannot give; --mcp-trust trusts the tools of the servers given"
+                )
+            }
+            let schema = agentTool.argumentSchema ?? agentTool.definition.inputSchema
+            if let validator = try? JSONSchemaValidator(schema: schema), let verdict = try? validator.validate(.object(arguments)), !verdict.isValid {
+                throw CLIFailure.Thrown(
+                    code: "mcp_arguments_invalid",
+                    message: "the arguments break the tool's input schema: \(verdict.errors.prefix(3).map(\.description).joined(separator: "; "))"
+                )
+            }
+            return described.outputSchema.flatMap { try? JSONSchemaValidator(schema: $0) }
         }
 
         private static func describe(_ block: MCPContent) -> String {

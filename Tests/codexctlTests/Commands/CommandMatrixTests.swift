@@ -244,7 +244,7 @@ import Testing
                 Case(arguments: ["mcp", "call", "--server", "parcels", "--mcp", parcels, "track_parcel", #"{"parcel_id": "A-3"}"#], status: 0,
                      stdout: "Parcel A-3: out for delivery in Oslo, due today by 18:00.\n", stderr: ""),
                 Case(arguments: ["mcp", "call", "--server", "parcels", "--mcp", parcels, "nope"], status: 1, stdout: "",
-                     stderr: "Error: mcp_remote_error: the server answered tools/call with an error (MCP server parcels)\n"),
+                     stderr: "Error: mcp_tool_not_found: the server parcels lists no tool named nope\n"),
             ],
             "approvals deny": [
                 Case(arguments: ["approvals", "deny", "approval-deny", "--db", database, "--json"], status: 0, stdout: #""decision":"denied""#, stderr: ""),

@@ -47,13 +47,55 @@ import Testing
     }
 
     @Test func callPrintsTheResultAndExitsOneForAToolError() async throws {
-        let echo = try await CommandRunner.codexctl(["mcp", "call", "--server", "ref", "--mcp", try await Self.reference(), "echo", #"{"text": "hi"}"#])
+        let echo = try await CommandRunner.codexctl(["mcp", "call", "--server", "ref", "--mcp", try await Self.reference(), "--mcp-trust", "echo", #"{"text": "hi"}"#])
         #expect(echo.status == 0 && echo.stdout == "hi\n", "\(echo.stderr)")
-        let failing = try await CommandRunner.codexctl(["mcp", "call", "--json", "--server", "ref", "--mcp", try await Self.reference(), "failing"])
+        let failing = try await CommandRunner.codexctl(["mcp", "call", "--json", "--server", "ref", "--mcp", try await Self.reference(), "--mcp-trust", "failing"])
         #expect(failing.status == 1)
         #expect((Self.json(failing.stdout) as? [String: Any])?["is_error"] as? Bool == true)
         let missing = try await CommandRunner.codexctl(["mcp", "tools", "--mcp", "gone=/nonexistent/mcp-server"])
         #expect(missing.status == 1 && missing.stderr == "Error: mcp_spawn_failed: starting mcp-server failed: No such file or directory (2) (MCP server gone)\n")
+    }
+
+    /// `mcp call` holds a call to what the runtime holds a model's call to (it once called anything):
+    /// a tool that needs an approval, one the configuration disables, one the server does not list and
+    /// arguments the input schema refuses are refused before anything is sent; a result whose structured
+    /// content breaks the output schema is printed and exits 1.
+    @Test func callRefusesWhatTheRuntimeWouldNotCall() async throws {
+        let reference = try await Self.reference()
+        let untrusted = try await CommandRunner.codexctl(["mcp", "call", "--server", "ref", "--mcp", reference, "echo", #"{"text": "hi"}"#])
+        #expect(untrusted.status == 1)
+        #expect(untrusted.stdout == "")
+        #expect(untrusted.stderr == """
+            Error: mcp_approval_required: the tool echo of ref needs an approval (its server does not mark it read-only), which mcp call \
+            cannot give; --mcp-trust trusts the tools of the servers given
+
+            """)
+        // A tool its server marks read-only needs no trust.
+        let readOnly = try await CommandRunner.codexctl(["mcp", "call", "--server", "ref", "--mcp", reference, "lookup", #"{"sku": "A-1"}"#])
+        #expect(readOnly.status == 0, "\(readOnly.stderr)")
+        let badArguments = try await CommandRunner.codexctl(["mcp", "call", "--server", "ref", "--mcp", reference, "--mcp-trust", "echo", #"{"text": 5}"#])
+        #expect(badArguments.status == 1)
+        #expect(badArguments.stderr.hasPrefix("Error: mcp_arguments_invalid: the arguments break the tool's input schema: /text: "), "\(badArguments.stderr)")
+        let unknown = try await CommandRunner.codexctl(["mcp", "call", "--server", "ref", "--mcp", reference, "--mcp-trust", "nope"])
+        #expect(unknown.stderr == "Error: mcp_tool_not_found: the server ref lists no tool named nope\n")
+        let directory = try temporaryDirectory("mcp-call")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("disabled.toml")
+        try Data("""
+            [mcp_servers.ref]
+            command = "\(try await MCPTestPython.interpreter())"
+            args = ["\(MCPTestPython.script("reference_server.py"))"]
+            startup_timeout_sec = 600
+            disabled_tools = ["echo"]
+            """.utf8).write(to: config)
+        let disabled = try await CommandRunner.codexctl(["mcp", "call", "--server", "ref", "--mcp-config", config.path, "--mcp-trust", "echo", #"{"text": "hi"}"#])
+        #expect(disabled.status == 1)
+        #expect(disabled.stderr == "Error: mcp_tool_disabled: the configuration disables the tool echo of ref\n")
+        let hostile = "bad=\(try await MCPTestPython.interpreter()) \(MCPTestPython.script("hostile_server.py")) bad-output"
+        let badOutput = try await CommandRunner.codexctl(["mcp", "call", "--server", "bad", "--mcp", hostile, "--mcp-trust", "poke"])
+        #expect(badOutput.status == 1)
+        #expect(badOutput.stdout == "{\"result\": \"x\"}\n")
+        #expect(badOutput.stderr.hasPrefix("Error: mcp_output_invalid: the structured content breaks the tool's output schema: /result: "), "\(badOutput.stderr)")
     }
 
     /// The processes whose environment holds `CODEXKIT_TEST_MARK=<mark>` (read from `/proc`).
@@ -67,7 +109,7 @@ import Testing
 
     /// Ctrl-C during `mcp call` and `mcp tools` cancels the work and ends the server before the command
     /// exits with 130: a tool never keeps running for a command that is gone.
-    @Test(arguments: [["call", "--server", "ref", "slow", #"{"steps": 0}"#], ["tools"]])
+    @Test(arguments: [["call", "--server", "ref", "--mcp-trust", "slow", #"{"steps": 0}"#], ["tools"]])
     func aStoppedCommandEndsItsServer(_ command: [String]) async throws {
         let directory = try temporaryDirectory("mcp-stop")
         defer { try? FileManager.default.removeItem(at: directory) }
