@@ -8,6 +8,8 @@
 #   silent           never answers (and says "silent: cancelled <id>" on stderr when told to cancel)
 #   die              exits with status 3 mid-call
 #   flood            writes 20,000 progress notifications for an unknown token, then answers
+#   many-tools       lists 10,001 tools on one page
+#   duplicate-tools  lists poke twice (with two descriptions)
 #   bad-output       lists poke with an output schema (a number `result`) and answers with a string one
 #   request-flood    writes 100,000 ping requests to the client without reading its answers, then
 #                    answers (the client answers a few at a time and drops the rest)
@@ -89,7 +91,11 @@ for line in sys.stdin:
     if method == "ping":
         reply(request_id, {})
     elif method == "tools/list":
-        if MODE == "bad-output":
+        if MODE == "many-tools":
+            reply(request_id, {"tools": [{"name": f"t{n}", "inputSchema": {"type": "object"}} for n in range(10001)]})
+        elif MODE == "duplicate-tools":
+            reply(request_id, {"tools": [TOOLS[0], dict(TOOLS[0], description="Another meaning.")]})
+        elif MODE == "bad-output":
             schema = {"type": "object", "properties": {"result": {"type": "number"}}, "required": ["result"]}
             reply(request_id, {"tools": [dict(TOOLS[0], outputSchema=schema)]})
         else:

@@ -76,12 +76,16 @@ enum MCPCommand: CLICommand {
             for (server, client) in clients {
                 let description = try await client.connect()
                 let listed = try await client.listTools()
-                let agentTools = try await CLIMCPServers.agentTools([(server, client)], trusted: trusted)
+                // By name, once: a lookup per tool over the whole list was quadratic (10,000 tools took 10 s).
+                let definitions = Dictionary(
+                    try await CLIMCPServers.agentTools([(server, client)], trusted: trusted).map { ($0.definition.name, $0.definition) },
+                    uniquingKeysWith: { first, _ in first }
+                )
                 let names = MCPToolNaming.agentToolNames(server: client.name, tools: listed.map(\.name))
                 var tools: [JSONValue] = []
                 for tool in listed {
                     let agentName = names[tool.name] ?? tool.name
-                    let definition = agentTools.first { $0.definition.name == agentName }?.definition
+                    let definition = definitions[agentName]
                     let unenforced = tool.unenforcedSchemaKeywords
                     let check = definition?.fitsStrictMode == true ? "strict" : (unenforced.isEmpty ? "checked" : "partly_checked")
                     tools.append([

@@ -95,6 +95,18 @@ import Testing
         try await client.ping()
     }
 
+    /// The list's limits hold on its last (or only) page too (a page of 100,000 tools was taken whole), and
+    /// two tools of one name, which would reach the model as one name with two meanings, are refused.
+    @Test(arguments: [("many-tools", "tools/list lists more than 10000 tools"), ("duplicate-tools", "tools/list lists two tools named poke")])
+    func refusesAToolListPastItsLimitOnOnePageOrWithTwoToolsOfOneName(_ mode: String, _ message: String) async throws {
+        let client = try await hostile(mode)
+        defer { Task { await client.shutdown() } }
+        let error = await failure { _ = try await client.listTools() }
+        #expect(error?.code == .protocolViolation)
+        #expect(error?.message == message)
+        #expect(error?.server == "hostile")
+    }
+
     @Test func survivesAFloodOfNotifications() async throws {
         let client = try await hostile("flood")
         defer { Task { await client.shutdown() } }

@@ -123,6 +123,7 @@ public final class MCPClient: Sendable {
         var cursor: String?
         var pages = 0
         var seenCursors: Set<String> = []
+        var seenNames: Set<String> = []
         repeat {
             var params = JSONObject()
             if let cursor { params["cursor"] = .string(cursor) }
@@ -130,8 +131,21 @@ public final class MCPClient: Sendable {
             guard case .array(let entries)? = result["tools"] else {
                 throw MCPError(code: .protocolViolation, message: "a tools/list result without a tools array", server: name)
             }
+            // Checked before a page is read, the last (or only) page too: a single page of 100,000 tools
+            // is refused as surely as 101 pages.
+            guard tools.count + entries.count <= Self.maximumTools else {
+                throw MCPError(
+                    code: .protocolViolation, message: "tools/list lists more than \(Self.maximumTools) tools", server: name
+                )
+            }
             for entry in entries {
                 var tool = try Self.naming(name) { () throws(MCPError) in try MCPTool(entry) }
+                // Two tools of one name would reach the model as one name with two meanings.
+                guard seenNames.insert(tool.name).inserted else {
+                    throw MCPError(
+                        code: .protocolViolation, message: "tools/list lists two tools named \(MCPToolNaming.printable(tool.name))", server: name
+                    )
+                }
                 if case .http = connection.link, case .stateless = description.era {
                     guard let headers = MCPParameterHeaders.declared(in: tool.inputSchema) else {
                         connection.log(.warning, "mcp.tool.dropped", "a tool declares x-mcp-header arguments the specification does not allow", ["tool": MCPToolNaming.printable(tool.name)])
@@ -144,7 +158,7 @@ public final class MCPClient: Sendable {
             cursor = result["nextCursor"]?.stringValue
             pages += 1
             if let cursor {
-                guard seenCursors.insert(cursor).inserted, pages < Self.maximumToolPages, tools.count <= Self.maximumTools else {
+                guard seenCursors.insert(cursor).inserted, pages < Self.maximumToolPages else {
                     throw MCPError(
                         code: .protocolViolation, message: "tools/list does not end within \(Self.maximumToolPages) pages and \(Self.maximumTools) tools (or a cursor repeated)",
                         server: name
