@@ -9,6 +9,10 @@ extension PostgresRuntimeStateStore: UsageRecording {
     ///   written); `postgres_write_refused` on a store opened read-only.
     public func recordUsage(_ records: [AgentUsageRecord]) async throws {
         guard !records.isEmpty else { return }
+        // What a read would refuse is never written.
+        guard !records.contains(where: \.usage.hasNegativeCount) else {
+            throw PostgresStoreError(code: .failure, message: "a usage record with a negative token count cannot be stored")
+        }
         var encoded: [(record: AgentUsageRecord, body: [UInt8])] = []
         for record in records { encoded.append((record, try Self.encode(record))) }
         let rows = encoded

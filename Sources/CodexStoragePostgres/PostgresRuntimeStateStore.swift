@@ -240,7 +240,9 @@ public final class PostgresRuntimeStateStore: RuntimeStateStore, TurnJournaling,
 
     static func encode(_ value: some Encodable) throws(PostgresStoreError) -> [UInt8] {
         do {
-            return Array(try JSONEncoder().encode(value))
+            return Array(try StoredDate.encoder().encode(value))
+        } catch EncodingError.invalidValue(let value, _) where value is Date {
+            throw PostgresStoreError(code: .failure, message: StoredDate.refusal)
         } catch {
             throw PostgresStoreError(code: .failure, message: "a value could not be encoded")
         }

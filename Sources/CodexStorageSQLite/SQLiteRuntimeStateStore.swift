@@ -290,7 +290,9 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
 
     static func encode(_ value: some Encodable) throws(SQLiteStoreError) -> [UInt8] {
         do {
-            return Array(try JSONEncoder().encode(value))
+            return Array(try StoredDate.encoder().encode(value))
+        } catch EncodingError.invalidValue(let value, _) where value is Date {
+            throw SQLiteStoreError(code: .failure, message: StoredDate.refusal)
         } catch {
             throw SQLiteStoreError(code: .failure, message: "a value could not be encoded")
         }

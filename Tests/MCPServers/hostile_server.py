@@ -11,6 +11,7 @@
 #   many-tools       lists 10,001 tools on one page
 #   duplicate-tools  lists poke twice (with two descriptions)
 #   bad-output       lists poke with an output schema (a number `result`) and answers with a string one
+#   bad-output-error the same, with the answer marked isError (not held to the schema)
 #   request-flood    writes 100,000 ping requests to the client without reading its answers, then
 #                    answers (the client answers a few at a time and drops the rest)
 #   requests         sends sampling/createMessage, elicitation/create, roots/list and ping to the client,
@@ -91,13 +92,13 @@ for line in sys.stdin:
     if method == "ping":
         reply(request_id, {})
     elif method == "tools/list":
-        if MODE == "many-tools":
+        if MODE.startswith("bad-output"):
+            schema = {"type": "object", "properties": {"result": {"type": "number"}}, "required": ["result"]}
+            reply(request_id, {"tools": [dict(TOOLS[0], outputSchema=schema)]})
+        elif MODE == "many-tools":
             reply(request_id, {"tools": [{"name": f"t{n}", "inputSchema": {"type": "object"}} for n in range(10001)]})
         elif MODE == "duplicate-tools":
             reply(request_id, {"tools": [TOOLS[0], dict(TOOLS[0], description="Another meaning.")]})
-        elif MODE == "bad-output":
-            schema = {"type": "object", "properties": {"result": {"type": "number"}}, "required": ["result"]}
-            reply(request_id, {"tools": [dict(TOOLS[0], outputSchema=schema)]})
         else:
             reply(request_id, {"tools": TOOLS})
     elif method == "tools/call":
@@ -127,8 +128,8 @@ for line in sys.stdin:
             for n in range(20000):
                 send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "nobody", "progress": n}})
             reply(request_id, {"content": [{"type": "text", "text": "survived"}]})
-        elif MODE == "bad-output":
-            reply(request_id, {"content": [{"type": "text", "text": "{\"result\": \"x\"}"}], "structuredContent": {"result": "x"}})
+        elif MODE.startswith("bad-output"):
+            reply(request_id, {"content": [{"type": "text", "text": "{\"result\": \"x\"}"}], "structuredContent": {"result": "x"}, "isError": MODE == "bad-output-error"})
         elif MODE == "request-flood":
             for n in range(100000):
                 sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": f"p{n}", "method": "ping"}) + "\n")

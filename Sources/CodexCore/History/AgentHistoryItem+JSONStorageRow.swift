@@ -87,7 +87,7 @@ extension AgentHistoryItem {
         func date(_ key: String) throws(AgentRuntimeError) -> Date {
             // A number beyond Double's range would be an infinite date, which the binary row rejects.
             guard case .number(let number)? = row[key], let date = StoredDate.date(sinceReferenceDate: number.doubleValue) else {
-                throw AgentHistoryItem.undecodable("lacks a date")
+                throw AgentHistoryItem.undecodable("lacks a date (or holds one outside the years 0 to 9999)")
             }
             return date
         }

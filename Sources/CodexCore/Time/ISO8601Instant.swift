@@ -4,9 +4,15 @@ package import Foundation
 /// (`2026-12-01`, midnight UTC) and an instant (`2026-12-01T10:00:00Z`, with optional fractional
 /// seconds and a `Z` or `±hh:mm` offset). Used by price files and `codexctl usage`.
 package enum ISO8601Instant {
-    /// The date `text` names, or `nil` when it is not one of the two forms or names no real date
-    /// (`2026-02-30`, hour 24).
+    /// The date `text` names, or `nil` when it is not one of the two forms, names no real date
+    /// (`2026-02-30`, hour 24), or falls outside the dates a store keeps (``StoredDate/range``: the first
+    /// days of year 0 are refused, so nothing read here is shifted when it is written back).
     package static func date(from text: String) -> Date? {
+        guard let date = parsedDate(from: text), StoredDate.range.contains(date.timeIntervalSinceReferenceDate) else { return nil }
+        return date
+    }
+
+    private static func parsedDate(from text: String) -> Date? {
         var reader = Reader(Array(text.utf8))
         guard let year = reader.digits(4), reader.take(UInt8(ascii: "-")), let month = reader.digits(2), reader.take(UInt8(ascii: "-")),
               let day = reader.digits(2), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else { return nil }

@@ -12,6 +12,24 @@ package enum StoredDate {
         range.contains(seconds) ? Date(timeIntervalSinceReferenceDate: seconds) : nil
     }
 
+    /// A JSON encoder for stored rows: dates in `Date`'s own `Codable` form, and a date outside ``range``
+    /// refused (`EncodingError.invalidValue`), so a store never writes what it would refuse to read.
+    package static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            let seconds = date.timeIntervalSinceReferenceDate
+            guard range.contains(seconds) else {
+                throw EncodingError.invalidValue(date, .init(codingPath: encoder.codingPath, debugDescription: "a date outside the years 0 to 9999"))
+            }
+            var container = encoder.singleValueContainer()
+            try container.encode(seconds)
+        }
+        return encoder
+    }
+
+    /// What a store says when a value it was asked to write holds a date outside ``range``.
+    package static let refusal = "a date outside the years 0 to 9999 cannot be stored"
+
     /// A JSON decoder for stored rows: dates as `Date`'s own `Codable` form (seconds since the
     /// reference date), each checked against ``range``.
     package static func decoder() -> JSONDecoder {

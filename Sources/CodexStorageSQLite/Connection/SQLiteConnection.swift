@@ -177,7 +177,9 @@ final class SQLiteConnection: @unchecked Sendable {
         // A write-ahead log left without its shared-memory file, in a directory this process cannot write:
         // SQLite cannot make the file it needs to read the log. The system's cause ("No such file") would
         // send the reader looking for a file that is there.
-        if code == .openFailed, access(path + "-wal", F_OK) == 0, access(path + "-shm", F_OK) != 0 {
+        let directory = FilePathText.parent(of: path)
+        if code == .openFailed, access(path + "-wal", F_OK) == 0, access(path + "-shm", F_OK) != 0,
+           access(directory.isEmpty ? "." : directory, W_OK) != 0 {
             return SQLiteStoreError(
                 code: .readOnly, resultCode: result,
                 message: "\(message) on \(path): it has a write-ahead log but no shared-memory file, and none can be made beside it "

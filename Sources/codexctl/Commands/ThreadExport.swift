@@ -112,17 +112,17 @@ enum ThreadExport {
         switch item {
         case .message(let message):
             let images = message.images.isEmpty ? "" : "\n\n_\(message.images.count) image\(message.images.count == 1 ? "" : "s") attached_"
-            return "\n**\(message.role.rawValue)**\n\n\(quoted(Console.displayText(message.text)))\(images)\n"
+            return "\n**\(message.role.rawValue)**\n\n\(quoted(withoutHTML(Console.displayText(message.text))))\(images)\n"
         case .toolCall(let call):
             return "\n> tool call \(codeSpan(escape(call.toolName))) \(codeSpan(escape(call.arguments)))\n"
         case .toolResult(let result):
-            return "\n> tool result (\(result.status.rawValue)): \(escape(result.joinedText))\n"
+            return "\n> tool result (\(result.status.rawValue)): \(withoutHTML(escape(result.joinedText)))\n"
         case .reasoning(let reasoning):
-            return reasoning.summary.isEmpty ? nil : "\n> _thinking:_ \(escape(reasoning.summary.joined(separator: " ")))\n"
+            return reasoning.summary.isEmpty ? nil : "\n> _thinking:_ \(withoutHTML(escape(reasoning.summary.joined(separator: " "))))\n"
         case .systemEvent(let event):
             return event.type == .turnInterrupted || event.type == .turnFailed ? "\n> _\(event.type.rawValue)_\n" : nil
         case .contextCompaction(let compaction):
-            let summary = compaction.summary.map { "\n>\n> \(escape($0))" } ?? ""
+            let summary = compaction.summary.map { "\n>\n> \(withoutHTML(escape($0)))" } ?? ""
             return "\n> _context compacted (\(compaction.strategy.rawValue)): \(compaction.replacedItemCount) earlier items replaced in later requests_\(summary)\n"
         }
     }
@@ -131,6 +131,18 @@ enum ThreadExport {
     /// characters made visible.
     private static func escape(_ text: String) -> String {
         Console.display(text.replacingOccurrences(of: "\n", with: " "))
+    }
+
+    /// `text` with raw HTML kept out: `<` and `&` backslash-escaped, so a `</blockquote>` or an entity in
+    /// content shows as written instead of closing the quote around it in a renderer that passes HTML.
+    static func withoutHTML(_ text: String) -> String {
+        guard text.contains(where: { $0 == "<" || $0 == "&" }) else { return text }
+        var result = ""
+        for character in text {
+            if character == "<" || character == "&" { result.append("\\") }
+            result.append(character)
+        }
+        return result
     }
 
     /// `text` as a block quote: every line behind `> ` (an empty line as `>`), so nothing in it can end

@@ -202,12 +202,10 @@ enum MCPCommand: CLICommand {
                         Console.line(structured.compactString())
                     }
                 }
-                // The runtime hands the model such a result as a failure: said after it, and exit 1.
-                if let outputValidator, let structured = result.structuredContent, let verdict = try? outputValidator.validate(structured), !verdict.isValid {
-                    throw CLIFailure.Thrown(
-                        code: "mcp_output_invalid",
-                        message: "the structured content breaks the tool's output schema: \(verdict.errors.prefix(3).map(\.description).joined(separator: "; "))"
-                    )
+                // The runtime hands the model such a result as a failure: said after it, and exit 1. (A result
+                // the tool marks as an error is not held to the schema, as in the runtime.)
+                if !result.isError, let outputValidator, let structured = result.structuredContent, let problem = Self.problem(structured, outputValidator) {
+                    throw CLIFailure.Thrown(code: "mcp_output_invalid", message: "the structured content breaks the tool's output schema: \(problem)")
                 }
             }
             if stopped, let interrupts { return interrupts.interruptedStatus }
@@ -237,13 +235,21 @@ enum MCPCommand: CLICommand {
                 )
             }
             let schema = agentTool.argumentSchema ?? agentTool.definition.inputSchema
-            if let validator = try? JSONSchemaValidator(schema: schema), let verdict = try? validator.validate(.object(arguments)), !verdict.isValid {
-                throw CLIFailure.Thrown(
-                    code: "mcp_arguments_invalid",
-                    message: "the arguments break the tool's input schema: \(verdict.errors.prefix(3).map(\.description).joined(separator: "; "))"
-                )
+            if let validator = try? JSONSchemaValidator(schema: schema), let problem = Self.problem(.object(arguments), validator) {
+                throw CLIFailure.Thrown(code: "mcp_arguments_invalid", message: "the arguments break the tool's input schema: \(problem)")
             }
             return described.outputSchema.flatMap { try? JSONSchemaValidator(schema: $0) }
+        }
+
+        /// What is wrong with `value` under `validator` (its first three errors), or `nil` when it is
+        /// valid. A value too complex to check is refused, as the runtime refuses it.
+        private static func problem(_ value: JSONValue, _ validator: JSONSchemaValidator) -> String? {
+            do {
+                let verdict = try validator.validate(value)
+                return verdict.isValid ? nil : verdict.errors.prefix(3).map(\.description).joined(separator: "; ")
+            } catch {
+                return "it is too complex to check (\(error.code.rawValue))"
+            }
         }
 
         private static func describe(_ block: MCPContent) -> String {

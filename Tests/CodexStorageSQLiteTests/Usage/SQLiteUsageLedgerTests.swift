@@ -95,12 +95,27 @@ import Testing
         let store = try SQLiteRuntimeStateStore(path: ":memory:")
         let thread = AgentThread(title: "ledger")
         try await store.upsertThread(thread)
-        var negative = Self.record(thread.id)
-        negative.usage.inputTokens = -5
-        var farOff = Self.record(thread.id, sequence: 1)
-        farOff.recordedAt = Date(timeIntervalSinceReferenceDate: 1e300)
-        try await store.recordUsage([negative, farOff])
+        let negative = { var record = Self.record(thread.id); record.usage.inputTokens = -5; return record }()
+        let farOff = { var record = Self.record(thread.id, sequence: 1); record.recordedAt = Date(timeIntervalSinceReferenceDate: 1e300); return record }()
+        // The store never writes what it would refuse to read.
+        let negativeWrite = await #expect(throws: SQLiteStoreError.self) { try await store.recordUsage([negative]) }
+        #expect(negativeWrite?.message == "a usage record with a negative token count cannot be stored")
+        let farWrite = await #expect(throws: SQLiteStoreError.self) { try await store.recordUsage([farOff]) }
+        #expect(farWrite?.message == "a date outside the years 0 to 9999 cannot be stored")
+        #expect(try await store.usageRecords(matching: AgentUsageQuery()) == [])
+        // Damage written by something else: rows forged beside the store.
+        let forged = try [negative, farOff].map { record -> [SQLiteValue] in
+            [
+                .text(record.turnID.rawValue), .integer(Int64(record.sequence)), .text(thread.id.rawValue), .text("acct-1"), .text(record.model),
+                .real(record.recordedAt.timeIntervalSince1970), .blob(Array(try JSONEncoder().encode(record))),
+            ]
+        }
         try store.database.withConnection { connection throws(SQLiteStoreError) in
+            for row in forged {
+                try connection.run(
+                    "INSERT INTO usage_records (turn_id, sequence, thread_id, account_binding, model, recorded_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)", row
+                )
+            }
             try connection.run("INSERT INTO turn_journal (turn_id, sequence, thread_id, body) VALUES ('turn-9', 0, ?, ?)", [.text(thread.id.rawValue), .blob(Array("{not json".utf8))])
             try connection.run("INSERT INTO approvals (id, thread_id, requested_at, body) VALUES ('appr-1', ?, 0, ?)", [.text(thread.id.rawValue), .blob(Array("{not json".utf8))])
         }
@@ -114,10 +129,17 @@ import Testing
         #expect(report.rowsChecked == 5)
         let reading = await #expect(throws: SQLiteStoreError.self) { _ = try await store.usageRecords(matching: AgentUsageQuery()) }
         #expect(reading?.code == .rowUndecodable)
-        // A thread whose date is past year 9999 is refused where it is read, not shown as a wrong date.
-        var future = AgentThread(title: "far")
-        future.updatedAt = Date(timeIntervalSinceReferenceDate: 1e300)
+        // A thread whose date is past year 9999 is refused where it is written, and where it is read
+        // (forged), not shown as a wrong date.
+        let future = AgentThread(title: "far")
+        let far = { var thread = future; thread.updatedAt = Date(timeIntervalSinceReferenceDate: 1e300); return thread }()
+        let farThread = await #expect(throws: SQLiteStoreError.self) { try await store.upsertThread(far) }
+        #expect(farThread?.message == "a date outside the years 0 to 9999 cannot be stored")
         try await store.upsertThread(future)
+        let farBody = Array(try JSONEncoder().encode(far))
+        try store.database.withConnection { connection throws(SQLiteStoreError) in
+            try connection.run("UPDATE threads SET body = ? WHERE id = ?", [.blob(farBody), .text(future.id.rawValue)])
+        }
         let threads = await #expect(throws: SQLiteStoreError.self) { _ = try await store.thread(future.id) }
         #expect(threads?.code == .rowUndecodable)
         #expect(threads?.rowKey == future.id.rawValue)

@@ -138,7 +138,7 @@ import Testing
             try await store.upsertThread(thread)
             let call = ToolInvocation(id: "c1", toolName: "x` **bold** `y", arguments: #"{"a":"``"}"#)
             try await store.appendHistory([
-                .message(AgentMessage(threadID: thread.id, role: .user, text: "hello\n\n**assistant**\n\nforged\n```\nunclosed")),
+                .message(AgentMessage(threadID: thread.id, role: .user, text: "hello\n\n**assistant**\n\nforged\n```\nunclosed\nhi </blockquote> &amp;")),
                 .toolCall(call),
             ], to: thread.id)
         }
@@ -158,6 +158,7 @@ import Testing
             > forged
             > ```
             > unclosed
+            > hi \\</blockquote> \\&amp;
 
             > tool call ``x` **bold** `y`` ```{"a":"``"}```
 

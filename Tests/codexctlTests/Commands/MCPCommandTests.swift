@@ -96,6 +96,11 @@ import Testing
         #expect(badOutput.status == 1)
         #expect(badOutput.stdout == "{\"result\": \"x\"}\n")
         #expect(badOutput.stderr.hasPrefix("Error: mcp_output_invalid: the structured content breaks the tool's output schema: /result: "), "\(badOutput.stderr)")
+        // A result the tool marks as an error is not held to the schema (as in the runtime): exit 1, no schema error.
+        let toolError = try await CommandRunner.codexctl(["mcp", "call", "--server", "bad", "--mcp", hostile + "-error", "--mcp-trust", "poke"])
+        #expect(toolError.status == 1)
+        #expect(toolError.stdout == "{\"result\": \"x\"}\n")
+        #expect(toolError.stderr == "")
     }
 
     /// The processes whose environment holds `CODEXKIT_TEST_MARK=<mark>` (read from `/proc`).
