@@ -15,13 +15,15 @@ import Testing
 
     /// A configuration file naming the reference server, with a start-up timeout no busy machine reaches
     /// (so the stateless probe is always answered in time).
-    private static func referenceConfig(_ directory: URL) async throws -> String {
+    /// A configuration file for the reference server, with `extra` lines in its entry.
+    private static func referenceConfig(_ directory: URL, extra: String = "") async throws -> String {
         let config = directory.appendingPathComponent("reference.toml")
         try Data("""
             [mcp_servers.ref]
             command = "\(try await MCPTestPython.interpreter())"
             args = ["\(MCPTestPython.script("reference_server.py"))"]
             startup_timeout_sec = 600
+            \(extra)
             """.utf8).write(to: config)
         return config.path
     }
@@ -80,15 +82,8 @@ import Testing
         #expect(unknown.stderr == "Error: mcp_tool_not_found: the server ref lists no tool named nope\n")
         let directory = try temporaryDirectory("mcp-call")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let config = directory.appendingPathComponent("disabled.toml")
-        try Data("""
-            [mcp_servers.ref]
-            command = "\(try await MCPTestPython.interpreter())"
-            args = ["\(MCPTestPython.script("reference_server.py"))"]
-            startup_timeout_sec = 600
-            disabled_tools = ["echo"]
-            """.utf8).write(to: config)
-        let disabled = try await CommandRunner.codexctl(["mcp", "call", "--server", "ref", "--mcp-config", config.path, "--mcp-trust", "echo", #"{"text": "hi"}"#])
+        let config = try await Self.referenceConfig(directory, extra: #"disabled_tools = ["echo"]"#)
+        let disabled = try await CommandRunner.codexctl(["mcp", "call", "--server", "ref", "--mcp-config", config, "--mcp-trust", "echo", #"{"text": "hi"}"#])
         #expect(disabled.status == 1)
         #expect(disabled.stderr == "Error: mcp_tool_disabled: the configuration disables the tool echo of ref\n")
         let hostile = "bad=\(try await MCPTestPython.interpreter()) \(MCPTestPython.script("hostile_server.py")) bad-output"
