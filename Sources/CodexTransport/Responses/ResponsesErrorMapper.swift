@@ -74,7 +74,9 @@ public enum ResponsesErrorMapper {
             return AgentRuntimeError(
                 code: .responseIncomplete, message: "the response is incomplete: \(info.incompleteReason ?? "unknown reason")",
                 http: .init(statusCode: 200, providerCode: info.incompleteReason),
-                retry: .init(attempt: 1, maximumAttempts: 1, isRetryable: true, safety: .beforeOutput),
+                // The same request ends the same way (the output limit, a content filter): sent again it
+                // would only be billed again.
+                retry: .init(attempt: 1, maximumAttempts: 1, isRetryable: false, safety: .beforeOutput),
                 interruption: .init(responseID: responseID)
             )
         case .error(let errorCode, let errorType, let message, _):
@@ -144,16 +146,43 @@ public enum ResponsesErrorMapper {
         return nil
     }
 
-    /// "Please try again in 11.054s" / "in 250ms" → seconds.
+    /// "Please try again in 11.054s" / "in 250ms" / "in 6m0s" / "in 1h2m" / "in 20 seconds" → seconds:
+    /// one or more amounts, each with its unit (a bare number is seconds). `nil` when there is no such
+    /// phrase or a unit is not one of these (a wait misread is worse than none: the back-off applies).
     static func delayFromMessage(_ message: String) -> TimeInterval? {
         let lower = message.lowercased()
         guard let range = lower.range(of: "try again in") else { return nil }
-        let rest = lower[range.upperBound...].drop(while: { $0 == " " })
-        let number = rest.prefix(while: { $0.isNumber || $0 == "." })
-        guard let value = Double(number), value.isFinite else { return nil }
-        let unit = rest.dropFirst(number.count).drop(while: { $0 == " " })
-        let seconds = unit.hasPrefix("ms") ? value / 1000 : value
-        return min(seconds, maximumRetryAfter)
+        var rest = lower[range.upperBound...].drop(while: { $0 == " " })
+        var total = 0.0
+        var read = false
+        while true {
+            // Digits, then a fraction only when a digit follows the point (a sentence's full stop is not one).
+            let isDigit: (Character) -> Bool = { ("0"..."9").contains($0) }
+            var number = String(rest.prefix(while: isDigit))
+            guard !number.isEmpty else { break }
+            var after = rest.dropFirst(number.count)
+            if after.first == ".", let next = after.dropFirst().first, isDigit(next) {
+                let fraction = after.dropFirst().prefix(while: isDigit)
+                number += "." + fraction
+                after = after.dropFirst(1 + fraction.count)
+            }
+            guard let value = Double(number), value.isFinite else { return nil }
+            rest = after.drop(while: { $0 == " " })
+            let unit = rest.prefix(while: { ("a"..."z").contains($0) })
+            let factor: Double
+            switch unit {
+            case "ms", "msec", "millisecond", "milliseconds": factor = 0.001
+            case "", "s", "sec", "secs", "second", "seconds": factor = 1
+            case "m", "min", "mins", "minute", "minutes": factor = 60
+            case "h", "hr", "hrs", "hour", "hours": factor = 3600
+            default: return nil
+            }
+            total += value * factor
+            read = true
+            rest = rest.dropFirst(unit.count)
+            if unit.isEmpty { break }
+        }
+        return read ? min(total, maximumRetryAfter) : nil
     }
 
     private static func truncated(_ text: String) -> String {

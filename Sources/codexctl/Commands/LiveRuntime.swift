@@ -53,9 +53,13 @@ struct LiveRuntime {
         }
         telemetry.set(exported)
         return try AgentRuntime(configuration: .init(
-            backend: backend, stateStore: try await stateStore(), toolProviders: providers, telemetry: exported
+            backend: backend, stateStore: try await stateStore(), turnLimits: Self.turnLimits, toolProviders: providers, telemetry: exported
         ))
     }
+
+    /// A command-line turn runs up to an hour (the library's default is five minutes, which cut off a
+    /// long reply streaming normally); Ctrl-C stops one sooner. The tool-call budget is the default.
+    static let turnLimits = AgentTurnLimits(maximumToolCalls: AgentTurnLimits.default.maximumToolCalls, maximumDuration: 3_600)
 
     /// Ends the MCP servers ``make()`` started and sends the telemetry not sent yet.
     func shutdown() async {

@@ -150,13 +150,15 @@ import Testing
         #expect(clock.sleeps == [.milliseconds(11_054)])
     }
 
-    @Test func incompleteResponsesSurfaceTheirReason() async throws {
+    /// An incomplete response is not sent again, whatever the retry policy: the same request ends the
+    /// same way, and each attempt is billed (it was sent three times).
+    @Test func incompleteResponsesSurfaceTheirReasonAndAreNotSentAgain() async throws {
         let incomplete = SSE.stream([
             SSE.created, #"{"type":"response.incomplete","sequence_number":1,"response":{"id":"resp_1","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}}"#,
         ])
         let http = ScriptedHTTPClient { _, _ in .text(incomplete) }
         let error = await #expect(throws: AgentRuntimeError.self) {
-            try await ResponsesClient.testing(http, policy: .disabled).collect()
+            try await ResponsesClient.testing(http, clock: ImmediateClock()).collect()
         }
         #expect(error?.code == .responseIncomplete)
         #expect(error?.message == "the response is incomplete: max_output_tokens")

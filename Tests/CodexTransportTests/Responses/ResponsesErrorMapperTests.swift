@@ -31,6 +31,24 @@ import Testing
         #expect(RetryPolicy.isRetryable(error) == retryable)
     }
 
+    /// The wait a rate-limit message names, in every form providers write it: "6m0s" was once read as six
+    /// seconds, and "1e309s" as one. A unit it cannot read gives no wait (the back-off applies).
+    @Test(arguments: [
+        ("Please try again in 11.054s.", 11.054), ("try again in 250ms", 0.25), ("Please try again in 6m0s", 360.0), ("try again in 1h2m3s", 3_723.0),
+        ("Try again in 20 seconds", 20.0), ("try again in 2 minutes", 120.0), ("try again in 7", 7.0),
+    ] as [(String, Double)])
+    func aRateLimitMessageNamesItsWait(message: String, seconds: Double) {
+        let error = ResponsesErrorMapper.error(streamEvent: .error(code: "rate_limit_exceeded", type: nil, message: message, param: nil), responseID: nil)
+        #expect(error?.code == .rateLimited)
+        #expect(error?.http?.retryAfter == seconds)
+    }
+
+    @Test(arguments: ["try again in 1e309s", "try again in 5 fortnights", "try again later", "slow down"])
+    func aWaitItCannotReadIsNoWait(message: String) {
+        let error = ResponsesErrorMapper.error(streamEvent: .error(code: "rate_limit_exceeded", type: nil, message: message, param: nil), responseID: nil)
+        #expect(error?.http?.retryAfter == nil)
+    }
+
     @Test func providerFieldsAreKept() {
         let error = ResponsesErrorMapper.error(
             status: 400, headers: [:],
