@@ -52,6 +52,9 @@ struct ResponsesAttempt {
     private var pendingIndex = 0
     private var finished = false
     private var errorEvent: AgentRuntimeError?
+    /// The provider's request ID from the response head (`x-request-id`), for a failure the stream reports
+    /// after it.
+    private var requestID: String?
     /// A framing or decoding failure found while reading a chunk, raised once the events decoded
     /// before it have been delivered.
     private var deferredFailure: (any Error)?
@@ -136,10 +139,9 @@ struct ResponsesAttempt {
             return event
         case .failed(let info), .incomplete(let info):
             progress.responseID = info.id ?? progress.responseID
-            throw close(ResponsesErrorMapper.error(streamEvent: event.kind, responseID: progress.responseID)
-                ?? AgentRuntimeError(.responseFailed))
+            throw close(streamError(event.kind, progress: progress) ?? AgentRuntimeError(.responseFailed))
         case .error:
-            errorEvent = ResponsesErrorMapper.error(streamEvent: event.kind, responseID: progress.responseID)
+            errorEvent = streamError(event.kind, progress: progress)
             return nil
         case .rateLimits(let snapshots):
             stream.client.record(limits: snapshots, modelsETag: nil, binding: context.credentials.last?.binding)
@@ -194,9 +196,8 @@ struct ResponsesAttempt {
             guard context.transportFailed else { throw close(StepFailure(error: error)) }
             throw close(Self.interrupted(error, progress: progress))
         }
-        telemetry?.noteResponse(
-            status: response.statusCode, requestID: response.headers["x-request-id"] ?? response.headers["x-oai-request-id"], secrets: context.secrets
-        )
+        requestID = response.headers["x-request-id"] ?? response.headers["x-oai-request-id"]
+        telemetry?.noteResponse(status: response.statusCode, requestID: requestID, secrets: context.secrets)
         let limits = RateLimitParser.snapshots(fromHeaders: response.headers, now: client.wallClock.now())
         client.record(limits: limits, modelsETag: response.headers["x-models-etag"], binding: context.credentials.last?.binding)
         if let etag = response.headers["x-models-etag"], let binding = context.credentials.last?.binding {
@@ -255,6 +256,14 @@ struct ResponsesAttempt {
         if ended { deferredFailure = nil }
         if deferredFailure != nil { bodyIterator = nil }
         return true
+    }
+
+    /// The error a terminal stream event reports, with the response's request ID (the failure came on a
+    /// response whose head said 200, so only the head names the request to quote to support).
+    private func streamError(_ kind: ResponsesStreamEvent.Kind, progress: Progress) -> AgentRuntimeError? {
+        guard var error = ResponsesErrorMapper.error(streamEvent: kind, responseID: progress.responseID) else { return nil }
+        error.http?.requestID = requestID
+        return error
     }
 
     /// Ends the attempt (its connection closes when the body iterator goes) and returns `error`.

@@ -156,11 +156,13 @@ import Testing
         let incomplete = SSE.stream([
             SSE.created, #"{"type":"response.incomplete","sequence_number":1,"response":{"id":"resp_1","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}}"#,
         ])
-        let http = ScriptedHTTPClient { _, _ in .text(incomplete) }
+        let http = ScriptedHTTPClient { _, _ in .text(incomplete, headers: ["x-request-id": "req_77"]) }
         let error = await #expect(throws: AgentRuntimeError.self) {
             try await ResponsesClient.testing(http, clock: ImmediateClock()).collect()
         }
         #expect(error?.code == .responseIncomplete)
+        // The failure came on a 200 response: its head's request ID is the one to quote to support.
+        #expect(error?.http?.requestID == "req_77")
         #expect(error?.message == "the response is incomplete: max_output_tokens")
         #expect(http.requests.count == 1)
     }
