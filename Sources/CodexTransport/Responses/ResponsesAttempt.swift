@@ -196,7 +196,7 @@ struct ResponsesAttempt {
             guard context.transportFailed else { throw close(StepFailure(error: error)) }
             throw close(Self.interrupted(error, progress: progress))
         }
-        requestID = response.headers["x-request-id"] ?? response.headers["x-oai-request-id"]
+        requestID = ResponsesErrorMapper.requestID(in: response.headers)
         telemetry?.noteResponse(status: response.statusCode, requestID: requestID, secrets: context.secrets)
         let limits = RateLimitParser.snapshots(fromHeaders: response.headers, now: client.wallClock.now())
         client.record(limits: limits, modelsETag: response.headers["x-models-etag"], binding: context.credentials.last?.binding)

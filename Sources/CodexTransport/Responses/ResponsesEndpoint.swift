@@ -68,6 +68,9 @@ public struct ResponsesEndpoint: Sendable, Hashable {
         if components.query != nil || components.fragment != nil {
             throw AgentRuntimeError(.invalidEndpoint(reason: "the endpoint URL may not contain a query or a fragment"))
         }
+        if let port = components.port, !(1...65_535).contains(port) {
+            throw AgentRuntimeError(.invalidEndpoint(reason: "the endpoint's port must be between 1 and 65535"))
+        }
         switch scheme {
         case "https":
             return

@@ -35,7 +35,7 @@ public enum ResponsesErrorMapper {
         let providerCode = error?["code"]?.stringValue ?? parsed?["code"]?.stringValue
         let providerType = error?["type"]?.stringValue ?? (error?.stringValue)
         let providerMessage = error?["message"]?.stringValue ?? parsed?["detail"]?.stringValue ?? parsed?["message"]?.stringValue
-        let requestID = headers["x-request-id"] ?? headers["x-oai-request-id"] ?? headers["request-id"]
+        let requestID = requestID(in: headers)
         let http = AgentRuntimeError.HTTPDetails(
             statusCode: status, providerCode: providerCode, providerType: providerType, requestID: requestID,
             retryAfter: retryAfter(headers: headers, now: now)
@@ -144,6 +144,13 @@ public enum ResponsesErrorMapper {
             if let date = formatter.date(from: text) { return date }
         }
         return nil
+    }
+
+    /// The provider's request ID (`x-request-id`, `x-oai-request-id` or `request-id`), at most 256
+    /// characters: an ID is a few dozen, and one a server made 100 KB long is not echoed whole.
+    static func requestID(in headers: HTTPHeaders) -> String? {
+        guard let id = headers["x-request-id"] ?? headers["x-oai-request-id"] ?? headers["request-id"] else { return nil }
+        return id.count > 256 ? String(id.prefix(256)) + "…" : id
     }
 
     /// "Please try again in 11.054s" / "in 250ms" / "in 6m0s" / "in 1h2m" / "in 20 seconds" → seconds:

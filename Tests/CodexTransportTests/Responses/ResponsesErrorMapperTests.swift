@@ -187,6 +187,24 @@ import Testing
         _ = try ResponsesEndpoint(baseURL: https, profile: .publicAPI)
     }
 
+    /// A port outside 1…65535 is a usage mistake found when the endpoint is made, not a transport failure
+    /// when the first request goes.
+    @Test(arguments: ["http://127.0.0.1:99999/v1", "https://api.example.com:0/v1", "https://api.example.com:65536"])
+    func aPortOutOfRangeIsRefused(base: String) throws {
+        let error = #expect(throws: AgentRuntimeError.self) { try ResponsesEndpoint(baseURL: try #require(URL(string: base)), profile: .publicAPI) }
+        #expect(error?.code == .invalidEndpoint)
+        #expect(error?.message == "the endpoint's port must be between 1 and 65535")
+    }
+
+    /// A request ID is echoed in errors: one a server made 100 KB long is cut to 256 characters.
+    @Test func aLongRequestIDIsCut() {
+        let long = String(repeating: "r", count: 100_000)
+        let error = ResponsesErrorMapper.error(status: 500, headers: ["x-request-id": long], body: [], now: Date())
+        #expect(error.http?.requestID == String(repeating: "r", count: 256) + "…")
+        let short = ResponsesErrorMapper.error(status: 500, headers: ["x-request-id": "req_1"], body: [], now: Date())
+        #expect(short.http?.requestID == "req_1")
+    }
+
     @Test func builtInProfilesAndQueries() {
         #expect(ResponsesEndpoint.chatGPT.baseURL.absoluteString == "https://chatgpt.com/backend-api/codex")
         #expect(ResponsesEndpoint.publicAPI.url("models", query: [("client_version", "0.153.0")]).absoluteString == "https://api.openai.com/v1/models?client_version=0.153.0")
