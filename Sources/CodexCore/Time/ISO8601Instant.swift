@@ -39,7 +39,7 @@ package enum ISO8601Instant {
     /// Seconds since 1970 of `date`, held within the dates a store keeps (``StoredDate/range``), so the
     /// day arithmetic below never leaves `Int` (a stored date outside it was refused when it was read).
     private static func secondsSince1970(_ date: Date) -> Double {
-        let offset = Date(timeIntervalSinceReferenceDate: 0).timeIntervalSince1970
+        let offset = Date.timeIntervalBetween1970AndReferenceDate
         let seconds = date.timeIntervalSince1970
         guard seconds.isFinite else { return offset }
         return min(max(seconds, StoredDate.range.lowerBound + offset), StoredDate.range.upperBound + offset)

@@ -162,9 +162,9 @@ public enum ResponsesErrorMapper {
         var rest = lower[range.upperBound...].drop(while: { $0 == " " })
         var total = 0.0
         var read = false
+        let isDigit: (Character) -> Bool = { ("0"..."9").contains($0) }
         while true {
             // Digits, then a fraction only when a digit follows the point (a sentence's full stop is not one).
-            let isDigit: (Character) -> Bool = { ("0"..."9").contains($0) }
             var number = String(rest.prefix(while: isDigit))
             guard !number.isEmpty else { break }
             var after = rest.dropFirst(number.count)

@@ -136,13 +136,7 @@ enum ThreadExport {
     /// `text` with raw HTML kept out: `<` and `&` backslash-escaped, so a `</blockquote>` or an entity in
     /// content shows as written instead of closing the quote around it in a renderer that passes HTML.
     static func withoutHTML(_ text: String) -> String {
-        guard text.contains(where: { $0 == "<" || $0 == "&" }) else { return text }
-        var result = ""
-        for character in text {
-            if character == "<" || character == "&" { result.append("\\") }
-            result.append(character)
-        }
-        return result
+        backslashed(text, "<&")
     }
 
     /// `text` as a block quote: every line behind `> ` (an empty line as `>`), so nothing in it can end
@@ -168,9 +162,15 @@ enum ThreadExport {
     /// `text` with the punctuation Markdown gives a meaning inside a heading backslash-escaped (emphasis,
     /// code, links and images, HTML and entities, a closing `#`, strikethrough), so it shows as written.
     static func literal(_ text: String) -> String {
+        backslashed(text, "\\`*_[]<>!&#~")
+    }
+
+    /// `text` with a backslash before each of `characters` (CommonMark's escape for ASCII punctuation).
+    private static func backslashed(_ text: String, _ characters: String) -> String {
+        guard text.contains(where: characters.contains) else { return text }
         var result = ""
         for character in text {
-            if "\\`*_[]<>!&#~".contains(character) { result.append("\\") }
+            if characters.contains(character) { result.append("\\") }
             result.append(character)
         }
         return result
