@@ -37,36 +37,81 @@ extension PostgresRuntimeStateStore: UsageRecording {
         }
     }
 
-    /// The records matching `query`, ordered by recorded date, then turn ID, then sequence, read in one
-    /// snapshot (it works on a store opened with ``init(readingFrom:schema:)``).
+    /// The records matching `query`, ordered by recorded date, then turn ID, then sequence (it works on
+    /// a store opened with ``init(readingFrom:schema:)``).
     /// - Throws: ``PostgresStoreError`` `postgres_row_undecodable` naming the record (`turn-id/sequence`)
     ///   for a row it cannot read or whose body disagrees with its key.
     public func usageRecords(matching query: AgentUsageQuery) async throws -> [AgentUsageRecord] {
+        var records: [AgentUsageRecord] = []
+        try await forEachUsageRecord(matching: query) { records.append($0) }
+        // Ordered here rather than by the server, whose text order follows the database's collation.
+        return records.sorted(by: AgentUsageRecord.ledgerOrder)
+    }
+
+    /// Calls `body` with each record matching `query`, ordered by recorded date; the records are read
+    /// in pages of 1,000, each page its own snapshot (see ``CodexCore/UsageRecording``).
+    /// - Throws: What `body` throws, or what ``usageRecords(matching:)`` throws.
+    public nonisolated(nonsending) func forEachUsageRecord(matching query: AgentUsageQuery, _ body: (AgentUsageRecord) throws -> Void) async throws {
+        var after: UsagePosition?
+        repeat {
+            let page = try await usagePage(matching: query, after: after, limit: Self.usagePageSize)
+            for record in page.records where query.matches(record) { try body(record) }
+            after = page.last
+        } while after != nil
+    }
+
+    /// How many rows a page of the ledger reads.
+    static let usagePageSize = 1_000
+
+    /// Where a page of the ledger ended: the last row's key, in the page's order.
+    struct UsagePosition: Sendable {
+        var recordedAt: Double
+        var turnID: String
+        var sequence: Int64
+    }
+
+    /// Up to `limit` rows after `after` that the query's columns select (its dates compared exactly by
+    /// the caller), and the last row's position when the page was full.
+    private func usagePage(
+        matching query: AgentUsageQuery, after: UsagePosition?, limit: Int
+    ) async throws(PostgresStoreError) -> (records: [AgentUsageRecord], last: UsagePosition?) {
         var conditions: [String] = []
         var parameters: [PostgresValue] = []
-        func add(_ condition: String, _ value: PostgresValue) {
+        func parameter(_ value: PostgresValue) -> String {
             parameters.append(value)
-            conditions.append(condition.replacingOccurrences(of: "?", with: "$\(parameters.count)"))
+            return "$\(parameters.count)"
         }
-        if let thread = query.threadID { add("thread_id = ?", .text(thread.rawValue)) }
-        if let turn = query.turnID { add("turn_id = ?", .text(turn.rawValue)) }
-        if let binding = query.accountBinding { add("account_binding = ?", .text(binding)) }
-        if let model = query.model { add("model = ?", .text(model)) }
-        // The column holds seconds since 1970 as a double; the dates are compared exactly below, so
-        // the column only narrows (`<=` for the exclusive end: two dates may share a double).
-        if let since = query.since { add("recorded_at >= ?", .double(since.timeIntervalSince1970)) }
-        if let until = query.until { add("recorded_at <= ?", .double(until.timeIntervalSince1970)) }
-        let sql = "SELECT turn_id, sequence, thread_id, body FROM usage_records"
-            + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")) + " ORDER BY recorded_at"
-        let records = try await database.read { [parameters] connection throws(PostgresStoreError) in
+        if let thread = query.threadID { conditions.append("thread_id = \(parameter(.text(thread.rawValue)))") }
+        if let turn = query.turnID { conditions.append("turn_id = \(parameter(.text(turn.rawValue)))") }
+        if let binding = query.accountBinding { conditions.append("account_binding = \(parameter(.text(binding)))") }
+        if let model = query.model { conditions.append("model = \(parameter(.text(model)))") }
+        // The column holds seconds since 1970 as a double; the dates are compared exactly by the
+        // caller, so the column only narrows (`<=` for the exclusive end: two dates may share a double).
+        if let since = query.since { conditions.append("recorded_at >= \(parameter(.double(since.timeIntervalSince1970)))") }
+        if let until = query.until { conditions.append("recorded_at <= \(parameter(.double(until.timeIntervalSince1970)))") }
+        if let after {
+            // Byte order for the text, whatever the database's collation; the first condition lets the
+            // date index find the page's start.
+            let date = parameter(.double(after.recordedAt))
+            conditions.append("recorded_at >= \(date)")
+            conditions.append(
+                "(recorded_at, turn_id COLLATE \"C\", sequence) > (\(date), \(parameter(.text(after.turnID))), \(parameter(.integer(after.sequence))))"
+            )
+        }
+        let sql = "SELECT turn_id, sequence, thread_id, body, recorded_at FROM usage_records"
+            + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+            + " ORDER BY recorded_at, turn_id COLLATE \"C\", sequence LIMIT \(limit)"
+        return try await database.read { [parameters] connection throws(PostgresStoreError) in
             var records: [AgentUsageRecord] = []
+            var last: UsagePosition?
             try connection.run(sql, parameters) { row throws(PostgresStoreError) in
-                records.append(try Self.decodeUsage(turn: row.text(0) ?? "", sequence: row.integer(1), thread: row.text(2) ?? "", row.bytes(3)))
+                let turn = row.text(0) ?? ""
+                let sequence = row.integer(1)
+                records.append(try Self.decodeUsage(turn: turn, sequence: sequence, thread: row.text(2) ?? "", row.bytes(3)))
+                last = UsagePosition(recordedAt: row.double(4), turnID: turn, sequence: sequence)
             }
-            return records
+            return (records, records.count == limit ? last : nil)
         }
-        // Ordered here rather than by the server, whose text order follows the database's collation.
-        return records.filter(query.matches).sorted(by: AgentUsageRecord.ledgerOrder)
     }
 
     /// A usage row's body, checked against its key columns.

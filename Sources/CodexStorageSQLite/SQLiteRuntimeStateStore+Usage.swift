@@ -39,30 +39,80 @@ extension SQLiteRuntimeStateStore: UsageRecording {
     /// - Throws: ``SQLiteStoreError`` `sqlite_row_undecodable` naming the record (`turn-id/sequence`) for
     ///   a row it cannot read or whose body disagrees with its key.
     public func usageRecords(matching query: AgentUsageQuery) async throws -> [AgentUsageRecord] {
+        var records: [AgentUsageRecord] = []
+        try await forEachUsageRecord(matching: query) { records.append($0) }
+        return records.sorted(by: AgentUsageRecord.ledgerOrder)
+    }
+
+    /// Calls `body` with each record matching `query`, ordered by recorded date; the records are read
+    /// in pages of 1,000, each page its own snapshot (see ``CodexCore/UsageRecording``).
+    /// - Throws: What `body` throws, or what ``usageRecords(matching:)`` throws.
+    public nonisolated(nonsending) func forEachUsageRecord(matching query: AgentUsageQuery, _ body: (AgentUsageRecord) throws -> Void) async throws {
+        var after: UsagePosition?
+        repeat {
+            let page = try await usagePage(matching: query, after: after, limit: Self.usagePageSize)
+            for record in page.records where query.matches(record) { try body(record) }
+            after = page.last
+        } while after != nil
+    }
+
+    /// How many rows a page of the ledger reads.
+    static let usagePageSize = 1_000
+
+    /// Where a page of the ledger ended: the last row's key, in the table's order.
+    struct UsagePosition: Sendable {
+        var recordedAt: Double
+        var turnID: String
+        var sequence: Int64
+    }
+
+    /// Up to `limit` rows after `after` that the query's columns select (its dates compared exactly by
+    /// the caller), and the last row's position when the page was full.
+    private func usagePage(
+        matching query: AgentUsageQuery, after: UsagePosition?, limit: Int
+    ) async throws(SQLiteStoreError) -> (records: [AgentUsageRecord], last: UsagePosition?) {
         var conditions: [String] = []
         var bindings: [SQLiteValue] = []
-        func add(_ condition: String, _ value: SQLiteValue) {
+        func add(_ condition: String, _ values: SQLiteValue...) {
             conditions.append(condition)
-            bindings.append(value)
+            bindings.append(contentsOf: values)
         }
         if let thread = query.threadID { add("thread_id = ?", .text(thread.rawValue)) }
         if let turn = query.turnID { add("turn_id = ?", .text(turn.rawValue)) }
         if let binding = query.accountBinding { add("account_binding = ?", .text(binding)) }
         if let model = query.model { add("model = ?", .text(model)) }
-        // The column holds seconds since 1970 as a double; the dates are compared exactly below, so
-        // the column only narrows (`<=` for the exclusive end: two dates may share a double).
+        // The column holds seconds since 1970 as a double; the dates are compared exactly by the
+        // caller, so the column only narrows (`<=` for the exclusive end: two dates may share a double).
         if let since = query.since { add("recorded_at >= ?", .real(since.timeIntervalSince1970)) }
         if let until = query.until { add("recorded_at <= ?", .real(until.timeIntervalSince1970)) }
-        let sql = "SELECT turn_id, sequence, thread_id, body FROM usage_records"
-            + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")) + " ORDER BY recorded_at, turn_id, sequence"
-        let records = try await database.read { [bindings] connection throws(SQLiteStoreError) in
-            var records: [AgentUsageRecord] = []
-            try connection.run(sql, bindings) { row throws(SQLiteStoreError) in
-                records.append(try Self.decodeUsage(turn: row.text(0) ?? "", sequence: row.integer(1), thread: row.text(2) ?? "", row.blob(3)))
-            }
-            return records
+        if let after {
+            // The first condition lets the date index find the page's start.
+            add("recorded_at >= ?", .real(after.recordedAt))
+            add("(recorded_at, turn_id, sequence) > (?, ?, ?)", .real(after.recordedAt), .text(after.turnID), .integer(after.sequence))
         }
-        return records.filter(query.matches).sorted(by: AgentUsageRecord.ledgerOrder)
+        // A key column of another type than its declared one would not compare as the position read
+        // from it: such a row is damage, not a page boundary.
+        let sql = """
+            SELECT turn_id, sequence, thread_id, body, recorded_at,
+            typeof(turn_id) = 'text' AND typeof(sequence) = 'integer' AND typeof(recorded_at) IN ('real', 'integer') FROM usage_records
+            """
+            + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")) + " ORDER BY recorded_at, turn_id, sequence LIMIT \(limit)"
+        return try await database.read { [bindings] connection throws(SQLiteStoreError) in
+            var records: [AgentUsageRecord] = []
+            var last: UsagePosition?
+            try connection.run(sql, bindings) { row throws(SQLiteStoreError) in
+                let turn = row.text(0) ?? ""
+                let sequence = row.integer(1)
+                guard row.integer(5) == 1 else {
+                    throw SQLiteStoreError(
+                        code: .rowUndecodable, message: "a usage row's key columns hold values of another type", table: "usage_records", rowKey: "\(turn)/\(sequence)"
+                    )
+                }
+                records.append(try Self.decodeUsage(turn: turn, sequence: sequence, thread: row.text(2) ?? "", row.blob(3)))
+                last = UsagePosition(recordedAt: row.real(4), turnID: turn, sequence: sequence)
+            }
+            return (records, records.count == limit ? last : nil)
+        }
     }
 
     /// A usage row's body, checked against its key columns.

@@ -12,6 +12,7 @@ extension RuntimeStateStoreConformance {
         ("usageForAMissingThreadWritesNothing", usageForAMissingThreadWritesNothing),
         ("deletingAThreadDeletesItsUsage", deletingAThreadDeletesItsUsage),
         ("anEmptyUsageBatchIsANoOp", anEmptyUsageBatchIsANoOp),
+        ("visitingTheLedgerSeesEveryRecordOnceAcrossPages", visitingTheLedgerSeesEveryRecordOnceAcrossPages),
     ]
 
     /// The store as a usage ledger, or `nil` when it is not one.
@@ -228,6 +229,60 @@ extension RuntimeStateStoreConformance {
         try await ledger.recordUsage([record])
         try await ledger.recordUsage([])
         if try await ledger.usageRecords(matching: AgentUsageQuery()) != [record] { problems.append("an empty batch changed the ledger") }
+        return problems
+    }
+
+    static func visitingTheLedgerSeesEveryRecordOnceAcrossPages(_ store: any RuntimeStateStore) async throws -> [String] {
+        guard let ledger = ledger(store) else { return ["the store keeps no usage ledger"] }
+        var problems: [String] = []
+        let thread = AgentThread(title: "pages")
+        let other = AgentThread(title: "other pages")
+        try await store.upsertThread(thread)
+        try await store.upsertThread(other)
+        // 2,600 records: 1,300 recorded at one instant (a tie that spans a durable store's page of 1,000,
+        // with turn IDs in byte order and numeric sequences), the rest a millisecond apart on either side,
+        // every fifth on another thread.
+        var records: [AgentUsageRecord] = []
+        for index in 0..<2_600 {
+            let tied = (650..<1_950).contains(index)
+            let date = tied ? usageEpoch : usageEpoch.addingTimeInterval(Double(index - 1_300) / 1_000)
+            records.append(AgentUsageRecord(
+                threadID: index % 5 == 0 ? other.id : thread.id, turnID: AgentTurnID(rawValue: "turn-\(index % 7)"), sequence: index,
+                model: index % 3 == 0 ? "gpt-6-astra-mini" : "gpt-6-astra", recordedAt: date, usage: AgentUsage(inputTokens: index, outputTokens: 1)
+            ))
+        }
+        for start in stride(from: 0, to: records.count, by: 500) { try await ledger.recordUsage(Array(records[start..<min(start + 500, records.count)])) }
+        let cases: [(String, AgentUsageQuery)] = [
+            ("every record", AgentUsageQuery()),
+            ("one thread", AgentUsageQuery(threadID: thread.id)),
+            ("one model", AgentUsageQuery(model: "gpt-6-astra")),
+            ("since the tie", AgentUsageQuery(since: usageEpoch)),
+            ("until the tie", AgentUsageQuery(until: usageEpoch)),
+        ]
+        for (name, query) in cases {
+            let expected = records.filter(query.matches)
+            let listed = try await ledger.usageRecords(matching: query)
+            if listed != expected.sorted(by: AgentUsageRecord.ledgerOrder) { problems.append("\(name): the list held \(listed.count) records, not the \(expected.count) expected in ledger order") }
+            var visited: [AgentUsageRecord] = []
+            try await ledger.forEachUsageRecord(matching: query) { visited.append($0) }
+            if visited.count != expected.count || Set(visited.map { "\($0.turnID)/\($0.sequence)" }).count != expected.count {
+                problems.append("\(name): the visit saw \(visited.count) records, \(Set(visited.map(\.sequence)).count) distinct, not \(expected.count)")
+            }
+            if visited.sorted(by: AgentUsageRecord.ledgerOrder) != listed { problems.append("\(name): the visit saw other records than the list") }
+            if zip(visited, visited.dropFirst()).contains(where: { $0.recordedAt > $1.recordedAt }) { problems.append("\(name): the visit was not ordered by date") }
+        }
+        // A body that throws ends the visit where it threw, with its error.
+        struct Enough: Error {}
+        var seen = 0
+        do {
+            try await ledger.forEachUsageRecord(matching: AgentUsageQuery()) { _ in
+                seen += 1
+                if seen == 1_500 { throw Enough() }
+            }
+            problems.append("a body that threw did not end the visit with its error")
+        } catch is Enough {
+            if seen != 1_500 { problems.append("the visit went on after its body threw: \(seen) records") }
+        }
         return problems
     }
 }

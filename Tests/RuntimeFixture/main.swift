@@ -6,7 +6,8 @@
 // `soak-compaction …` instead runs the long-thread compaction soak (CompactionSoak.swift) and exits;
 // `soak …` runs the fault-injecting runtime soak (Soak.swift) and exits; `durable …` runs or resumes the
 // durable-turn script and can be killed at a journal boundary (DurableTurn.swift); `mcp-memory …` measures
-// the MCP client's peak memory against a hostile server (MCPMemory.swift).
+// the MCP client's peak memory against a hostile server (MCPMemory.swift); `usage-memory …` the usage
+// ledger's summary's (UsageMemory.swift).
 import CodexCore
 import CodexKitTesting
 import CodexRuntime
@@ -56,6 +57,8 @@ do {
         exit(try await DurableTurn.run(option) { CommandLine.arguments.contains($0) })
     case "mcp-memory":
         try await MCPMemory.run(option)
+    case "usage-memory":
+        try await UsageMemory.run(option, list: CommandLine.arguments.contains("--list"))
     default:
         try await run()
     }

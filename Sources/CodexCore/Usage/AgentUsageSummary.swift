@@ -42,21 +42,58 @@ public struct AgentUsageSummary: Sendable, Hashable {
     ///   - grouping: How to group them.
     ///   - prices: The prices to cost them by; `nil` leaves every ``AgentUsageTotals/cost`` `nil`.
     public init(_ records: some Sequence<AgentUsageRecord>, by grouping: AgentUsageGrouping, prices: AgentPriceTable? = nil) {
-        var byKey: [String?: AgentUsageTotals] = [:]
-        var overall = AgentUsageTotals(priced: prices != nil)
-        for record in records {
-            let key = grouping.key(of: record)
-            byKey[key, default: AgentUsageTotals(priced: prices != nil)].add(record, prices: prices)
+        var accumulator = Accumulator(by: grouping, prices: prices)
+        for record in records { accumulator.add(record) }
+        self = accumulator.summary
+    }
+}
+
+extension AgentUsageSummary {
+    /// A summary built one record at a time, for records read as a stream
+    /// (``UsageRecording/forEachUsageRecord(matching:_:)``): it holds the groups' totals, not the records.
+    ///
+    /// ```swift
+    /// var accumulator = AgentUsageSummary.Accumulator(by: .model)
+    /// for record in records { accumulator.add(record) }
+    /// let summary = accumulator.summary
+    /// ```
+    public struct Accumulator: Sendable, Hashable {
+        private var byKey: [String?: AgentUsageTotals] = [:]
+        private var overall: AgentUsageTotals
+        private let grouping: AgentUsageGrouping
+        private let prices: AgentPriceTable?
+
+        /// An empty accumulator grouping by `grouping`, costing with `prices` when given.
+        public init(by grouping: AgentUsageGrouping, prices: AgentPriceTable? = nil) {
+            self.grouping = grouping
+            self.prices = prices
+            overall = AgentUsageTotals(priced: prices != nil)
+        }
+
+        /// Adds one record to its group and to the overall totals.
+        public mutating func add(_ record: AgentUsageRecord) {
+            byKey[grouping.key(of: record), default: AgentUsageTotals(priced: prices != nil)].add(record, prices: prices)
             overall.add(record, prices: prices)
         }
-        self.grouping = grouping
-        self.overall = overall
-        groups = byKey.map { Group(key: $0.key, totals: $0.value) }.sorted { lhs, rhs in
-            switch (lhs.key, rhs.key) {
-            case (nil, _): false
-            case (_, nil): true
-            case (let left?, let right?): Array(left.utf8).lexicographicallyPrecedes(Array(right.utf8))
+
+        /// The summary of the records added so far: the same as ``AgentUsageSummary/init(_:by:prices:)``
+        /// over them.
+        public var summary: AgentUsageSummary {
+            let groups = byKey.map { Group(key: $0.key, totals: $0.value) }.sorted { lhs, rhs in
+                switch (lhs.key, rhs.key) {
+                case (nil, _): false
+                case (_, nil): true
+                case (let left?, let right?): Array(left.utf8).lexicographicallyPrecedes(Array(right.utf8))
+                }
             }
+            return AgentUsageSummary(grouping: grouping, groups: groups, overall: overall)
         }
+    }
+
+    /// A summary made of its parts.
+    private init(grouping: AgentUsageGrouping, groups: [Group], overall: AgentUsageTotals) {
+        self.grouping = grouping
+        self.groups = groups
+        self.overall = overall
     }
 }

@@ -18,12 +18,17 @@ extension AgentRuntime {
     }
 
     /// The ledger's records matching `query`, grouped and totalled (and priced with `prices`, versioned
-    /// by date, when given).
+    /// by date, when given). The records are read as a stream (``CodexCore/UsageRecording/forEachUsageRecord(matching:_:)``):
+    /// memory holds the groups, not the records.
     ///
     /// - Throws: What ``usage(matching:)`` throws.
     public func usageSummary(
         matching query: AgentUsageQuery = AgentUsageQuery(), by grouping: AgentUsageGrouping, prices: AgentPriceTable? = nil
     ) async throws -> AgentUsageSummary {
-        AgentUsageSummary(try await usage(matching: query), by: grouping, prices: prices)
+        try await writer.readLedger { store in
+            var accumulator = AgentUsageSummary.Accumulator(by: grouping, prices: prices)
+            try await store.forEachUsageRecord(matching: query) { accumulator.add($0) }
+            return accumulator.summary
+        }
     }
 }

@@ -68,9 +68,15 @@ final class RuntimeStateWriter: Sendable {
 
     /// The ledger's records matching `query`, after every write enqueued before the read.
     func readUsage(_ query: AgentUsageQuery) async throws -> [AgentUsageRecord] {
+        try await readLedger { try await $0.usageRecords(matching: query) }
+    }
+
+    /// A read of the store's usage ledger after every write enqueued before it; a retried read runs
+    /// `operation` again from its start.
+    func readLedger<Value: Sendable>(_ operation: @escaping @Sendable (any UsageRecording) async throws -> Value) async throws -> Value {
         guard let usageStore else { throw AgentRuntimeError(code: .invalidConfiguration, message: "the state store keeps no usage ledger") }
         let retrier = self.retrier
-        return try await read { _ in try await retrier.retrying("usage_read") { try await usageStore.usageRecords(matching: query) } }
+        return try await read { _ in try await retrier.retrying("usage_read") { try await operation(usageStore) } }
     }
 
     /// A read of the store's journal after every write enqueued before it.

@@ -37,8 +37,10 @@ enum UsageCommand: CLICommand {
             // The price file first: a bad one fails before the store is opened.
             let prices = try parsed.options["--prices"].map(Self.prices)
             let store = try await StorageCommandSupport.readOnlyStore(parsed)
-            let records = try await store.usageRecords(matching: query)
-            let summary = AgentUsageSummary(records, by: grouping, prices: prices)
+            // A stream: memory holds the groups, not the ledger.
+            var accumulator = AgentUsageSummary.Accumulator(by: grouping, prices: prices)
+            try await store.forEachUsageRecord(matching: query) { accumulator.add($0) }
+            let summary = accumulator.summary
             if parsed.has("--json") {
                 Console.exactLine(UsageReport.json(summary).compactString())
             } else {

@@ -82,4 +82,20 @@ import Testing
         tally.add(nil)
         #expect(tally == Self.tally(Int.max, unknown: 2))
     }
+
+    @Test func anAccumulatorFedOneRecordAtATimeSumsAsTheWholeList() {
+        var accumulator = AgentUsageSummary.Accumulator(by: .account, prices: Self.prices)
+        #expect(accumulator.summary.groups.isEmpty)
+        #expect(accumulator.summary.overall == AgentUsageTotals(priced: true))
+        for record in Self.records.reversed() { accumulator.add(record) }
+        let summary = accumulator.summary
+        #expect(summary == AgentUsageSummary(Self.records, by: .account, prices: Self.prices))
+        #expect(summary.groups.map(\.key) == ["acct-a", nil])
+        #expect(summary.overall.requestCount == 3)
+        #expect(summary.overall.inputTokens == Self.tally(1_500, unknown: 1))
+        // Reading the summary does not end the accumulation.
+        accumulator.add(Self.records[0])
+        #expect(accumulator.summary.overall.requestCount == 4)
+        #expect(accumulator.summary.groups[0].totals.inputTokens == Self.tally(2_500))
+    }
 }

@@ -82,6 +82,25 @@ import Testing
         #expect(try await runtime.send(Request(text: "Hi"), in: thread.id) == "Hi")
         await #expect(throws: AgentRuntimeError.self) { try await runtime.usage() }
     }
+
+    @Test func summingTheLedgerHoldsItsGroupsNotItsRecords() async throws {
+        // 60,000 records summed in a process of its own (RuntimeFixture `usage-memory`), read as a stream
+        // the way `codexctl usage` reads them. Held as one list they raised the peak by about 26 MiB.
+        let directory = try temporaryDirectory("usage-memory")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outcome = try await ChildProcess.run(ChildProcess.product("RuntimeFixture"), [
+            "usage-memory", "--db", directory.appendingPathComponent("state.sqlite").path, "--records", "60000",
+        ])
+        let fields = Dictionary(uniqueKeysWithValues: outcome.stdout.split(whereSeparator: \.isWhitespace).compactMap { pair -> (String, Int)? in
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            return parts.count == 2 ? Int(parts[1]).map { (String(parts[0]), $0) } : nil
+        })
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(fields["requests"] == 60_000)
+        #expect(fields["groups"] == 1)
+        let growth = (fields["peak"] ?? 0) - (fields["baseline"] ?? 0)
+        #expect(growth < 8 * 1024, "the peak grew by \(growth) KiB")
+    }
 }
 
 /// A store that keeps no usage ledger (it forwards only the base contract).
