@@ -13,6 +13,7 @@ extension RuntimeStateStoreConformance {
         ("deletingAThreadDeletesItsUsage", deletingAThreadDeletesItsUsage),
         ("anEmptyUsageBatchIsANoOp", anEmptyUsageBatchIsANoOp),
         ("visitingTheLedgerSeesEveryRecordOnceAcrossPages", visitingTheLedgerSeesEveryRecordOnceAcrossPages),
+        ("aRecordNoStoreCouldReadBackIsRefused", aRecordNoStoreCouldReadBackIsRefused),
     ]
 
     /// The store as a usage ledger, or `nil` when it is not one.
@@ -283,6 +284,30 @@ extension RuntimeStateStoreConformance {
         } catch is Enough {
             if seen != 1_500 { problems.append("the visit went on after its body threw: \(seen) records") }
         }
+        return problems
+    }
+
+    static func aRecordNoStoreCouldReadBackIsRefused(_ store: any RuntimeStateStore) async throws -> [String] {
+        guard let ledger = ledger(store) else { return ["the store keeps no usage ledger"] }
+        var problems: [String] = []
+        let thread = AgentThread(title: "refused")
+        try await store.upsertThread(thread)
+        let good = AgentUsageRecord(threadID: thread.id, turnID: "refused", sequence: 0, model: "gpt-6-astra", recordedAt: usageEpoch, usage: fullUsage())
+        var negative = good
+        negative.sequence = 1
+        negative.usage = AgentUsage(inputTokens: 10, outputTokens: -1)
+        var farFuture = good
+        farFuture.sequence = 2
+        farFuture.recordedAt = Date(timeIntervalSince1970: 253_402_300_800)  // 10000-01-01T00:00:00Z
+        for (name, bad) in [("a negative count", negative), ("a date in year 10000", farFuture)] {
+            if await failure({ try await ledger.recordUsage([good, bad]) }) == nil { problems.append("a record with \(name) was stored") }
+        }
+        if try await !ledger.usageRecords(matching: AgentUsageQuery()).isEmpty { problems.append("a refused batch wrote records") }
+        // The last second of year 9999 is kept.
+        var lastSecond = good
+        lastSecond.recordedAt = Date(timeIntervalSince1970: 253_402_300_799)
+        try await ledger.recordUsage([lastSecond])
+        if try await ledger.usageRecords(matching: AgentUsageQuery()) != [lastSecond] { problems.append("the last second of year 9999 did not round-trip") }
         return problems
     }
 }
