@@ -167,6 +167,15 @@ struct ResponsesAttempt {
         }
     }
 
+    /// The media type of a successful reply that cannot be an event stream (HTML, JSON, XML), or `nil`.
+    /// Any other type, or none, is read as a stream: proxies label streams loosely.
+    static func notAStream(_ contentType: String?) -> String? {
+        guard let contentType else { return nil }
+        let media = String(contentType.prefix { $0 != ";" }.filter { $0 != " " && $0 != "\t" }).lowercased()
+        let refused = ["text/html", "application/xhtml+xml", "application/json", "application/problem+json", "text/xml", "application/xml"]
+        return refused.first { $0 == media }
+    }
+
     // MARK: - Network
 
     private mutating func connect(progress: Progress) async throws {
@@ -206,6 +215,13 @@ struct ResponsesAttempt {
         guard response.isSuccess else {
             let bodyPrefix = (try? await response.body.prefix(upTo: ResponsesErrorMapper.maximumErrorBodyBytes)) ?? []
             throw close(ResponsesErrorMapper.error(status: response.statusCode, headers: response.headers, body: bodyPrefix, now: client.wallClock.now()))
+        }
+        // A page or a JSON document where the stream should be (an endpoint that is not the Responses
+        // API, a captive portal, a proxy's own reply) would read as a stream that ended without an
+        // event, and be sent again as if the connection had dropped.
+        if let media = Self.notAStream(response.headers["content-type"]) {
+            response.body.cancel()
+            throw close(AgentRuntimeError(.malformed("the server answered HTTP \(response.statusCode) with \(media), not an event stream: check the endpoint")))
         }
         bodyIterator = response.body.makeAsyncIterator()
         let body = response.body
