@@ -187,9 +187,11 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
             cursor = value
         }
         let forward = query.direction == .forward
+        // A position that is not a whole number would not compare as the cursor read from it (the next
+        // page would start at the same row again): such a row is damage, not a page boundary.
         let sql = forward
-            ? "SELECT position, body FROM history_items WHERE thread_id = ? AND position > ? ORDER BY position LIMIT ?"
-            : "SELECT position, body FROM history_items WHERE thread_id = ? AND position < ? ORDER BY position DESC LIMIT ?"
+            ? "SELECT position, body, typeof(position) = 'integer' FROM history_items WHERE thread_id = ? AND position > ? ORDER BY position LIMIT ?"
+            : "SELECT position, body, typeof(position) = 'integer' FROM history_items WHERE thread_id = ? AND position < ? ORDER BY position DESC LIMIT ?"
         let start = cursor ?? (forward ? 0 : Int64.max)
         let attachments = self.attachments
         return try await database.read { connection throws(SQLiteStoreError) in
@@ -201,6 +203,12 @@ public final class SQLiteRuntimeStateStore: RuntimeStateStore {
             var last: Int64?
             try connection.run(sql, [.text(thread.rawValue), .integer(start), .integer(Int64(limit))]) { row throws(SQLiteStoreError) in
                 guard items.count < limit else { return }
+                guard row.integer(2) == 1 else {
+                    throw SQLiteStoreError(
+                        code: .rowUndecodable, message: "a history row's position is not a whole number", table: "history_items",
+                        rowKey: "\(thread.rawValue)/\(row.text(0) ?? "")"
+                    )
+                }
                 items.append(try row.withBlob(1) { body throws(SQLiteStoreError) in
                     try Self.decodeItem(body, thread: thread, key: "\(thread.rawValue)/\(row.integer(0))")
                 })

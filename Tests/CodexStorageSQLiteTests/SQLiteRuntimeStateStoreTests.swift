@@ -132,4 +132,50 @@ import Testing
         }
         #expect(error?.message.contains("cursor") == true)
     }
+
+    /// A position that is not a whole number once made the next page start at the same row forever
+    /// (`threads show` spun, `threads export` wrote without end) while the deep check saw nothing.
+    @Test func aHistoryPositionThatIsNotAWholeNumberIsDamageNotALoop() async throws {
+        for damage in ["'abc'", "3.5", "0", "-2"] {
+            let store = try SQLiteRuntimeStateStore(path: ":memory:")
+            let thread = AgentThread(id: AgentThreadID(rawValue: "t"))
+            try await store.upsertThread(thread)
+            try await store.appendHistory(RuntimeStateStoreConformance.sampleHistory(thread: thread.id, turn: AgentTurnID()), to: thread.id)
+            try store.database.withConnection { connection throws(SQLiteStoreError) in
+                try connection.run("UPDATE history_items SET position = \(damage) WHERE thread_id = 't' AND position = 3")
+            }
+            let report = try await store.check()
+            let expectedKey = damage == "'abc'" ? "t/abc" : damage == "3.5" ? "t/3.5" : "t/\(damage)"
+            #expect(report.problems == [.init(table: "history_items", rowKey: expectedKey, message: "a history row's position is not a whole number above 0")], "\(damage)")
+            if damage == "'abc'" || damage == "3.5" {
+                // Paged two at a time: the damaged row is named where a page reaches it, never stepped
+                // around forever. (Text sorts above every number in SQLite, so reading backward from the
+                // end never reaches 'abc': that page sequence ends with the other five items.)
+                for direction in [AgentHistoryDirection.forward, .backward] {
+                    var cursor: String?
+                    var pages = 0
+                    var items = 0
+                    var failure: SQLiteStoreError?
+                    do {
+                        repeat {
+                            let page = try await store.history(of: thread.id, query: AgentHistoryQuery(limit: 2, direction: direction, cursor: cursor))
+                            cursor = page.nextCursor
+                            items += page.items.count
+                            pages += 1
+                        } while cursor != nil && pages < 10
+                    } catch let error as SQLiteStoreError {
+                        failure = error
+                    }
+                    #expect(pages < 10, "\(damage) \(direction)")
+                    if damage == "'abc'" && direction == .backward {
+                        #expect(failure == nil)
+                        #expect(items == 5)
+                    } else {
+                        #expect(failure?.code == .rowUndecodable, "\(damage) \(direction)")
+                        #expect(failure?.rowKey == expectedKey)
+                    }
+                }
+            }
+        }
+    }
 }

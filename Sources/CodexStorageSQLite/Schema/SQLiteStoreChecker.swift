@@ -151,8 +151,13 @@ struct SQLiteStoreChecker {
     }
 
     private mutating func checkHistory() throws(SQLiteStoreError) {
-        try checkRows("history_items", "SELECT thread_id, position, kind, body FROM history_items ORDER BY thread_id, position") { row in
+        try checkRows(
+            "history_items", "SELECT thread_id, position, kind, body, typeof(position) = 'integer' AND position > 0 FROM history_items ORDER BY thread_id, position"
+        ) { row in
             let thread = row.text(0) ?? ""
+            // Reading starts after position 0 and steps by whole numbers: any other position is an item
+            // no reader returns (or one a reader cannot step past).
+            guard row.integer(4) == 1 else { return ("\(thread)/\(row.text(1) ?? "")", "a history row's position is not a whole number above 0") }
             let key = "\(thread)/\(row.integer(1))"
             guard let item = try? AgentHistoryItem(storageRow: row.blob(3)) else { return (key, "a stored history item could not be decoded") }
             if item.storageKind != row.text(2) { return (key, "the row's kind disagrees with its body") }
