@@ -224,6 +224,11 @@ enum RecoveryReceiptCommand: CLICommand {
 protocol RecoveryOperationCommand: CLICommand {
     /// What is printed on success.
     static var done: String { get }
+    /// Whether the command acts only on the acting account's operations. The library lets a host abandon,
+    /// cancel or suspend an operation whatever its account (the way out after an account change); the
+    /// command acts for one account, so another account's operation is `account_mismatch` unless its
+    /// own `--binding` is given.
+    static var actsForItsAccountOnly: Bool { get }
     /// Performs the action.
     static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws
 }
@@ -232,6 +237,12 @@ extension RecoveryOperationCommand {
     static func run(_ arguments: [String]) async -> Int32 {
         return await RecoveryCommand.execute(Self.self, arguments, positionals: 1) { parsed, context in
             let handle = try RecoveryCommand.handle(parsed)
+            if actsForItsAccountOnly, let status = try? await context.recovery.status(handle, store: context.store),
+               !status.blockers.filter({ $0 == .accountMismatch || $0 == .authenticationRequired }).isEmpty {
+                throw AgentRecoveryError(
+                    code: .accountMismatch, message: "the operation belongs to another account: give its --binding to act for it", operationID: handle.operationID
+                )
+            }
             try await act(context.recovery, handle, context.store)
             if context.json {
                 RecoveryCommand.printJSON(["operation_id": .string(handle.operationID.uuidString.lowercased()), "result": .string(done)])
@@ -253,6 +264,7 @@ enum RecoveryAckCommand: RecoveryOperationCommand {
     static let summary = "Acknowledge a saved result after the host committed it."
     static let help = page("Acknowledge a saved result. Only after the host committed it: the saved request and result are removed.")
     static let done = "acknowledged"
+    static let actsForItsAccountOnly = false  // the library checks the account itself
     static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
         try await recovery.acknowledge(handle, store: store)
     }
@@ -262,8 +274,9 @@ enum RecoveryAckCommand: RecoveryOperationCommand {
 enum RecoveryAbandonCommand: RecoveryOperationCommand {
     static let name = "abandon"
     static let summary = "Abandon an operation (stops generation, removes content, keeps a marker)."
-    static let help = page("Abandon an idle operation: no further generation, content removed, a marker kept.")
+    static let help = page("Abandon an idle operation of the account acted for: no further generation, content removed, a marker kept. Another account's operation is account_mismatch: give its --binding to act for it.")
     static let done = "abandoned"
+    static let actsForItsAccountOnly = true
     static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
         try await recovery.abandon(handle, store: store)
     }
@@ -273,8 +286,9 @@ enum RecoveryAbandonCommand: RecoveryOperationCommand {
 enum RecoveryCancelCommand: RecoveryOperationCommand {
     static let name = "cancel"
     static let summary = "Cancel an operation permanently."
-    static let help = page("Cancel an operation permanently (also while another process runs it).")
+    static let help = page("Cancel an operation of the account acted for permanently (also while another process runs it). Another account's operation is account_mismatch: give its --binding to act for it.")
     static let done = "cancelled"
+    static let actsForItsAccountOnly = true
     static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
         try await recovery.cancel(handle, store: store)
     }
@@ -284,8 +298,9 @@ enum RecoveryCancelCommand: RecoveryOperationCommand {
 enum RecoverySuspendCommand: RecoveryOperationCommand {
     static let name = "suspend"
     static let summary = "Suspend an operation (keeps its budget)."
-    static let help = page("Suspend an operation, keeping its budget (also while another process runs it).")
+    static let help = page("Suspend an operation of the account acted for, keeping its budget (also while another process runs it). Another account's operation is account_mismatch: give its --binding to act for it.")
     static let done = "suspend requested"
+    static let actsForItsAccountOnly = true
     static func act(_ recovery: AgentStructuredRecovery, _ handle: AgentStructuredRecoveryHandle, _ store: AgentStructuredRecoveryStore) async throws {
         try await recovery.suspend(handle, store: store)
     }

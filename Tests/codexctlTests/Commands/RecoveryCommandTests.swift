@@ -69,6 +69,25 @@ import Testing
         #expect(empty["operations"] == .array([]))
     }
 
+    /// The commands act for one account: another account's operation is refused and left as it was
+    /// (they once suspended, cancelled and abandoned any account's operations for any `--binding`).
+    @Test func anotherAccountsOperationIsRefusedAndLeftAsItWas() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-recovery-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (binding, handles) = try await Self.prepared(1, in: directory)
+        let id = handles[0].operationID.uuidString.lowercased()
+        let before = DirectorySnapshot(directory.path)
+        for command in ["suspend", "cancel", "abandon"] {
+            let run = try await CommandRunner.codexctl(["recovery", command, id, "--store", directory.path, "--binding", "api-key:someone-else"])
+            #expect(run.status == 1, "\(command): \(run.stderr)")
+            #expect(run.stderr == "Error: account_mismatch: the operation belongs to another account: give its --binding to act for it\n", "\(command)")
+        }
+        #expect(DirectorySnapshot(directory.path).differences(from: before) == [])
+        // Its own account's binding still works.
+        let own = try await CommandRunner.codexctl(["recovery", "abandon", id, "--store", directory.path, "--binding", binding])
+        #expect(own.stdout == "abandoned\n", "\(own.stderr)")
+    }
+
     @Test func usageMistakesExit64() async throws {
         let missingStore = try await CommandRunner.codexctl(["recovery", "list", "--binding", "x"])
         #expect(missingStore.status == 64)
