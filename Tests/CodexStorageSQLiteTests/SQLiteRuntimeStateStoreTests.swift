@@ -44,6 +44,21 @@ import Testing
         #expect(error?.description.contains("from_the_future") == true)
     }
 
+    @Test func aFailedMigrationNamesItselfTheFileAndSQLitesReason() async throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        do {
+            let store = try SQLiteRuntimeStateStore(path: path)
+            // The ledger's migration forgotten while its table stays: applying it again fails.
+            try store.database.withConnection { connection throws(SQLiteStoreError) in
+                try connection.run("DELETE FROM codex_migrations WHERE name = 'create_usage_records'")
+            }
+        }
+        let error = #expect(throws: SQLiteStoreError.self) { try SQLiteRuntimeStateStore(path: path) }
+        #expect(error?.code == .failure)
+        #expect(error?.message == "migration 4 (create_usage_records) failed on \(path): a statement failed (table usage_records already exists)")
+    }
+
     @Test func aFileThatIsNotADatabaseIsATypedErrorAndIsKept() throws {
         let path = Self.temporaryPath()
         defer { Self.remove(path) }
@@ -177,5 +192,26 @@ import Testing
                 }
             }
         }
+    }
+
+    /// Orphans in tables without row IDs were reported as "rowid 0"; they are named by their key.
+    @Test func orphansAreNamedByTheirKey() async throws {
+        let store = try SQLiteRuntimeStateStore(path: ":memory:")
+        let thread = AgentThread(id: AgentThreadID(rawValue: "t"))
+        try await store.upsertThread(thread)
+        try await store.appendHistory(RuntimeStateStoreConformance.sampleHistory(thread: thread.id, turn: AgentTurnID()), to: thread.id)
+        try store.database.withConnection { connection throws(SQLiteStoreError) in
+            try connection.run("PRAGMA foreign_keys = OFF")
+            try connection.run("INSERT INTO history_items SELECT 'ghost', position, kind, body FROM history_items WHERE thread_id = 't' AND position IN (2, 4)")
+            try connection.run("INSERT INTO approvals (id, thread_id, requested_at, body) VALUES ('appr-1', 'ghost', 0, x'7b7d')")
+            try connection.run("PRAGMA foreign_keys = ON")
+        }
+        let report = try await store.check()
+        let orphans = report.problems.filter { $0.message.hasPrefix("the row refers to") }
+        #expect(orphans == [
+            .init(table: "approvals", rowKey: "rowid 1", message: "the row refers to a missing threads row"),
+            .init(table: "history_items", rowKey: "ghost/2", message: "the row refers to a missing threads row"),
+            .init(table: "history_items", rowKey: "ghost/4", message: "the row refers to a missing threads row"),
+        ], "\(orphans)")
     }
 }

@@ -102,6 +102,15 @@ final class SQLiteConnection: @unchecked Sendable {
     /// The SQLite library version number (e.g. 3040001).
     static var libraryVersion: Int32 { sqlite3_libversion_number() }
 
+    /// SQLite's message for the last failure on this connection (at most 200 characters), or `nil`.
+    /// It names our statements' tables and columns, never bound values.
+    var lastErrorMessage: String? {
+        guard let text = sqlite3_errmsg(handle) else { return nil }
+        let message = String(cString: text)
+        guard !message.isEmpty, message != "not an error" else { return nil }
+        return String(message.prefix(200))
+    }
+
     /// Runs SQL without results (several statements allowed).
     func execute(_ sql: String) throws(SQLiteStoreError) {
         let result = sqlite3_exec(handle, sql, nil, nil, nil)

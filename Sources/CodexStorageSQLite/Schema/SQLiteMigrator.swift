@@ -109,8 +109,17 @@ enum SQLiteMigrator {
                 )
             }
             for migration in schema.migrations where applied[migration.position] == nil {
-                if !migration.sql.isEmpty { try connection.execute(migration.sql) }
-                try migration.step?(connection)
+                do throws(SQLiteStoreError) {
+                    if !migration.sql.isEmpty { try connection.execute(migration.sql) }
+                    try migration.step?(connection)
+                } catch {
+                    // Which migration failed, and SQLite's own reason (about our SQL and the file's
+                    // schema, never a row's content): "a statement failed" alone says nothing to act on.
+                    var named = error
+                    named.message = "migration \(migration.position) (\(migration.name)) failed on \(path): \(error.message)"
+                        + (connection.lastErrorMessage.map { " (\($0))" } ?? "")
+                    throw named
+                }
                 try connection.run(
                     "INSERT INTO \(schema.migrationTable)(position, name, applied_at) VALUES (?, ?, ?)",
                     [.integer(Int64(migration.position)), .text(migration.name), .real(now.timeIntervalSince1970)]

@@ -233,10 +233,46 @@ struct SQLiteStoreChecker {
     }
 
     private mutating func checkForeignKeys() throws(SQLiteStoreError) {
-        var bad: [(String, String, String)] = []
+        var bad: [(table: String, rowID: Int64?, parent: String, constraint: Int64)] = []
         try connection.run("PRAGMA foreign_key_check") { row throws(SQLiteStoreError) in
-            bad.append((row.text(0) ?? "", String(row.integer(1)), row.text(2) ?? ""))
+            bad.append((row.text(0) ?? "", row.isNull(1) ? nil : row.integer(1), row.text(2) ?? "", row.integer(3)))
         }
-        for (table, rowID, parent) in bad { note(table, "rowid \(rowID)", "the row refers to a missing \(parent) row") }
+        // A table without row IDs (history, journal, usage, image references) reports no row ID: its
+        // orphans are named by their primary key instead, found once per table and constraint.
+        var keyed: Set<String> = []
+        for entry in bad {
+            if let rowID = entry.rowID {
+                note(entry.table, "rowid \(rowID)", "the row refers to a missing \(entry.parent) row")
+            } else if keyed.insert("\(entry.table)\u{0}\(entry.constraint)").inserted {
+                for key in try orphanKeys(entry.table, parent: entry.parent, constraint: entry.constraint) {
+                    note(entry.table, key, "the row refers to a missing \(entry.parent) row")
+                }
+            }
+        }
+    }
+
+    /// The primary keys (`a/b`) of `table`'s rows whose foreign key `constraint` names no `parent` row.
+    private func orphanKeys(_ table: String, parent: String, constraint: Int64) throws(SQLiteStoreError) -> [String] {
+        func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+        var pairs: [(from: String, to: String)] = []
+        try connection.run("SELECT \"from\", \"to\" FROM pragma_foreign_key_list(?) WHERE id = ? ORDER BY seq", [.text(table), .integer(constraint)]) {
+            row throws(SQLiteStoreError) in
+            pairs.append((row.text(0) ?? "", row.text(1) ?? ""))
+        }
+        var keyColumns: [String] = []
+        try connection.run("SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", [.text(table)]) { row throws(SQLiteStoreError) in
+            keyColumns.append(row.text(0) ?? "")
+        }
+        // A constraint on the parent's implicit key, or a table without a declared key: no key to name.
+        guard !pairs.isEmpty, !keyColumns.isEmpty, !pairs.contains(where: { $0.to.isEmpty }) else { return ["(no key)"] }
+        let matches = pairs.map { "p.\(quoted($0.to)) = c.\(quoted($0.from))" }.joined(separator: " AND ")
+        let present = pairs.map { "c.\(quoted($0.from)) IS NOT NULL" }.joined(separator: " AND ")
+        let sql = "SELECT \(keyColumns.map { "c.\(quoted($0))" }.joined(separator: ", ")) FROM \(quoted(table)) AS c WHERE \(present)"
+            + " AND NOT EXISTS (SELECT 1 FROM \(quoted(parent)) AS p WHERE \(matches))"
+        var keys: [String] = []
+        try connection.run(sql) { row throws(SQLiteStoreError) in
+            keys.append((0..<Int32(keyColumns.count)).map { row.text($0) ?? "" }.joined(separator: "/"))
+        }
+        return keys
     }
 }

@@ -106,7 +106,7 @@ enum MemoryCommand: CLICommand {
             """,
             arguments: [("<text>", "The words to look for; text without words (only punctuation) matches every record, by the ranking.")],
             options: [MemoryCommand.dbOption, MemoryCommand.namespaceOption] + MemoryCommand.filterOptions + [
-                .value("--match", "policy", "any (default), all, or a number N: at least N of the words.").suggesting(["any", "all"]),
+                .value("--match", "policy", "any (default), all, or a number N: at least N of the words (N above the number of words means all of them).").suggesting(["any", "all"]),
                 .value("--ranking", "profile", "importance (default: importance, then relevance, then recency) or recency.")
                     .suggesting(["importance", "recency"]),
                 .value("--records", "n", "The read budget's records (default 8)."),

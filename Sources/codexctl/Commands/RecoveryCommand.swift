@@ -151,7 +151,8 @@ enum RecoveryListCommand: CLICommand {
             for problem in inventory.problems {
                 Console.line("\(Console.display(problem.path))  \(problem.code.rawValue): \(Console.display(problem.message))")
             }
-            Console.line("\(inventory.operationIDs.count) operations, \(inventory.unreadableOperationIDs.count) unreadable, \(inventory.disposedOperationIDs.count) disposed")
+            let count = inventory.operationIDs.count
+            Console.line("\(count) \(count == 1 ? "operation" : "operations"), \(inventory.unreadableOperationIDs.count) unreadable, \(inventory.disposedOperationIDs.count) disposed")
         }
     }
 }

@@ -204,10 +204,14 @@ enum ThreadsCommand: CLICommand {
 
     enum Delete: CLICommand {
         static let name = "delete"
-        static let summary = "Delete a thread with its history and turns."
+        static let summary = "Delete a thread with everything kept for it (history, turns, journals, approvals, usage records)."
         static let help = CommandHelp(
             command: "threads delete",
-            overview: "Delete a thread with its history and turns.", arguments: [StorageCommandSupport.threadArgument],
+            overview: """
+            Delete a thread with everything the store keeps for it: its history and images, its turns, its durable turns' \
+            journals and approvals, and its usage-ledger records (a later 'codexctl usage' no longer counts them: sum them \
+            first if you need the figures). There is no undo.
+            """, arguments: [StorageCommandSupport.threadArgument],
             options: [StorageCommandSupport.dbOption, .flag("--json", "Print one JSON object.")]
         )
         static func run(_ arguments: [String]) async -> Int32 {
