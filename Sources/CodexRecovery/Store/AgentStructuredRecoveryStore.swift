@@ -229,16 +229,32 @@ public final class AgentStructuredRecoveryStore: Sendable {
 
     /// Every partition of the store.
     func allPartitions() throws(AgentRecoveryError) -> [RecoveryPartition] {
+        try partitionsAndStrays().partitions
+    }
+
+    /// Every partition, and the entries passed over: one that is not a directory (a symbolic link, a
+    /// FIFO, a file) holds none, so it is never followed, and its path from the store's root is returned
+    /// instead; one stray entry does not stop every operation of the store.
+    func partitionsAndStrays() throws(AgentRecoveryError) -> (partitions: [RecoveryPartition], strays: [String]) {
+        var strays: [String] = []
+        func directory(_ name: String, in parent: RecoveryDirectory, path: String) throws(AgentRecoveryError) -> RecoveryDirectory? {
+            do {
+                return try parent.subdirectory(name, create: false)
+            } catch where error.code == .insecureStore && (error.systemErrorNumber == ENOTDIR || error.systemErrorNumber == ELOOP) {
+                strays.append(path)
+                return nil
+            }
+        }
         var result: [RecoveryPartition] = []
         for accountName in try root.entries().sorted() where accountName.hasPrefix("a") {
-            guard let account = try root.subdirectory(accountName, create: false) else { continue }
+            guard let account = try directory(accountName, in: root, path: accountName) else { continue }
             for name in try account.entries().sorted() where name.hasPrefix("s") {
-                if let scoped = try account.subdirectory(name, create: false) {
+                if let scoped = try directory(name, in: account, path: accountName + "/" + name) {
                     result.append(RecoveryPartition(store: self, directory: scoped, location: .init(account: accountName, scope: name)))
                 }
             }
         }
-        return result
+        return (result, strays)
     }
 
     /// The partition holding any file of `operationID`, or `nil`: where it was last found or created
@@ -253,9 +269,18 @@ public final class AgentStructuredRecoveryStore: Sendable {
         if let known = locations.withLock({ $0[operationID] }), let partition = try partition(at: known, create: false), try holds(partition) {
             return partition
         }
-        for partition in try allPartitions() where try holds(partition) {
+        let (partitions, strays) = try partitionsAndStrays()
+        for partition in partitions where try holds(partition) {
             remember(operationID, in: partition)
             return partition
+        }
+        // Not found, and something that is not a directory stands where a partition could be: that may be
+        // where the operation was, so it is named rather than called missing.
+        if let first = strays.first {
+            throw AgentRecoveryError(
+                code: .insecureStore, message: "the operation was not found, and \(first) in the store is not a directory (a symbolic link or another file is in the way)",
+                operationID: operationID, systemErrorNumber: ENOTDIR
+            )
         }
         return nil
     }

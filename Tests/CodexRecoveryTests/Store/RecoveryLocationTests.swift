@@ -58,6 +58,27 @@ import Testing
         }
     }
 
+    /// A FIFO or a link among an account's scope directories once stopped every per-operation step of
+    /// the account with an error that named no path; it is passed over (never followed), and named when
+    /// an operation is not found, since the operation may have been where it stands.
+    @Test func aStrayEntryIsPassedOverAndNamedOnlyWhenAnOperationIsMissing() async throws {
+        let harness = try RecoveryHarness(replies: [])
+        let handle = try await harness.prepare()
+        let account = harness.store.recordURL(handle.operationID, scope: "campaign-secret-scope").deletingLastPathComponent().deletingLastPathComponent()
+        #expect(mkfifo(account.appendingPathComponent("sfifo").path, 0o600) == 0)
+        try FileManager.default.createSymbolicLink(at: account.appendingPathComponent("slink"), withDestinationURL: URL(fileURLWithPath: "/tmp"))
+        // A new store instance remembers nothing: it searches, and finds the operation past the strays.
+        let fresh = try AgentStructuredRecoveryStore(directory: harness.store.directory)
+        #expect(try await harness.recovery.status(handle, store: fresh).state == .prepared)
+        try await harness.recovery.suspend(handle, store: try AgentStructuredRecoveryStore(directory: harness.store.directory))
+        #expect(try await harness.recovery.status(handle, store: fresh).state == .suspended)
+        let missing = await #expect(throws: AgentRecoveryError.self) {
+            try await harness.recovery.status(AgentStructuredRecoveryHandle(operationID: UUID()), store: fresh)
+        }
+        #expect(missing?.code == .insecureStore)
+        #expect(missing?.message == "the operation was not found, and \(account.lastPathComponent)/sfifo in the store is not a directory (a symbolic link or another file is in the way)")
+    }
+
     @Test func aRememberedPartitionReplacedByASymbolicLinkFailsClosed() async throws {
         let fileSystem = FaultInjectingFileSystem()
         let harness = try RecoveryHarness(replies: [], fileSystem: fileSystem)
