@@ -37,6 +37,12 @@ extension AgentStructuredRecovery {
         // the command and updates its record itself.
         let updated = try await store.perform { () throws(AgentRecoveryError) -> RecoveryOperationRecord? in
             guard let partition = try store.locate(id), try partition.load(RecoveryOperationRecord.self, id) != nil else {
+                // An acknowledged or abandoned operation is not "missing": its marker says what became of it.
+                if let disposition = try store.locate(id)?.load(RecoveryDispositionRecord.self, id) {
+                    throw AgentRecoveryError(
+                        code: .stateUnavailable, message: "the operation was \(disposition.state == .acknowledged ? "acknowledged" : "abandoned")", operationID: id
+                    )
+                }
                 throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: id)
             }
             let written = try partition.withControlLock(id) { () throws(AgentRecoveryError) -> Bool in

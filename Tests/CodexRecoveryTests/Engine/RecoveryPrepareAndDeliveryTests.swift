@@ -156,5 +156,13 @@ import Testing
         let send = await #expect(throws: AgentRecoveryError.self) { try await harness.send(handle) }
         #expect(send?.code == .stateUnavailable)
         #expect(harness.server.requests.isEmpty)
+        // Cancelling or suspending it says what became of it, not that there is no such operation.
+        for command in ["cancel", "suspend"] {
+            let refused = await #expect(throws: AgentRecoveryError.self) {
+                if command == "cancel" { try await harness.recovery.cancel(handle, store: harness.store) } else { try await harness.recovery.suspend(handle, store: harness.store) }
+            }
+            #expect(refused?.code == .stateUnavailable)
+            #expect(refused?.message == "the operation was abandoned", "\(command)")
+        }
     }
 }
