@@ -39,38 +39,21 @@ extension SQLiteRuntimeStateStore: UsageRecording {
     /// - Throws: ``SQLiteStoreError`` `sqlite_row_undecodable` naming the record (`turn-id/sequence`) for
     ///   a row it cannot read or whose body disagrees with its key.
     public func usageRecords(matching query: AgentUsageQuery) async throws -> [AgentUsageRecord] {
-        var records: [AgentUsageRecord] = []
-        try await forEachUsageRecord(matching: query) { records.append($0) }
-        return records.sorted(by: AgentUsageRecord.ledgerOrder)
+        try await UsageLedgerPages.list { try await forEachUsageRecord(matching: query, $0) }
     }
 
     /// Calls `body` with each record matching `query`, ordered by recorded date; the records are read
     /// in pages of 1,000, each page its own snapshot (see ``CodexCore/UsageRecording``).
     /// - Throws: What `body` throws, or what ``usageRecords(matching:)`` throws.
     public nonisolated(nonsending) func forEachUsageRecord(matching query: AgentUsageQuery, _ body: (AgentUsageRecord) throws -> Void) async throws {
-        var after: UsagePosition?
-        repeat {
-            let page = try await usagePage(matching: query, after: after, limit: Self.usagePageSize)
-            for record in page.records where query.matches(record) { try body(record) }
-            after = page.last
-        } while after != nil
-    }
-
-    /// How many rows a page of the ledger reads.
-    static let usagePageSize = 1_000
-
-    /// Where a page of the ledger ended: the last row's key, in the table's order.
-    struct UsagePosition: Sendable {
-        var recordedAt: Double
-        var turnID: String
-        var sequence: Int64
+        try await UsageLedgerPages.visit(matching: query, page: { after in try await usagePage(matching: query, after: after, limit: UsageLedgerPages.size) }, body)
     }
 
     /// Up to `limit` rows after `after` that the query's columns select (its dates compared exactly by
     /// the caller), and the last row's position when the page was full.
     private func usagePage(
-        matching query: AgentUsageQuery, after: UsagePosition?, limit: Int
-    ) async throws(SQLiteStoreError) -> (records: [AgentUsageRecord], last: UsagePosition?) {
+        matching query: AgentUsageQuery, after: UsageLedgerPages.Position?, limit: Int
+    ) async throws(SQLiteStoreError) -> (records: [AgentUsageRecord], last: UsageLedgerPages.Position?) {
         var conditions: [String] = []
         var bindings: [SQLiteValue] = []
         func add(_ condition: String, _ values: SQLiteValue...) {
@@ -99,7 +82,7 @@ extension SQLiteRuntimeStateStore: UsageRecording {
             + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")) + " ORDER BY recorded_at, turn_id, sequence LIMIT \(limit)"
         return try await database.read { [bindings] connection throws(SQLiteStoreError) in
             var records: [AgentUsageRecord] = []
-            var last: UsagePosition?
+            var last: UsageLedgerPages.Position?
             try connection.run(sql, bindings) { row throws(SQLiteStoreError) in
                 let turn = row.text(0) ?? ""
                 let sequence = row.integer(1)
@@ -109,7 +92,7 @@ extension SQLiteRuntimeStateStore: UsageRecording {
                     )
                 }
                 records.append(try Self.decodeUsage(turn: turn, sequence: sequence, thread: row.text(2) ?? "", row.blob(3)))
-                last = UsagePosition(recordedAt: row.real(4), turnID: turn, sequence: sequence)
+                last = UsageLedgerPages.Position(recordedAt: row.real(4), turnID: turn, sequence: sequence)
             }
             return (records, records.count == limit ? last : nil)
         }

@@ -148,17 +148,23 @@ import Testing
         #expect(error?.message.contains("cursor") == true)
     }
 
+    /// A store in memory with thread `t` and the sample history (six items), then `statements` run on it.
+    private static func storeWithHistory(damagedBy statements: [String]) async throws -> (SQLiteRuntimeStateStore, AgentThread) {
+        let store = try SQLiteRuntimeStateStore(path: ":memory:")
+        let thread = AgentThread(id: AgentThreadID(rawValue: "t"))
+        try await store.upsertThread(thread)
+        try await store.appendHistory(RuntimeStateStoreConformance.sampleHistory(thread: thread.id, turn: AgentTurnID()), to: thread.id)
+        try store.database.withConnection { connection throws(SQLiteStoreError) in
+            for statement in statements { try connection.run(statement) }
+        }
+        return (store, thread)
+    }
+
     /// A position that is not a whole number once made the next page start at the same row forever
     /// (`threads show` spun, `threads export` wrote without end) while the deep check saw nothing.
     @Test func aHistoryPositionThatIsNotAWholeNumberIsDamageNotALoop() async throws {
         for damage in ["'abc'", "3.5", "0", "-2"] {
-            let store = try SQLiteRuntimeStateStore(path: ":memory:")
-            let thread = AgentThread(id: AgentThreadID(rawValue: "t"))
-            try await store.upsertThread(thread)
-            try await store.appendHistory(RuntimeStateStoreConformance.sampleHistory(thread: thread.id, turn: AgentTurnID()), to: thread.id)
-            try store.database.withConnection { connection throws(SQLiteStoreError) in
-                try connection.run("UPDATE history_items SET position = \(damage) WHERE thread_id = 't' AND position = 3")
-            }
+            let (store, thread) = try await Self.storeWithHistory(damagedBy: ["UPDATE history_items SET position = \(damage) WHERE thread_id = 't' AND position = 3"])
             let report = try await store.check()
             let expectedKey = damage == "'abc'" ? "t/abc" : damage == "3.5" ? "t/3.5" : "t/\(damage)"
             #expect(report.problems == [.init(table: "history_items", rowKey: expectedKey, message: "a history row's position is not a whole number above 0")], "\(damage)")
@@ -196,16 +202,12 @@ import Testing
 
     /// Orphans in tables without row IDs were reported as "rowid 0"; they are named by their key.
     @Test func orphansAreNamedByTheirKey() async throws {
-        let store = try SQLiteRuntimeStateStore(path: ":memory:")
-        let thread = AgentThread(id: AgentThreadID(rawValue: "t"))
-        try await store.upsertThread(thread)
-        try await store.appendHistory(RuntimeStateStoreConformance.sampleHistory(thread: thread.id, turn: AgentTurnID()), to: thread.id)
-        try store.database.withConnection { connection throws(SQLiteStoreError) in
-            try connection.run("PRAGMA foreign_keys = OFF")
-            try connection.run("INSERT INTO history_items SELECT 'ghost', position, kind, body FROM history_items WHERE thread_id = 't' AND position IN (2, 4)")
-            try connection.run("INSERT INTO approvals (id, thread_id, requested_at, body) VALUES ('appr-1', 'ghost', 0, x'7b7d')")
-            try connection.run("PRAGMA foreign_keys = ON")
-        }
+        let (store, _) = try await Self.storeWithHistory(damagedBy: [
+            "PRAGMA foreign_keys = OFF",
+            "INSERT INTO history_items SELECT 'ghost', position, kind, body FROM history_items WHERE thread_id = 't' AND position IN (2, 4)",
+            "INSERT INTO approvals (id, thread_id, requested_at, body) VALUES ('appr-1', 'ghost', 0, x'7b7d')",
+            "PRAGMA foreign_keys = ON",
+        ])
         let report = try await store.check()
         let orphans = report.problems.filter { $0.message.hasPrefix("the row refers to") }
         #expect(orphans == [
