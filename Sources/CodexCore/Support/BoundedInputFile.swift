@@ -24,6 +24,8 @@ package final class BoundedInputFile {
             case read
             /// The input is larger than the limit (in bytes).
             case tooLarge(limit: Int)
+            /// The input had to be a regular file and is a FIFO, a device or a socket.
+            case notRegularFile
         }
 
         /// The path as given (`-` for standard input).
@@ -41,6 +43,7 @@ package final class BoundedInputFile {
             case .open: return "cannot open \(name): \(Self.reason(systemError))"
             case .read: return "cannot read \(name): \(Self.reason(systemError))"
             case .tooLarge(let limit): return "\(name) is larger than \(limit) bytes"
+            case .notRegularFile: return "\(name) is not a regular file"
             }
         }
 
@@ -58,21 +61,30 @@ package final class BoundedInputFile {
     package let regularFileSize: Int?
 
     /// Opens `path`, or standard input for `-`.
-    /// - Throws: ``Failure`` with kind `.open` and the system's cause.
-    package init(_ path: String) throws(Failure) {
+    /// - Parameter regularFileOnly: Refuse anything but a regular file (a FIFO planted where a
+    ///   credential file belongs would otherwise wait for a writer forever): the open does not wait.
+    /// - Throws: ``Failure`` with kind `.open` and the system's cause, or `.notRegularFile`.
+    package init(_ path: String, regularFileOnly: Bool = false) throws(Failure) {
         self.path = path
         if path == "-" {
             descriptor = 0
             owned = false
         } else {
             var opened: Int32
-            repeat { opened = open(path, O_RDONLY | O_CLOEXEC) } while opened < 0 && errno == EINTR
+            let flags = O_RDONLY | O_CLOEXEC | (regularFileOnly ? O_NONBLOCK : 0)
+            repeat { opened = open(path, flags) } while opened < 0 && errno == EINTR
             guard opened >= 0 else { throw Failure(path: path, kind: .open, systemError: errno) }
             descriptor = opened
             owned = true
         }
         var info = stat()
-        regularFileSize = fstat(descriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : nil
+        let regular = fstat(descriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        regularFileSize = regular ? Int(info.st_size) : nil
+        if regularFileOnly, !regular {
+            if owned { systemClose(descriptor) }
+            closed = true
+            throw Failure(path: path, kind: .notRegularFile, systemError: nil)
+        }
     }
 
     deinit { close() }
@@ -101,8 +113,8 @@ package final class BoundedInputFile {
     /// Reads all of `path` (or standard input for `-`), refusing more than `limit` bytes: a regular file
     /// larger than the limit is refused before it is read, and a pipe is read only up to the limit.
     /// - Throws: ``Failure`` (`.tooLarge` past the limit, or the open or read failure).
-    package static func readAll(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
-        let file = try BoundedInputFile(path)
+    package static func readAll(_ path: String, limit: Int, regularFileOnly: Bool = false) throws(Failure) -> [UInt8] {
+        let file = try BoundedInputFile(path, regularFileOnly: regularFileOnly)
         defer { file.close() }
         if let size = file.regularFileSize, size > limit { throw Failure(path: path, kind: .tooLarge(limit: limit), systemError: nil) }
         // One byte past the limit is read to tell "at the limit" from "past it" (any limit, `Int.max` too).

@@ -31,8 +31,7 @@ public struct CodexCLIAuthFile: Sendable {
         if let home = environment["CODEX_HOME"], !home.isEmpty {
             url = URL(fileURLWithPath: home).appendingPathComponent("auth.json")
         } else {
-            let home = environment["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
-            url = home.appendingPathComponent(".codex/auth.json")
+            url = URL(fileURLWithPath: UserHome.path(environment)).appendingPathComponent(".codex/auth.json")
         }
     }
 
@@ -44,7 +43,7 @@ public struct CodexCLIAuthFile: Sendable {
         let data: [UInt8]
         do {
             // Size-checked before it is read, and read only up to the limit.
-            data = try BoundedInputFile.readAll(url.path, limit: Self.maximumBytes)
+            data = try BoundedInputFile.readAll(url.path, limit: Self.maximumBytes, regularFileOnly: true)
         } catch {
             if error.kind == .open, error.systemError == ENOENT || error.systemError == ENOTDIR { return nil }
             throw AgentRuntimeError(.secureStore("the Codex CLI auth file is unusable: \(error)", underlying: error))
@@ -63,7 +62,7 @@ public struct CodexCLIAuthFile: Sendable {
             ))
         }
         if let key = json["OPENAI_API_KEY"]?.stringValue, !key.isEmpty { return .apiKey(key) }
-        throw AgentRuntimeError(.notSignedIn("the Codex CLI auth file holds no session or API key"))
+        throw AgentRuntimeError(.notSignedIn("the Codex CLI auth file \(url.path) holds no session or API key"))
     }
 }
 

@@ -58,7 +58,8 @@ public struct DeviceCodeSignIn: Sendable {
             throw AgentRuntimeError(.issuer("the issuer did not return a device code (HTTP \(status))", status: status))
         }
         let seconds = body?["interval"]?.stringValue.flatMap(Double.init) ?? body?["interval"]?.numberValue?.doubleValue ?? 5
-        let interval = Duration.milliseconds(Int64(max(1, seconds.isFinite ? seconds : 5) * 1000))
+        // Between one second and the code's whole 15 minutes: an issuer's 1e300 once overflowed the conversion.
+        let interval = Duration.milliseconds(Int64(min(900, max(1, seconds.isFinite ? seconds : 5)) * 1000))
         return DeviceCode(deviceAuthID: id, userCode: userCode, verificationURL: issuer.url("codex/device"), interval: interval)
     }
 

@@ -41,6 +41,7 @@ public struct FileSecureStore: Sendable {
         }
         guard (info.st_mode & S_IFMT) != S_IFLNK else { throw Self.failure("the store directory is a symbolic link", nil) }
         guard (info.st_mode & S_IFMT) == S_IFDIR else { throw Self.failure("the store path is not a directory", nil) }
+        guard info.st_uid == geteuid() else { throw Self.failure("the store directory belongs to another user", nil) }
     }
 
     /// Opens (creating if needed) the store directory with mode 0700.
@@ -54,13 +55,26 @@ public struct FileSecureStore: Sendable {
         var info = stat()
         if lstat(path, &info) != 0 {
             guard errno == ENOENT else { throw Self.failure("cannot inspect the store directory", errno) }
-            try FileManager.default.createDirectory(atPath: directory.deletingLastPathComponent().path, withIntermediateDirectories: true)
+            // Missing parents are made 0700 too, whatever the umask: a parent others can write lets them
+            // swap the store for one of their own.
+            try Self.makeMissingParents(of: path)
             guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw Self.failure("cannot create the store directory", errno) }
             guard lstat(path, &info) == 0 else { throw Self.failure("cannot inspect the store directory", errno) }
         }
         guard (info.st_mode & S_IFMT) != S_IFLNK else { throw Self.failure("the store directory is a symbolic link", nil) }
         guard (info.st_mode & S_IFMT) == S_IFDIR else { throw Self.failure("the store path is not a directory", nil) }
+        guard info.st_uid == geteuid() else { throw Self.failure("the store directory belongs to another user", nil) }
         if info.st_mode & 0o077 != 0, chmod(path, 0o700) != 0 { throw Self.failure("cannot restrict the store directory to 0700", errno) }
+    }
+
+    /// Creates each missing directory above `path` with mode 0700.
+    private static func makeMissingParents(of path: String) throws {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).dropLast()
+        var current = path.hasPrefix("/") ? "" : "."
+        for part in parts {
+            current += "/" + part
+            if mkdir(current, 0o700) != 0, errno != EEXIST { throw failure("cannot create the directory above the store", errno) }
+        }
     }
 
     /// Writes `bytes` for `key` durably, replacing any previous value.
@@ -116,7 +130,8 @@ public struct FileSecureStore: Sendable {
         if isReadOnly, !FileManager.default.fileExists(atPath: directory.path) { return nil }
         let directoryFD = try openDirectory()
         defer { close(directoryFD) }
-        let fd = openat(directoryFD, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // Non-blocking, so a FIFO planted as the secret is refused below instead of waiting for a writer.
+        let fd = openat(directoryFD, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
             if errno == ELOOP { throw Self.failure("the secret file is a symbolic link", nil) }
@@ -126,6 +141,7 @@ public struct FileSecureStore: Sendable {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw Self.failure("cannot inspect the secret", errno) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw Self.failure("the secret is not a regular file", nil) }
+        guard info.st_uid == geteuid() else { throw Self.failure("the secret file belongs to another user", nil) }
         guard info.st_mode & 0o077 == 0 else { throw Self.failure("the secret file is readable by group or others", nil) }
         guard info.st_size <= Self.maximumBytes else { throw Self.failure("the secret file is too large", nil) }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
@@ -151,12 +167,24 @@ public struct FileSecureStore: Sendable {
         let directoryFD = try openDirectory()
         defer { close(directoryFD) }
         if unlinkat(directoryFD, key, 0) != 0, errno != ENOENT { throw Self.failure("cannot delete the secret", errno) }
+        // A save killed between writing its temporary file and renaming it leaves the secret there:
+        // deleting the key deletes those too.
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        where name.hasPrefix(".\(key).") && name.hasSuffix(".tmp") {
+            if unlinkat(directoryFD, name, 0) != 0, errno != ENOENT { throw Self.failure("cannot delete a leftover temporary file", errno) }
+        }
         guard fsync(directoryFD) == 0 else { throw Self.failure("cannot sync the store directory", errno) }
     }
 
     private func openDirectory() throws -> Int32 {
         let fd = open(directory.path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw Self.failure(errno == ELOOP ? "the store directory is a symbolic link" : "cannot open the store directory", errno) }
+        // Checked on the open directory: one swapped in since the store was opened is refused too.
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_uid == geteuid() else {
+            close(fd)
+            throw Self.failure("the store directory belongs to another user", nil)
+        }
         return fd
     }
 

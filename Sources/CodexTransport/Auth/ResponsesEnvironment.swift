@@ -63,6 +63,9 @@ public struct ResponsesEnvironment: Sendable {
         httpClient: any HTTPClient = DefaultHTTPClient(),
         readOnly: Bool = false
     ) throws -> (authProvider: any AuthProvider, source: Source, profile: ResponsesEndpoint.Profile)? {
+        // An auth.json that holds no credential is not a source found: the next source is tried, and its
+        // reason is the answer only when none is found.
+        var empty: AgentRuntimeError?
         for source in order {
             switch source {
             case .apiKeyVariable:
@@ -70,7 +73,14 @@ public struct ResponsesEnvironment: Sendable {
                 return (provider, source, .publicAPI)
             case .codexCLI:
                 let file = codexHome.map { CodexCLIAuthFile(url: $0.appendingPathComponent("auth.json")) } ?? CodexCLIAuthFile(environment: environment)
-                guard let contents = try file.read() else { continue }
+                let contents: CodexCLIAuthFile.Contents?
+                do {
+                    contents = try file.read()
+                } catch let error as AgentRuntimeError where error.code == .notSignedIn {
+                    empty = error
+                    continue
+                }
+                guard let contents else { continue }
                 let profile: ResponsesEndpoint.Profile = if case .apiKey = contents { .publicAPI } else { .chatGPT }
                 return (CodexCLIAuthProvider(file: file), source, profile)
             case .savedCredentials:
@@ -87,6 +97,7 @@ public struct ResponsesEnvironment: Sendable {
                 return (ChatGPTSessionAuthProvider(session: session, issuer: .openAI, httpClient: httpClient, store: sessions), source, .chatGPT)
             }
         }
+        if let empty { throw empty }
         return nil
     }
 

@@ -178,7 +178,8 @@ extension AgentRuntimeError {
         case .deviceCodeExpired:
             self.init(code: .deviceCodeExpired, message: "the device code was not approved within 15 minutes")
         case .secureStore(let what, let errno, let underlying):
-            self.init(code: .secureStoreFailure, message: what + (errno.map { " (errno \($0))" } ?? ""), underlying: underlying)
+            // The system's words too: "errno 13" alone sends the reader to a table.
+            self.init(code: .secureStoreFailure, message: what + (errno.map { ": \(BoundedInputFile.Failure.reason($0)) (errno \($0))" } ?? ""), underlying: underlying)
         case .spillFile(let what, let errno):
             self.init(code: .storageFailure, message: "\(what) (errno \(errno))")
         case .compactionInvalid(let what):

@@ -1,3 +1,4 @@
+import CodexCore
 import CodexStoragePostgres
 import Foundation
 
@@ -9,7 +10,7 @@ enum CLIStorePaths {
     /// happens to run in).
     static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         let state = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
+            ?? (UserHome.path(environment) + "/.local/state")
         return state + "/codexkit"
     }
 

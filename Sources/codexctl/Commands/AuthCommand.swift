@@ -126,7 +126,10 @@ enum AuthLoginCommand: CLICommand {
         guard parsed.has("--device-code") != parsed.has("--with-api-key") else {
             return Console.usageFailure("Give exactly one of '--device-code' and '--with-api-key'", help: help)
         }
-        guard parsed.positionals.isEmpty else { return Console.usageFailure("Unexpected argument '\(parsed.positionals[0])'", help: help) }
+        // Not echoed: a stray argument here is most often the key itself, and errors end up in logs.
+        guard parsed.positionals.isEmpty else {
+            return Console.usageFailure("login takes no argument (the key is read from standard input; the argument is not shown)", help: help)
+        }
         if parsed.has("--with-api-key") { return saveAPIKey(store: CLIAuth.storeDirectory(parsed.options["--secrets"])) }
         // A bad issuer is a usage error found before anything is sent, as a bad --endpoint is.
         let issuer: AuthIssuer
@@ -156,6 +159,14 @@ extension AuthLoginCommand {
     /// Reads one key from standard input (at most 4 KiB, surrounding whitespace dropped; printable ASCII
     /// only) and saves it.
     static func saveAPIKey(store: URL) -> Int32 {
+        // Typed at a terminal the key would be echoed on the screen (and into a recording of it): it is
+        // piped in, as the Codex CLI asks.
+        guard isatty(0) == 0 else {
+            CLIFailure(
+                code: "api_key_missing", message: "standard input is a terminal: pipe the key in, e.g. printenv OPENAI_API_KEY | codexctl login --with-api-key"
+            ).report(json: false)
+            return Console.Status.failure
+        }
         guard let bytes = try? Console.readInput("-", limit: 4096) else {
             CLIFailure(code: "api_key_unreadable", message: "the API key on standard input is unreadable or longer than 4 KiB").report(json: false)
             return Console.Status.failure
@@ -179,7 +190,8 @@ extension AuthLoginCommand {
         do {
             try FileSecureStore(directory: store).save(Array(key.utf8), for: CLIAuth.apiKeyEntry)
         } catch {
-            Console.error("Error: cannot save the key in \(store.path): \((error as? AgentRuntimeError)?.code.rawValue ?? "storage failure")\n")
+            let failure = error as? AgentRuntimeError
+            Console.error("Error: \(failure?.code.rawValue ?? "secure_store_failure"): cannot save the key in \(store.path): \(failure?.message ?? "storage failure")\n")
             return Console.Status.failure
         }
         Console.line("API key saved (not verified: it is checked on first use)")
@@ -207,13 +219,17 @@ enum AuthLogoutCommand: CLICommand {
         }
         do {
             let secrets = try FileSecureStore(directory: store)
-            let had = try secrets.load(CLIAuth.apiKeyEntry) != nil || ChatGPTSessionStore(store: secrets).load() != nil
+            // Whatever is there goes, readable or not: a key left group-readable, a session cut short,
+            // a file too large are exactly what signing out must remove.
+            func present(_ read: () throws -> Bool) -> Bool { (try? read()) ?? true }
+            let had = present { try secrets.load(CLIAuth.apiKeyEntry) != nil } || present { try ChatGPTSessionStore(store: secrets).load() != nil }
             try secrets.delete(CLIAuth.apiKeyEntry)
             try ChatGPTSessionStore(store: secrets).delete()
             Console.line(had ? "signed out: the saved session and API key are removed" : "nothing saved")
             return Console.Status.success
         } catch {
-            Console.error("Error: cannot update \(store.path): \((error as? AgentRuntimeError)?.code.rawValue ?? "storage failure")\n")
+            let failure = error as? AgentRuntimeError
+            Console.error("Error: \(failure?.code.rawValue ?? "secure_store_failure"): cannot update \(store.path): \(failure?.message ?? "storage failure")\n")
             return Console.Status.failure
         }
     }

@@ -32,9 +32,10 @@ enum CLIAuth {
     static func storeDirectory(_ option: String?) -> URL {
         if let option { return URL(fileURLWithPath: option) }
         let environment = ProcessInfo.processInfo.environment
-        if let home = environment["CODEXKIT_HOME"], !home.isEmpty { return URL(fileURLWithPath: home).appendingPathComponent("secrets") }
-        let home = environment["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
-        return home.appendingPathComponent(".codexkit/secrets")
+        // A relative CODEXKIT_HOME is ignored, as a relative XDG_STATE_HOME is: secrets must not follow
+        // the directory a command runs in.
+        if let home = environment["CODEXKIT_HOME"], home.hasPrefix("/") { return URL(fileURLWithPath: home).appendingPathComponent("secrets") }
+        return URL(fileURLWithPath: UserHome.path(environment)).appendingPathComponent(".codexkit/secrets")
     }
 
     static func codexFile(_ option: String?) -> CodexCLIAuthFile {
@@ -46,12 +47,19 @@ enum CLIAuth {
     /// read-only).
     static func source(store: URL, codexHome: String?) throws -> Source? {
         if APIKeyAuthProvider() != nil { return .apiKey }
-        if let contents = try codexFile(codexHome).read() { return .codexCLI(contents) }
+        // An auth.json without a credential is passed over (as the runtime's resolution does).
+        var empty: AgentRuntimeError?
+        do {
+            if let contents = try codexFile(codexHome).read() { return .codexCLI(contents) }
+        } catch let error as AgentRuntimeError where error.code == .notSignedIn {
+            empty = error
+        }
         if let key = try savedAPIKey(in: store) { return .savedAPIKey(key) }
         if FileManager.default.fileExists(atPath: store.path),
            let session = try ChatGPTSessionStore(store: try FileSecureStore(readingAt: store)).load() {
             return .savedSession(session)
         }
+        if let empty { throw empty }
         return nil
     }
 

@@ -47,7 +47,15 @@ struct LiveRuntime {
         // specification's rule for a setting it cannot use).
         var exported: AgentTelemetry?
         do {
-            exported = try AgentTelemetry.fromEnvironment(ProcessInfo.processInfo.environment)
+            let environment = ProcessInfo.processInfo.environment
+            var options: AgentTelemetry.Options?
+            if OTLPExporterConfiguration.capturesContent(environment) {
+                // Content goes to the collector, another host: the credential in use is redacted from it in
+                // every form, not only when it has a well-known shape.
+                let secrets = (try? await chosen.authProvider.credentials().secrets) ?? []
+                options = AgentTelemetry.Options(includeContent: true, secrets: SecretRedactor(secrets: secrets))
+            }
+            exported = try AgentTelemetry.fromEnvironment(environment, options: options)
         } catch {
             Console.error("warning: \(error.code.rawValue): \(error.setting): \(error.message); telemetry is off\n")
         }

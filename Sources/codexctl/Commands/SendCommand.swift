@@ -213,6 +213,7 @@ struct SendOptions {
         case .tooLarge: return UsageError("\(what) \(failure.path) is larger than \(limit)")
         case .open: return UsageError("cannot open \(what) \(failure.path): \(reason)")
         case .read: return UsageError("cannot read \(what) \(failure.path): \(reason)")
+        case .notRegularFile: return UsageError("\(what) \(failure.path) is not a regular file")
         }
     }
 

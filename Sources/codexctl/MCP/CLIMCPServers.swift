@@ -76,7 +76,7 @@ struct CLIMCPServers {
 
     /// `$XDG_CONFIG_HOME/codexkit/config.toml` (else `~/.config/codexkit/config.toml`) when it exists.
     static func defaultConfigPath(_ environment: [String: String]) -> String? {
-        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.config")
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (UserHome.path(environment) + "/.config")
         let path = base + "/codexkit/config.toml"
         return FileManager.default.fileExists(atPath: path) ? path : nil
     }

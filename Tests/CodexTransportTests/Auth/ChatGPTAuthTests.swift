@@ -173,7 +173,7 @@ import Testing
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
         let failure = #expect(throws: AgentRuntimeError.self) { try CodexCLIAuthFile(url: url).read() }
         #expect(failure?.code == .secureStoreFailure)
-        #expect(failure?.message == "the Codex CLI auth file is unusable: cannot read \(url.path): Is a directory")
+        #expect(failure?.message == "the Codex CLI auth file is unusable: \(url.path) is not a regular file")
         #expect(try CodexCLIAuthFile(url: home.appendingPathComponent("missing/auth.json")).read() == nil)
     }
 
@@ -188,6 +188,16 @@ import Testing
 }
 
 @Suite struct DeviceCodeSignInTests {
+    /// An issuer's interval is held between one second and the code's 15 minutes (1e300 once crashed
+    /// the conversion to milliseconds).
+    @Test(arguments: [("1e300", 900), ("9223372036854775", 900), ("0", 1), ("-5", 1), ("\"nan\"", 5), ("7", 7)])
+    func theIntervalIsHeldToWhatTheCodeCanUse(interval: String, seconds: Int) async throws {
+        let server = try LoopbackHTTPServer(replies: [.json(#"{"device_auth_id":"d","user_code":"U","interval":\#(interval)}"#)])
+        defer { server.shutdown() }
+        let code = try await DeviceCodeSignIn(issuer: try AuthIssuer(baseURL: server.baseURL), httpClient: DefaultHTTPClient()).requestCode()
+        #expect(code.interval == .seconds(seconds))
+    }
+
     @Test func pollsUntilApprovedThenExchanges() async throws {
         let exchanged = #"{"id_token":"\#(TestJWT.idToken(account: "acct-dev"))","access_token":"\#(TestJWT.accessToken(expiresAt: 9_999, marker: "d"))","refresh_token":"rt-dev"}"#
         let server = try LoopbackHTTPServer(replies: [

@@ -90,4 +90,49 @@ import Testing
         let store = try FileSecureStore(directory: try temporaryDirectory().appendingPathComponent("s"))
         #expect(throws: AgentRuntimeError.self) { try store.save([1], for: key) }
     }
+
+    /// A FIFO where a secret or the Codex CLI's auth.json belongs is refused at once (it once made
+    /// `auth status` wait for a writer forever).
+    @Test func aFIFOInPlaceOfASecretOrTheAuthFileIsRefusedAtOnce() throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let store = try FileSecureStore(directory: root.appendingPathComponent("secrets"))
+        #expect(mkfifo(store.directory.appendingPathComponent("token").path, 0o600) == 0)
+        let error = #expect(throws: AgentRuntimeError.self) { _ = try store.load("token") }
+        #expect(error?.message == "the secret is not a regular file")
+        let home = root.appendingPathComponent("codex-home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        #expect(mkfifo(home.appendingPathComponent("auth.json").path, 0o600) == 0)
+        let auth = #expect(throws: AgentRuntimeError.self) { _ = try CodexCLIAuthFile(url: home.appendingPathComponent("auth.json")).read() }
+        #expect(auth?.code == .secureStoreFailure)
+        #expect(auth?.message.hasSuffix("auth.json is not a regular file") == true, "\(auth?.message ?? "")")
+    }
+
+    /// Under umask 000 the directories made above the store are 0700 too (world-writable ones let any
+    /// user swap the store for their own), and a store or secret of another user is refused.
+    @Test func parentsArePrivateUnderUmask000AndAnotherUsersStoreIsRefused() throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let previous = umask(0)
+        let store: FileSecureStore
+        do {
+            defer { umask(previous) }
+            store = try FileSecureStore(directory: root.appendingPathComponent("deep/a/b/secrets"))
+            try store.save(Array("k".utf8), for: "key")
+        }
+        for path in ["deep", "deep/a", "deep/a/b", "deep/a/b/secrets"] {
+            #expect(try mode(root.appendingPathComponent(path).path) == 0o700, "\(path)")
+        }
+        #expect(try mode(store.directory.appendingPathComponent("key").path) == 0o600)
+        // Another user's (root can give it away): refused wherever it is opened.
+        guard geteuid() == 0 else { return }
+        #expect(chown(store.directory.appendingPathComponent("key").path, 65_534, 65_534) == 0)
+        let secret = #expect(throws: AgentRuntimeError.self) { _ = try store.load("key") }
+        #expect(secret?.message == "the secret file belongs to another user")
+        #expect(chown(store.directory.path, 65_534, 65_534) == 0)
+        for open in [{ _ = try FileSecureStore(directory: store.directory) }, { _ = try FileSecureStore(readingAt: store.directory) }, { _ = try store.load("key") }] {
+            let refused = #expect(throws: AgentRuntimeError.self) { try open() }
+            #expect(refused?.message == "the store directory belongs to another user")
+        }
+    }
 }

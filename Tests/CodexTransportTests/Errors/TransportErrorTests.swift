@@ -42,7 +42,7 @@ import Testing
         (.issuer("device-code polling failed with HTTP 500", status: 500), "provider_error", "device-code polling failed with HTTP 500"),
         (.deviceCodeUnavailable, "device_code_unavailable", "device-code sign-in is not enabled on this issuer"),
         (.deviceCodeExpired, "device_code_expired", "the device code was not approved within 15 minutes"),
-        (.secureStore("cannot write the secret", errno: 28), "secure_store_failure", "cannot write the secret (errno 28)"),
+        (.secureStore("cannot write the secret", errno: 28), "secure_store_failure", "cannot write the secret: No space left on device (errno 28)"),
         (.spillFile("cannot write the spill file", errno: 5), "storage_failure", "cannot write the spill file (errno 5)"),
         (.compactionInvalid("the reply has no output"), "compaction_invalid", "the reply has no output"),
     ]
