@@ -28,6 +28,9 @@ public struct ChatGPTSession: Sendable, Hashable, Codable, CustomStringConvertib
     public var expiresAt: Date?
     /// When the tokens were last refreshed.
     public var lastRefresh: Date?
+    /// The issuer that signed the session in, when it is not OpenAI's: its refresh token is sent there
+    /// and nowhere else. `nil` for OpenAI's issuer (and for sessions saved before it was recorded).
+    public var issuer: URL?
 
     /// Builds a session from tokens, reading the claims.
     ///

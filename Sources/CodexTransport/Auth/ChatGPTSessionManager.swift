@@ -228,13 +228,14 @@ public actor ChatGPTSessionManager: AgentSessionManaging {
             }
             throw AgentRuntimeError(.issuer("refreshing the session failed with HTTP \(status)", status: status, providerCode: code, retryable: true))
         }
-        let renewed = try ChatGPTSession(
+        var renewed = try ChatGPTSession(
             idToken: body?["id_token"]?.stringValue ?? session.idToken,
             accessToken: body?["access_token"]?.stringValue ?? session.accessToken,
             refreshToken: body?["refresh_token"]?.stringValue ?? session.refreshToken,
             accountID: session.accountID,
             lastRefresh: now
         )
+        renewed.issuer = session.issuer
         guard renewed.accountID == session.accountID else {
             throw AgentRuntimeError(.accountMismatch("the refreshed session belongs to a different account; it was not used"))
         }

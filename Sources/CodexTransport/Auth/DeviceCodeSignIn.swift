@@ -106,6 +106,9 @@ public struct DeviceCodeSignIn: Sendable {
               let refreshToken = body?["refresh_token"]?.stringValue else {
             throw AgentRuntimeError(.issuer("exchanging the device code failed (HTTP \(status))", status: status))
         }
-        return try ChatGPTSession(idToken: idToken, accessToken: accessToken, refreshToken: refreshToken, lastRefresh: wallClock.now())
+        var session = try ChatGPTSession(idToken: idToken, accessToken: accessToken, refreshToken: refreshToken, lastRefresh: wallClock.now())
+        // Renewed where it was issued: another issuer's refresh token never goes to OpenAI's.
+        session.issuer = issuer == .openAI ? nil : issuer.baseURL
+        return session
     }
 }

@@ -94,7 +94,9 @@ public struct ResponsesEnvironment: Sendable {
                 }
                 guard let session = try ChatGPTSessionStore(store: store).load() else { continue }
                 let sessions = ChatGPTSessionStore(store: try readOnly ? store : FileSecureStore(directory: directory))
-                return (ChatGPTSessionAuthProvider(session: session, issuer: .openAI, httpClient: httpClient, store: sessions), source, .chatGPT)
+                // Renewed by the issuer that signed it in (`codexctl login --issuer`), never another.
+                let issuer = try session.issuer.map { try AuthIssuer(baseURL: $0) } ?? .openAI
+                return (ChatGPTSessionAuthProvider(session: session, issuer: issuer, httpClient: httpClient, store: sessions), source, .chatGPT)
             }
         }
         if let empty { throw empty }

@@ -216,6 +216,7 @@ import Testing
         #expect(code.verificationURL == server.baseURL.appendingPathComponent("codex/device"))
         let session = try await signIn.waitForApproval(code)
         #expect(session.accountID == "acct-dev")
+        #expect(session.issuer == (try AuthIssuer(baseURL: server.baseURL)).baseURL)
         #expect(session.lastRefresh == Date(timeIntervalSince1970: 42))
         #expect(clock.sleeps == [.seconds(2), .seconds(2)])
         #expect(server.requests.map(\.path) == [

@@ -61,6 +61,28 @@ import Testing
         #expect(try ResponsesEnvironment.resolveIfPresent(["OPENAI_API_KEY": "sk-env"], codexHome: home, savedCredentials: saved, order: [.codexCLI]) == nil)
     }
 
+    /// A session signed in at another issuer is renewed there (it once went to OpenAI's issuer with the
+    /// other issuer's refresh token); one saved without an issuer is OpenAI's.
+    @Test func aSavedSessionIsRenewedByTheIssuerThatSignedItIn() async throws {
+        let home = try temporaryDirectory("env-issuer")
+        let saved = home.appendingPathComponent("secrets")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let renewed = #"{"id_token":"\#(TestJWT.idToken(account: "acct-iss"))","access_token":"\#(TestJWT.accessToken(expiresAt: 4_000_000_000, marker: "new"))","refresh_token":"rt-2"}"#
+        let issuer = try LoopbackHTTPServer(replies: [.json(renewed)])
+        defer { issuer.shutdown() }
+        var session = try ChatGPTSession(
+            idToken: TestJWT.idToken(account: "acct-iss"), accessToken: TestJWT.accessToken(expiresAt: 1, marker: "old"), refreshToken: "rt-1"
+        )
+        session.issuer = try AuthIssuer(baseURL: issuer.baseURL).baseURL
+        try ChatGPTSessionStore(store: try FileSecureStore(directory: saved)).save(session)
+        let found = try #require(try ResponsesEnvironment.resolveIfPresent([:], codexHome: home, savedCredentials: saved))
+        _ = try await found.authProvider.credentials()
+        #expect(issuer.requests.map(\.path) == ["/oauth/token"])
+        let stored = try #require(try ChatGPTSessionStore(store: try FileSecureStore(directory: saved)).load())
+        #expect(stored.refreshToken == "rt-2")
+        #expect(stored.issuer == session.issuer)
+    }
+
     @Test func nothingFoundAndABadBaseURLAreTypedErrorsThatSayWhy() throws {
         let home = try temporaryDirectory("env-home")
         defer { try? FileManager.default.removeItem(at: home) }
