@@ -38,12 +38,13 @@ package enum UsageLedgerPages {
     }
 
     /// Every record `query` matches, in ledger order (``AgentUsageRecord/ledgerOrder(_:_:)``), read
-    /// through `visit`.
+    /// through `visit`, each key once: a record replaced with another date between two pages is seen
+    /// twice by the visit, and its later version is kept.
     package nonisolated(nonsending) static func list(
         _ visit: ((AgentUsageRecord) throws -> Void) async throws -> Void
     ) async throws -> [AgentUsageRecord] {
-        var records: [AgentUsageRecord] = []
-        try await visit { records.append($0) }
-        return records.sorted(by: AgentUsageRecord.ledgerOrder)
+        var records: [String: AgentUsageRecord] = [:]
+        try await visit { records["\($0.turnID.rawValue)\u{0}\($0.sequence)"] = $0 }
+        return records.values.sorted(by: AgentUsageRecord.ledgerOrder)
     }
 }

@@ -29,7 +29,8 @@
 /// - ``forEachUsageRecord(matching:_:)`` calls its body with the same records, ordered by recorded date
 ///   (records recorded at the same instant may come in another order than ``usageRecords(matching:)``
 ///   gives them), holding a bounded number of them at a time: a durable store reads them in pages, each
-///   page its own snapshot, so a record recorded during the visit may or may not be seen. A body that
+///   page its own snapshot, so a record recorded during the visit may or may not be seen (and one replaced
+///   with another date during it may be seen twice). A body that
 ///   throws ends the visit and the call throws its error. The default implementation reads
 ///   ``usageRecords(matching:)`` whole: a store whose ledger can outgrow memory implements it.
 /// - Deleting a thread deletes its usage records: delete means delete, and the ledger keeps no

@@ -260,6 +260,11 @@ public final class AgentStructuredRecoveryStore: Sendable {
     /// The partition holding any file of `operationID`, or `nil`: where it was last found or created
     /// when a file of it is still there, else the first partition of a full search.
     func locate(_ operationID: UUID) throws(AgentRecoveryError) -> RecoveryPartition? {
+        try search(operationID).partition
+    }
+
+    /// ``locate(_:)``, with the stray entries the search passed over (none when the remembered place held it).
+    private func search(_ operationID: UUID) throws(AgentRecoveryError) -> (partition: RecoveryPartition?, strays: [String]) {
         let names = [RecoveryOperationRecord.fileSuffix, RecoveryDispositionRecord.fileSuffix, RecoveryControlRecord.fileSuffix, ".lock"]
             .map { RecoveryPartition.fileName(operationID, $0) }
         func holds(_ partition: RecoveryPartition) throws(AgentRecoveryError) -> Bool {
@@ -267,22 +272,14 @@ public final class AgentStructuredRecoveryStore: Sendable {
             return false
         }
         if let known = locations.withLock({ $0[operationID] }), let partition = try partition(at: known, create: false), try holds(partition) {
-            return partition
+            return (partition, [])
         }
         let (partitions, strays) = try partitionsAndStrays()
         for partition in partitions where try holds(partition) {
             remember(operationID, in: partition)
-            return partition
+            return (partition, strays)
         }
-        // Not found, and something that is not a directory stands where a partition could be: that may be
-        // where the operation was, so it is named rather than called missing.
-        if let first = strays.first {
-            throw AgentRecoveryError(
-                code: .insecureStore, message: "the operation was not found, and \(first) in the store is not a directory (a symbolic link or another file is in the way)",
-                operationID: operationID, systemErrorNumber: ENOTDIR
-            )
-        }
-        return nil
+        return (nil, strays)
     }
 
     /// Notes that `operationID` lives in `partition`, for the next ``locate(_:)``.
@@ -295,7 +292,16 @@ public final class AgentStructuredRecoveryStore: Sendable {
 
     /// The partition holding `operationID`, or `state_unavailable` when the store has no trace of it.
     func existingPartition(of operationID: UUID) throws(AgentRecoveryError) -> RecoveryPartition {
-        guard let partition = try locate(operationID) else {
+        let (found, strays) = try search(operationID)
+        guard let partition = found else {
+            // Something that is not a directory stands where a partition could be: that may be where the
+            // operation was, so it is named rather than called missing.
+            if let stray = strays.first {
+                throw AgentRecoveryError(
+                    code: .insecureStore, message: "the operation was not found, and \(stray) in the store is not a directory (a symbolic link or another file is in the way)",
+                    operationID: operationID, systemErrorNumber: ENOTDIR
+                )
+            }
             throw AgentRecoveryError(code: .stateUnavailable, message: "no such operation in this store", operationID: operationID)
         }
         return partition

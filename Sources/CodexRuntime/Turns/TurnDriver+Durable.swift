@@ -3,8 +3,11 @@ import Foundation
 
 extension TurnDriver {
     /// Records `entry` in a durable turn's journal (nothing for a turn that is not durable).
-    func journal(_ entry: TurnJournalEntry) async throws {
-        try await plan.durability?.journal.record(entry)
+    func journal(_ entry: @autoclosure () -> TurnJournalEntry) async throws {
+        // Made only for a durable turn: an entry can cost a digest (a tool call's idempotency key is a
+        // SHA-256) that no other turn needs.
+        guard let durability = plan.durability else { return }
+        try await durability.journal.record(entry())
     }
 
     /// Where a drive starts. A durable turn first finishes the batch an earlier process left, then

@@ -244,7 +244,9 @@ struct SQLiteStoreChecker {
             if let rowID = entry.rowID {
                 note(entry.table, "rowid \(rowID)", "the row refers to a missing \(entry.parent) row")
             } else if keyed.insert("\(entry.table)\u{0}\(entry.constraint)").inserted {
-                for key in try orphanKeys(entry.table, parent: entry.parent, constraint: entry.constraint) {
+                // SQLite found a violation: it is reported even when the key query finds no row to name.
+                let keys = try orphanKeys(entry.table, parent: entry.parent, constraint: entry.constraint)
+                for key in keys.isEmpty ? ["(no key)"] : keys {
                     note(entry.table, key, "the row refers to a missing \(entry.parent) row")
                 }
             }

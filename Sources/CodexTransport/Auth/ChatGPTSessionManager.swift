@@ -215,7 +215,15 @@ public actor ChatGPTSessionManager: AgentSessionManaging {
         }
     }
 
-    private static func refreshedUnredacted(_ session: ChatGPTSession, issuer: AuthIssuer, httpClient: any HTTPClient, now: Date) async throws -> ChatGPTSession {
+    /// Where `session` is renewed: the issuer it records when that is another than `configured` (a refresh
+    /// token goes back only to the issuer that gave it), else `configured`.
+    static func renewingIssuer(of session: ChatGPTSession, configured: AuthIssuer) throws -> AuthIssuer {
+        guard let recorded = session.issuer, recorded != configured.baseURL else { return configured }
+        return try AuthIssuer(baseURL: recorded)
+    }
+
+    private static func refreshedUnredacted(_ session: ChatGPTSession, issuer configured: AuthIssuer, httpClient: any HTTPClient, now: Date) async throws -> ChatGPTSession {
+        let issuer = try renewingIssuer(of: session, configured: configured)
         let (status, body) = try await issuer.post(
             "oauth/token",
             json: ["client_id": .string(issuer.clientID), "grant_type": "refresh_token", "refresh_token": .string(session.refreshToken)],

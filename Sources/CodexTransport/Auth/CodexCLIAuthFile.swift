@@ -1,4 +1,4 @@
-import CodexCore
+package import CodexCore
 import CodexSchema
 public import Foundation
 
@@ -40,12 +40,21 @@ public struct CodexCLIAuthFile: Sendable {
     /// - Throws: ``CodexCore/AgentRuntimeError`` `secure_store_failure` when it is unreadable, too large
     ///   or malformed, or `not_signed_in` when it holds neither tokens nor a key.
     public func read() throws -> Contents? {
+        let reading = try readCredential()
+        if let empty = reading.empty { throw empty }
+        return reading.contents
+    }
+
+    /// What ``read()`` reads, with a file that holds no credential told apart from one whose credential
+    /// is broken: `empty` is the `not_signed_in` error of the former (a source to pass over); every
+    /// other failure is thrown.
+    package func readCredential() throws -> (contents: Contents?, empty: AgentRuntimeError?) {
         let data: [UInt8]
         do {
             // Size-checked before it is read, and read only up to the limit.
             data = try BoundedInputFile.readAll(url.path, limit: Self.maximumBytes, regularFileOnly: true)
         } catch {
-            if error.kind == .open, error.systemError == ENOENT || error.systemError == ENOTDIR { return nil }
+            if error.kind == .open, error.systemError == ENOENT || error.systemError == ENOTDIR { return (nil, nil) }
             throw AgentRuntimeError(.secureStore("the Codex CLI auth file is unusable: \(error)", underlying: error))
         }
         guard let json = try? JSONValue(parsing: data, options: .init(maximumDepth: 16)) else {
@@ -56,13 +65,13 @@ public struct CodexCLIAuthFile: Sendable {
             let formatter = ISO8601DateFormatter()
             formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             let lastRefresh = json["last_refresh"]?.stringValue.flatMap { formatter.date(from: $0) ?? ISO8601DateFormatter().date(from: $0) }
-            return .chatGPT(try ChatGPTSession(
+            return (.chatGPT(try ChatGPTSession(
                 idToken: idToken, accessToken: accessToken, refreshToken: tokens["refresh_token"]?.stringValue ?? "",
                 accountID: tokens["account_id"]?.stringValue, lastRefresh: lastRefresh
-            ))
+            )), nil)
         }
-        if let key = json["OPENAI_API_KEY"]?.stringValue, !key.isEmpty { return .apiKey(key) }
-        throw AgentRuntimeError(.notSignedIn("the Codex CLI auth file \(url.path) holds no session or API key"))
+        if let key = json["OPENAI_API_KEY"]?.stringValue, !key.isEmpty { return (.apiKey(key), nil) }
+        return (nil, AgentRuntimeError(.notSignedIn("the Codex CLI auth file \(url.path) holds no session or API key")))
     }
 }
 

@@ -67,6 +67,14 @@ public struct FileSecureStore: Sendable {
         if info.st_mode & 0o077 != 0, chmod(path, 0o700) != 0 { throw Self.failure("cannot restrict the store directory to 0700", errno) }
     }
 
+    /// Whether `name` is a temporary file ``save(_:for:)`` made for `key`: `.<key>.<digits>.tmp` (only
+    /// digits between, so another key that starts with this one and a dot keeps its files).
+    static func isLeftover(_ name: String, of key: String) -> Bool {
+        let prefix = ".\(key).", suffix = ".tmp"
+        guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count > prefix.count + suffix.count else { return false }
+        return name.dropFirst(prefix.count).dropLast(suffix.count).allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
     /// Creates each missing directory above `path` with mode 0700.
     private static func makeMissingParents(of path: String) throws {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).dropLast()
@@ -169,8 +177,7 @@ public struct FileSecureStore: Sendable {
         if unlinkat(directoryFD, key, 0) != 0, errno != ENOENT { throw Self.failure("cannot delete the secret", errno) }
         // A save killed between writing its temporary file and renaming it leaves the secret there:
         // deleting the key deletes those too.
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        where name.hasPrefix(".\(key).") && name.hasSuffix(".tmp") {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where Self.isLeftover(name, of: key) {
             if unlinkat(directoryFD, name, 0) != 0, errno != ENOENT { throw Self.failure("cannot delete a leftover temporary file", errno) }
         }
         guard fsync(directoryFD) == 0 else { throw Self.failure("cannot sync the store directory", errno) }

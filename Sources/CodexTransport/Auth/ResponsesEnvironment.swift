@@ -73,14 +73,11 @@ public struct ResponsesEnvironment: Sendable {
                 return (provider, source, .publicAPI)
             case .codexCLI:
                 let file = codexHome.map { CodexCLIAuthFile(url: $0.appendingPathComponent("auth.json")) } ?? CodexCLIAuthFile(environment: environment)
-                let contents: CodexCLIAuthFile.Contents?
-                do {
-                    contents = try file.read()
-                } catch let error as AgentRuntimeError where error.code == .notSignedIn {
-                    empty = error
+                let reading = try file.readCredential()
+                guard let contents = reading.contents else {
+                    empty = reading.empty ?? empty
                     continue
                 }
-                guard let contents else { continue }
                 let profile: ResponsesEndpoint.Profile = if case .apiKey = contents { .publicAPI } else { .chatGPT }
                 return (CodexCLIAuthProvider(file: file), source, profile)
             case .savedCredentials:
@@ -94,9 +91,9 @@ public struct ResponsesEnvironment: Sendable {
                 }
                 guard let session = try ChatGPTSessionStore(store: store).load() else { continue }
                 let sessions = ChatGPTSessionStore(store: try readOnly ? store : FileSecureStore(directory: directory))
-                // Renewed by the issuer that signed it in (`codexctl login --issuer`), never another.
-                let issuer = try session.issuer.map { try AuthIssuer(baseURL: $0) } ?? .openAI
-                return (ChatGPTSessionAuthProvider(session: session, issuer: issuer, httpClient: httpClient, store: sessions), source, .chatGPT)
+                // Renewed by the issuer that signed it in (`codexctl login --issuer`), never another: the
+                // refresh itself goes where the session says (ChatGPTSessionManager.renewingIssuer).
+                return (ChatGPTSessionAuthProvider(session: session, issuer: .openAI, httpClient: httpClient, store: sessions), source, .chatGPT)
             }
         }
         if let empty { throw empty }

@@ -222,7 +222,8 @@ enum AuthLogoutCommand: CLICommand {
             // Whatever is there goes, readable or not: a key left group-readable, a session cut short,
             // a file too large are exactly what signing out must remove.
             func present(_ read: () throws -> Bool) -> Bool { (try? read()) ?? true }
-            let had = present { try secrets.load(CLIAuth.apiKeyEntry) != nil } || present { try ChatGPTSessionStore(store: secrets).load() != nil }
+            let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: store.path)) ?? []).contains { $0.hasPrefix(".") && $0.hasSuffix(".tmp") }
+            let had = leftovers || present { try secrets.load(CLIAuth.apiKeyEntry) != nil } || present { try ChatGPTSessionStore(store: secrets).load() != nil }
             try secrets.delete(CLIAuth.apiKeyEntry)
             try ChatGPTSessionStore(store: secrets).delete()
             Console.line(had ? "signed out: the saved session and API key are removed" : "nothing saved")

@@ -48,18 +48,14 @@ enum CLIAuth {
     static func source(store: URL, codexHome: String?) throws -> Source? {
         if APIKeyAuthProvider() != nil { return .apiKey }
         // An auth.json without a credential is passed over (as the runtime's resolution does).
-        var empty: AgentRuntimeError?
-        do {
-            if let contents = try codexFile(codexHome).read() { return .codexCLI(contents) }
-        } catch let error as AgentRuntimeError where error.code == .notSignedIn {
-            empty = error
-        }
+        let reading = try codexFile(codexHome).readCredential()
+        if let contents = reading.contents { return .codexCLI(contents) }
         if let key = try savedAPIKey(in: store) { return .savedAPIKey(key) }
         if FileManager.default.fileExists(atPath: store.path),
            let session = try ChatGPTSessionStore(store: try FileSecureStore(readingAt: store)).load() {
             return .savedSession(session)
         }
-        if let empty { throw empty }
+        if let empty = reading.empty { throw empty }
         return nil
     }
 

@@ -238,8 +238,9 @@ extension RecoveryOperationCommand {
     static func run(_ arguments: [String]) async -> Int32 {
         return await RecoveryCommand.execute(Self.self, arguments, positionals: 1) { parsed, context in
             let handle = try RecoveryCommand.handle(parsed)
-            if actsForItsAccountOnly, let status = try? await context.recovery.status(handle, store: context.store),
-               !status.blockers.filter({ $0 == .accountMismatch || $0 == .authenticationRequired }).isEmpty {
+            // Redacted status is another account's operation (a saved sign-in blocker of the account's own
+            // operation is not: abandoning is its way out).
+            if actsForItsAccountOnly, try await context.recovery.status(handle, store: context.store).isRedacted {
                 throw AgentRecoveryError(
                     code: .accountMismatch, message: "the operation belongs to another account: give its --binding to act for it", operationID: handle.operationID
                 )

@@ -1,6 +1,6 @@
 import CodexCore
 import CodexTestSupport
-import CodexTransport
+@testable import CodexTransport
 import Foundation
 import Glibc
 import Testing
@@ -108,24 +108,14 @@ import Testing
         #expect(auth?.message.hasSuffix("auth.json is not a regular file") == true, "\(auth?.message ?? "")")
     }
 
-    /// Under umask 000 the directories made above the store are 0700 too (world-writable ones let any
-    /// user swap the store for their own), and a store or secret of another user is refused.
-    @Test func parentsArePrivateUnderUmask000AndAnotherUsersStoreIsRefused() throws {
+    /// A store or secret of another user is refused wherever it is opened (root can give one away, so
+    /// this runs as root, as CI does).
+    @Test(.enabled(if: geteuid() == 0, "only root can give a file to another user"))
+    func anotherUsersStoreOrSecretIsRefused() throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
-        let previous = umask(0)
-        let store: FileSecureStore
-        do {
-            defer { umask(previous) }
-            store = try FileSecureStore(directory: root.appendingPathComponent("deep/a/b/secrets"))
-            try store.save(Array("k".utf8), for: "key")
-        }
-        for path in ["deep", "deep/a", "deep/a/b", "deep/a/b/secrets"] {
-            #expect(try mode(root.appendingPathComponent(path).path) == 0o700, "\(path)")
-        }
-        #expect(try mode(store.directory.appendingPathComponent("key").path) == 0o600)
-        // Another user's (root can give it away): refused wherever it is opened.
-        guard geteuid() == 0 else { return }
+        let store = try FileSecureStore(directory: root.appendingPathComponent("secrets"))
+        try store.save(Array("k".utf8), for: "key")
         #expect(chown(store.directory.appendingPathComponent("key").path, 65_534, 65_534) == 0)
         let secret = #expect(throws: AgentRuntimeError.self) { _ = try store.load("key") }
         #expect(secret?.message == "the secret file belongs to another user")
@@ -134,5 +124,13 @@ import Testing
             let refused = #expect(throws: AgentRuntimeError.self) { try open() }
             #expect(refused?.message == "the store directory belongs to another user")
         }
+    }
+
+    @Test func onlyASavesOwnTemporaryFilesAreItsLeftovers() {
+        #expect(FileSecureStore.isLeftover(".token.123.tmp", of: "token"))
+        #expect(!FileSecureStore.isLeftover(".token.old.123.tmp", of: "token"))
+        #expect(!FileSecureStore.isLeftover(".token..tmp", of: "token"))
+        #expect(!FileSecureStore.isLeftover(".token.12a.tmp", of: "token"))
+        #expect(FileSecureStore.isLeftover(".token.old.9.tmp", of: "token.old"))
     }
 }

@@ -24,6 +24,27 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: secrets.path) == [])
     }
 
+    /// Under umask 000 the directories made above the store are 0700 too: world-writable ones let any
+    /// user swap the store for one holding their key. (A child shell sets the umask: it is per process.)
+    @Test func theStoreAndTheDirectoriesAboveItArePrivateUnderUmask000() async throws {
+        let directory = try temporaryDirectory("login-umask")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let key = directory.appendingPathComponent("key")
+        try Data("sk-umask-key\n".utf8).write(to: key)
+        let secrets = directory.appendingPathComponent("deep/a/b/secrets")
+        let run = try await ChildProcess.run(URL(fileURLWithPath: "/bin/sh"), [
+            "-c", "umask 000; exec \"$0\" login --with-api-key --secrets \"$1\" < \"$2\"",
+            CommandRunner.productsDirectory.appendingPathComponent("codexctl").path, secrets.path, key.path,
+        ], environment: SendCommandTests.environment(directory, apiKey: nil))
+        #expect(run.status == 0, "\(run.stderr)")
+        for path in ["deep", "deep/a", "deep/a/b", "deep/a/b/secrets"] {
+            let mode = (try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(path).path)[.posixPermissions] as? Int) ?? -1
+            #expect(mode == 0o700, "\(path): \(String(mode, radix: 8))")
+        }
+        let file = (try FileManager.default.attributesOfItem(atPath: secrets.appendingPathComponent("openai-api-key").path)[.posixPermissions] as? Int) ?? -1
+        #expect(file == 0o600)
+    }
+
     @Test func aStrayArgumentToLoginIsNotEchoed() async throws {
         let directory = try temporaryDirectory("login-echo")
         defer { try? FileManager.default.removeItem(at: directory) }
