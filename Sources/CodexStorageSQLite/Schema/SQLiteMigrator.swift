@@ -109,16 +109,23 @@ enum SQLiteMigrator {
                 )
             }
             for migration in schema.migrations where applied[migration.position] == nil {
+                // Which migration failed, and for its SQL SQLite's own reason (about our statements and the
+                // file's schema, never a row's content): "a statement failed" alone says nothing to act on.
+                func named(_ error: SQLiteStoreError, reason: String?) -> SQLiteStoreError {
+                    var named = error
+                    named.message = "\(schema.migrationNoun) \(migration.position) (\(migration.name)) failed on \(path): \(error.message)"
+                        + (reason.map { " (\($0))" } ?? "")
+                    return named
+                }
                 do throws(SQLiteStoreError) {
                     if !migration.sql.isEmpty { try connection.execute(migration.sql) }
+                } catch {
+                    throw named(error, reason: connection.lastErrorMessage)
+                }
+                do throws(SQLiteStoreError) {
                     try migration.step?(connection)
                 } catch {
-                    // Which migration failed, and SQLite's own reason (about our SQL and the file's
-                    // schema, never a row's content): "a statement failed" alone says nothing to act on.
-                    var named = error
-                    named.message = "migration \(migration.position) (\(migration.name)) failed on \(path): \(error.message)"
-                        + (connection.lastErrorMessage.map { " (\($0))" } ?? "")
-                    throw named
+                    throw named(error, reason: nil)
                 }
                 try connection.run(
                     "INSERT INTO \(schema.migrationTable)(position, name, applied_at) VALUES (?, ?, ?)",

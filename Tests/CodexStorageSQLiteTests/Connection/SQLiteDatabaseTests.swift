@@ -101,7 +101,7 @@ import Testing
         )
         let error = #expect(throws: SQLiteStoreError.self) { try SQLiteDatabase(path: path, schema: failing) }
         #expect(error?.code == .rowUndecodable)
-        #expect(error?.message == "the step failed")
+        #expect(error?.message == "migration 3 (fill_c) failed on \(path): the step failed")
         #expect(DirectorySnapshot(scratch.directory).differences(from: before) == [])
         let reopened = try SQLiteDatabase(readingAt: path, schema: SQLiteSchema(kind: "test store", migrationNoun: "migration", migrationTable: "test_migrations", migrations: [first]))
         let tables = try reopened.withConnection { connection throws(SQLiteStoreError) in try SQLiteMigrator.tableNames(connection) }
