@@ -88,6 +88,33 @@ import Testing
         #expect(own.stdout == "abandoned\n", "\(own.stderr)")
     }
 
+    /// An operation of the acting account that saved a sign-in blocker (its 401 could not be renewed)
+    /// is the account's own: abandoning it, that state's way out, is not refused as another account's.
+    @Test func theAccountsOwnBlockedOperationCanBeAbandoned() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("codexctl-recovery-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer(replies: [.json(#"{"error":{"message":"bad key"}}"#, status: 401)])
+        defer { server.shutdown() }
+        let auth = APIKeyAuthProvider(apiKey: "sk-cli-test")
+        let store = try AgentStructuredRecoveryStore(directory: directory)
+        let recovery = AgentStructuredRecovery(
+            configuration: .init(endpoint: try ResponsesEndpoint(baseURL: server.baseURL, profile: .publicAPI)), httpClient: DefaultHTTPClient(), authProvider: auth
+        )
+        let handle = try await recovery.prepare(
+            Request(text: "job", executionMode: .ephemeral), format: Self.format, model: .init(model: "gpt-6-astra"), store: store, options: .init(scope: "cli")
+        )
+        await #expect(throws: (any Error).self) {
+            _ = try await recovery.sendRecovering(handle, response: [String: Bool].self, format: Self.format, store: store) { _ in true }
+        }
+        let binding = try await auth.credentials().binding
+        let id = handle.operationID.uuidString.lowercased()
+        let common = ["--store", directory.path, "--binding", binding]
+        let status = try await CommandRunner.codexctl(["recovery", "status", id, "--json"] + common)
+        #expect(status.stdout.contains("authenticationRequired"), "\(status.stdout) \(status.stderr)")
+        let abandoned = try await CommandRunner.codexctl(["recovery", "abandon", id] + common)
+        #expect(abandoned.stdout == "abandoned\n", "\(abandoned.stderr)")
+    }
+
     @Test func usageMistakesExit64() async throws {
         let missingStore = try await CommandRunner.codexctl(["recovery", "list", "--binding", "x"])
         #expect(missingStore.status == 64)
