@@ -86,7 +86,10 @@ enum AuthStatusCommand: CLICommand {
             if let account = status["account_id"]?.stringValue { line += ", account \(Console.display(account))" }
             if let plan = status["plan"]?.stringValue { line += ", plan \(Console.display(plan))" }
             if let email = status["email"]?.stringValue { line += ", e-mail \(Console.display(email))" }
-            if let expires = status["expires_at"]?.stringValue { line += ", token expires \(expires)" }
+            if let expires = status["expires_at"]?.stringValue {
+                // A token past its date is renewed on first use (a saved session), or by the Codex CLI.
+                line += status["expired"] == .bool(true) ? ", token expired \(expires)" : ", token expires \(expires)"
+            }
             Console.line(line)
             if let binding = status["binding"]?.stringValue { Console.line("recovery commands act for binding \(Console.display(binding))") }
         }
@@ -99,6 +102,7 @@ enum AuthStatusCommand: CLICommand {
         status["plan"] = session.planType.map(JSONValue.string) ?? .null
         status["email"] = session.email.map(JSONValue.string) ?? .null
         status["expires_at"] = session.expiresAt.map { .string(ISO8601DateFormatter().string(from: $0)) } ?? .null
+        status["expired"] = session.expiresAt.map { .bool($0 <= Date()) } ?? .null
     }
 }
 

@@ -45,6 +45,20 @@ import Testing
         #expect(file == 0o600)
     }
 
+    @Test func anExpiredTokenIsShownAsExpired() async throws {
+        let directory = try temporaryDirectory("expired")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let home = directory.appendingPathComponent("codex-home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let json = #"{"tokens":{"id_token":"\#(TestJWT.idToken(account: "acct-old"))","access_token":"\#(TestJWT.accessToken(expiresAt: 1_000, marker: "old"))","refresh_token":"rt"}}"#
+        try Data(json.utf8).write(to: home.appendingPathComponent("auth.json"))
+        let environment = SendCommandTests.environment(directory, apiKey: nil)
+        let text = try await CommandRunner.codexctl(["auth", "status"], environment: environment)
+        #expect(text.stdout.contains(", token expired 1970-01-01T00:16:40Z"), "\(text.stdout)")
+        let json2 = try await CommandRunner.codexctl(["auth", "status", "--json"], environment: environment)
+        #expect(json2.stdout.contains(#""expired":true"#), "\(json2.stdout)")
+    }
+
     @Test func aStrayArgumentToLoginIsNotEchoed() async throws {
         let directory = try temporaryDirectory("login-echo")
         defer { try? FileManager.default.removeItem(at: directory) }

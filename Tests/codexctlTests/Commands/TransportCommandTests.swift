@@ -92,7 +92,7 @@ import Testing
 
         let status = try await CommandRunner.codexctl(["auth", "status", "--json", "--secrets", store, "--codex-home", "/nonexistent"])
         #expect(status.status == 0)
-        #expect(status.stdout == #"{"signed_in":true,"source":"codexkit","mode":"chatgpt","account_id":"acct-dev","plan":"pro","email":"ada@example.com","expires_at":"2096-10-02T07:06:40Z","binding":"acct-dev"}"# + "\n")
+        #expect(status.stdout == #"{"signed_in":true,"source":"codexkit","mode":"chatgpt","account_id":"acct-dev","plan":"pro","email":"ada@example.com","expires_at":"2096-10-02T07:06:40Z","expired":false,"binding":"acct-dev"}"# + "\n")
 
         let catalog = String(decoding: try Data(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("Tests/CodexTransportTests/Fixtures/responses/codex-models.json")), as: UTF8.self)
         let backend = try LoopbackHTTPServer(replies: [.json(catalog)])
