@@ -26,7 +26,18 @@ public struct APIKeyAuthProvider: AuthProvider {
 
     /// The key as a bearer token, bound to the first 16 hex digits of its SHA-256, with the
     /// organization and project.
+    /// - Throws: ``CodexCore/AgentRuntimeError`` `invalid_configuration` when the key, organization or
+    ///   project holds a character a header cannot carry (a control character, a line break, a non-ASCII
+    ///   one; a space in the key), before anything is sent. The value is not shown.
     public func credentials() async throws -> AuthCredentials {
+        // Caught here, where the setting is known, rather than as an unusable request header later.
+        guard apiKey.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw AgentRuntimeError(.unusableSetting("the API key holds a character an API key never has (a control character, a space or a non-ASCII one)"))
+        }
+        for (name, value) in [("organization", organization), ("project", project)] {
+            guard let value, !value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { continue }
+            throw AgentRuntimeError(.unusableSetting("the OpenAI \(name) holds a control character or a non-ASCII one"))
+        }
         var credentials = AuthCredentials(bearerToken: apiKey, binding: "api-key:" + String(SHA256.hexDigest(of: Array(apiKey.utf8)).prefix(16)))
         credentials.organization = organization
         credentials.project = project

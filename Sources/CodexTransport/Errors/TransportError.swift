@@ -81,6 +81,9 @@ package enum TransportError: Sendable {
     case deviceCodeExpired
     /// The secure store or a credentials file failed; `errno` when the system gave one.
     case secureStore(String, errno: Int32? = nil, underlying: (any Error & Sendable)? = nil)
+    /// A configured credential or setting that no request can carry (a line break in an API key); the
+    /// text names the setting, never its value.
+    case unusableSetting(String)
 
     // MARK: Local storage and compaction
 
@@ -177,6 +180,8 @@ extension AgentRuntimeError {
             self.init(code: .deviceCodeUnavailable, message: "device-code sign-in is not enabled on this issuer")
         case .deviceCodeExpired:
             self.init(code: .deviceCodeExpired, message: "the device code was not approved within 15 minutes")
+        case .unusableSetting(let what):
+            self.init(code: .invalidConfiguration, message: what)
         case .secureStore(let what, let errno, let underlying):
             // The system's words too: "errno 13" alone sends the reader to a table.
             self.init(code: .secureStoreFailure, message: what + (errno.map { ": \(BoundedInputFile.Failure.reason($0)) (errno \($0))" } ?? ""), underlying: underlying)

@@ -185,6 +185,23 @@ import Testing
         #expect(credentials.binding == "api-key:" + String(SHA256.hexDigest(of: Array("sk-abc".utf8)).prefix(16)))
         #expect(!credentials.description.contains("sk-abc"))
     }
+
+    /// A key or setting no header can carry is a typed configuration error naming the setting, not its
+    /// value (it failed later as a request with "an invalid name or a line break").
+    @Test func aKeyOrSettingNoHeaderCanCarryIsAConfigurationError() async throws {
+        for environment in [
+            ["OPENAI_API_KEY": "sk-a\r\nX-Injected: 1"], ["OPENAI_API_KEY": "sk-a b"], ["OPENAI_API_KEY": "sk-\u{FF}"],
+            ["OPENAI_API_KEY": "sk-ok", "OPENAI_ORG_ID": "org\n1"], ["OPENAI_API_KEY": "sk-ok", "OPENAI_PROJECT": "proj-é"],
+        ] {
+            let provider = try #require(APIKeyAuthProvider(environment: environment))
+            let error = await #expect(throws: AgentRuntimeError.self, "\(environment)") { _ = try await provider.credentials() }
+            #expect(error?.code == .invalidConfiguration)
+            #expect(error?.message.contains("sk-a") == false && error?.message.contains("org") != (environment["OPENAI_ORG_ID"] == nil))
+        }
+        // A space inside an organization name is a valid header value.
+        let spaced = try #require(APIKeyAuthProvider(environment: ["OPENAI_API_KEY": "sk-ok", "OPENAI_ORGANIZATION": "Acme Corp"]))
+        #expect(try await spaced.credentials().organization == "Acme Corp")
+    }
 }
 
 @Suite struct DeviceCodeSignInTests {

@@ -43,6 +43,7 @@ import Testing
         (.deviceCodeUnavailable, "device_code_unavailable", "device-code sign-in is not enabled on this issuer"),
         (.deviceCodeExpired, "device_code_expired", "the device code was not approved within 15 minutes"),
         (.secureStore("cannot write the secret", errno: 28), "secure_store_failure", "cannot write the secret: No space left on device (errno 28)"),
+        (.unusableSetting("the API key holds a line break"), "invalid_configuration", "the API key holds a line break"),
         (.spillFile("cannot write the spill file", errno: 5), "storage_failure", "cannot write the spill file (errno 5)"),
         (.compactionInvalid("the reply has no output"), "compaction_invalid", "the reply has no output"),
     ]
