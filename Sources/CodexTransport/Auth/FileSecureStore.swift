@@ -69,7 +69,7 @@ public struct FileSecureStore: Sendable {
 
     /// Whether `name` is a temporary file ``save(_:for:)`` made for `key`: `.<key>.<digits>.tmp` (only
     /// digits between, so another key that starts with this one and a dot keeps its files).
-    static func isLeftover(_ name: String, of key: String) -> Bool {
+    package static func isLeftover(_ name: String, of key: String) -> Bool {
         let prefix = ".\(key).", suffix = ".tmp"
         guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count > prefix.count + suffix.count else { return false }
         return name.dropFirst(prefix.count).dropLast(suffix.count).allSatisfy { $0.isASCII && $0.isNumber }

@@ -226,7 +226,10 @@ enum AuthLogoutCommand: CLICommand {
             // Whatever is there goes, readable or not: a key left group-readable, a session cut short,
             // a file too large are exactly what signing out must remove.
             func present(_ read: () throws -> Bool) -> Bool { (try? read()) ?? true }
-            let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: store.path)) ?? []).contains { $0.hasPrefix(".") && $0.hasSuffix(".tmp") }
+            let sessionKey = ChatGPTSessionStore(store: secrets).key
+            let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: store.path)) ?? []).contains { name in
+                FileSecureStore.isLeftover(name, of: CLIAuth.apiKeyEntry) || FileSecureStore.isLeftover(name, of: sessionKey)
+            }
             let had = leftovers || present { try secrets.load(CLIAuth.apiKeyEntry) != nil } || present { try ChatGPTSessionStore(store: secrets).load() != nil }
             try secrets.delete(CLIAuth.apiKeyEntry)
             try ChatGPTSessionStore(store: secrets).delete()
